@@ -1,0 +1,39 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { AuditModule } from './modules/audit/audit.module';
+import { AuthModule } from './modules/auth/auth.module';
+import { OperatorModule } from './modules/operator/operator.module';
+import { OptionsModule } from './modules/options/options.module';
+import { VolumesModule } from './modules/volumes/volumes.module';
+import { WalletModule } from './modules/wallet/wallet.module';
+import { Settings } from './shared/config/settings';
+import { DatabaseModule } from './shared/database/database.module';
+import { BodyErrorInterceptor } from './shared/http/body-parsing';
+import { HttpExceptionFilter } from './shared/http/http-exception.filter';
+import { RequestValidationPipe } from './shared/http/validation.pipe';
+import { Clock } from './shared/kernel/clock/clock';
+import { SharedModule } from './shared/shared.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(settings: Settings, clock?: Clock): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        SharedModule.forRoot(settings, clock),
+        DatabaseModule,
+        AuditModule,
+        AuthModule,
+        WalletModule,
+        OptionsModule,
+        VolumesModule,
+        OperatorModule,
+      ],
+      providers: [
+        { provide: APP_FILTER, useClass: HttpExceptionFilter },
+        { provide: APP_PIPE, useClass: RequestValidationPipe },
+        { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
+      ],
+    };
+  }
+}

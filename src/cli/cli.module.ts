@@ -1,0 +1,18 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { AuditModule } from '../modules/audit/audit.module';
+import { AuthModule } from '../modules/auth/auth.module';
+import { OperatorModule } from '../modules/operator/operator.module';
+import { Settings } from '../shared/config/settings';
+import { DatabaseModule } from '../shared/database/database.module';
+import { SharedModule } from '../shared/shared.module';
+
+/** The operator CLI's application context: the same use cases as the HTTP API, no HTTP. */
+@Module({})
+export class CliModule {
+  static forRoot(settings: Settings): DynamicModule {
+    return {
+      module: CliModule,
+      imports: [SharedModule.forRoot(settings), DatabaseModule, AuditModule, AuthModule, OperatorModule],
+    };
+  }
+}

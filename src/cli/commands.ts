@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { CreateApiKey, OPERATOR, RevokeApiKey } from '../modules/auth/application/api-keys.use-cases';
+import { CreditWallet } from '../modules/operator/credit-wallet.use-case';
+import { LoadSeed } from '../modules/operator/load-seed.use-case';
+import { parseSeedFile } from '../modules/operator/seed-file';
+import { Settings } from '../shared/config/settings';
+import { DomainError, invalidRequest } from '../shared/kernel/errors/domain-error';
+import { CliModule } from './cli.module';
+
+export const USAGE = `Usage: npm run cli -- <command>
+  migrate                                              apply pending migrations
+  seed FILE                                            load a seed file (seed-format.md) in one transaction
+  wallet:credit --org ID --currency USD|IDR --amount DECIMAL
+  apikey:create --org ID --name NAME --scopes vm:read,vm:write
+  apikey:revoke --id ID`;
+
+type Options = Record<string, string | undefined>;
+
+function options(args: string[], names: string[]): Options {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options: Object.fromEntries(names.map((n) => [n, { type: 'string' as const }])),
+      strict: true,
+      allowPositionals: true,
+    });
+    if (positionals.length > 0) throw invalidRequest(`Unexpected argument ${positionals[0]}`);
+    return values as Options;
+  } catch (err) {
+    if (err instanceof DomainError) throw err;
+    throw invalidRequest(err instanceof Error ? err.message : String(err));
+  }
+}
+
+function required(opts: Options, name: string): string {
+  const value = opts[name];
+  if (value === undefined || value === '') throw invalidRequest(`--${name} is required`, { field: name });
+  return value;
+}
+
+async function withContext<T>(settings: Settings, work: (ctx: INestApplicationContext) => Promise<T>): Promise<T> {
+  const ctx = await NestFactory.createApplicationContext(CliModule.forRoot(settings), { logger: false, abortOnError: false });
+  try {
+    return await work(ctx);
+  } finally {
+    await ctx.close();
+  }
+}
+
+/** Runs one CLI command and returns the JSON object it prints. Throws DomainError on bad input. */
+export async function runCommand(argv: string[], settings: Settings): Promise<unknown> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'migrate': {
+      options(rest, []);
+      return withContext({ ...settings, migrationsRun: false }, async (ctx) => {
+        const applied = await ctx.get(DataSource).runMigrations({ transaction: 'all' });
+        return { applied: applied.map((m) => m.name) };
+      });
+    }
+    case 'seed': {
+      const [file, ...extra] = rest;
+      if (!file || extra.length > 0) throw invalidRequest('seed takes one argument: the seed file');
+      let text: string;
+      try {
+        text = readFileSync(file, 'utf8');
+      } catch {
+        throw invalidRequest(`Cannot read the seed file ${file}`);
+      }
+      const seed = parseSeedFile(text);
+      return withContext(settings, (ctx) => ctx.get(LoadSeed).execute(seed));
+    }
+    case 'wallet:credit': {
+      const opts = options(rest, ['org', 'currency', 'amount']);
+      const input = { orgId: required(opts, 'org'), currency: required(opts, 'currency'), amount: required(opts, 'amount') };
+      return withContext(settings, async (ctx) => {
+        const balance = await ctx.get(CreditWallet).execute(input);
+        return { org_id: input.orgId, currency: balance.currency, available: balance.available.format(), reserved: balance.reserved.format() };
+      });
+    }
+    case 'apikey:create': {
+      const opts = options(rest, ['org', 'name', 'scopes']);
+      const input = { orgId: required(opts, 'org'), name: required(opts, 'name'), scopes: required(opts, 'scopes').split(',').map((s) => s.trim()) };
+      return withContext(settings, async (ctx) => {
+        const { key, token } = await ctx.get(CreateApiKey).execute(input, OPERATOR);
+        return { id: key.id, org_id: key.orgId, name: key.name, scopes: key.scopes, token, created_at: key.createdAt.toISOString() };
+      });
+    }
+    case 'apikey:revoke': {
+      const opts = options(rest, ['id']);
+      const id = required(opts, 'id');
+      return withContext(settings, async (ctx) => {
+        const key = await ctx.get(RevokeApiKey).execute({ id }, OPERATOR);
+        return { id: key.id, org_id: key.orgId, revoked_at: key.revokedAt?.toISOString() ?? null };
+      });
+    }
+    default:
+      throw invalidRequest(command ? `Unknown command ${command}\n${USAGE}` : USAGE);
+  }
+}

@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { loadSettings } from '../shared/config/settings';
+import { DomainError } from '../shared/kernel/errors/domain-error';
+import { runCommand } from './commands';
+
+/** `npm run cli -- <command>`: one JSON object on stdout and exit 0, or an error object on stderr and exit 1. */
+async function main(): Promise<void> {
+  try {
+    const result = await runCommand(process.argv.slice(2), { ...loadSettings(), demoSeed: false });
+    process.stdout.write(JSON.stringify(result) + '\n');
+    process.exitCode = 0;
+  } catch (err) {
+    const error =
+      err instanceof DomainError
+        ? { code: err.code, message: err.message }
+        : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
+    process.stderr.write(JSON.stringify({ error }) + '\n');
+    process.exitCode = 1;
+  }
+}
+
+void main();

@@ -1,0 +1,102 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/transaction';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { Principal } from '../domain/principal';
+import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPassword } from '../domain/tokens';
+import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
+import { Credentials } from './credentials.port';
+
+export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
+
+export interface SessionIssued {
+  token: string;
+  expiresAt: Date;
+  user: UserRecord;
+}
+
+const INVALID_CREDENTIALS = (): DomainError => new DomainError('invalid_credentials', 'Wrong email or password');
+
+@Injectable()
+export class SignUp {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly accounts: Accounts,
+    private readonly credentials: Credentials,
+    private readonly audit: AuditTrail,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { email: string; password: string; organizationName: string; ip: string | null }): Promise<SessionIssued & { organization: OrganizationRecord }> {
+    const passwordHash = await hashPassword(input.password);
+    const token = newSessionToken();
+    const expiresAt = new Date(this.clock.now().getTime() + SESSION_LIFETIME_MS);
+    return this.uow.run(async () => {
+      const user = await this.accounts.createUser({ id: newId('usr'), email: input.email.toLowerCase(), passwordHash });
+      const organization = await this.accounts.createOrganization({ id: newId('org'), name: input.organizationName });
+      await this.accounts.addMember(organization.id, user.id, 'owner');
+      const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
+      await this.audit.record({ orgId: organization.id, actorType: 'user', actorId: user.id, action: 'auth.signup', targetId: session.id, ipAddress: input.ip });
+      return { token, expiresAt, user, organization };
+    });
+  }
+}
+
+@Injectable()
+export class LogIn {
+  constructor(
+    private readonly accounts: Accounts,
+    private readonly credentials: Credentials,
+    private readonly audit: AuditTrail,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(input: { email: string; password: string; ip: string | null }): Promise<SessionIssued & { organizations: MembershipView[] }> {
+    const user = await this.accounts.findUserByEmail(input.email.toLowerCase());
+    // Hash even when the user is missing, so the answer takes as long either way.
+    const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
+    if (!user || !ok) {
+      await this.audit.record({
+        orgId: null,
+        actorType: user ? 'user' : 'anonymous',
+        actorId: user?.id ?? null,
+        action: 'auth.login_failed',
+        ipAddress: input.ip,
+        data: { reason: user ? 'wrong_password' : 'unknown_email' },
+      });
+      throw INVALID_CREDENTIALS();
+    }
+    const token = newSessionToken();
+    const expiresAt = new Date(this.clock.now().getTime() + SESSION_LIFETIME_MS);
+    const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
+    const organizations = await this.accounts.memberships(user.id);
+    for (const membership of organizations.length > 0 ? organizations : [undefined]) {
+      await this.audit.record({
+        orgId: membership?.organization.id ?? null,
+        actorType: 'user',
+        actorId: user.id,
+        action: 'auth.login',
+        targetId: session.id,
+        ipAddress: input.ip,
+      });
+    }
+    return { token, expiresAt, user, organizations };
+  }
+}
+
+@Injectable()
+export class LogOut {
+  constructor(
+    private readonly credentials: Credentials,
+    private readonly audit: AuditTrail,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(principal: Principal, ip: string | null): Promise<void> {
+    if (principal.kind !== 'session') throw new DomainError('forbidden', 'Only a session can log out');
+    await this.credentials.revokeSession(principal.credentialId, this.clock.now());
+    await this.audit.record({ orgId: principal.orgId, actorType: 'user', actorId: principal.userId, action: 'auth.logout', targetId: principal.credentialId, ipAddress: ip });
+  }
+}

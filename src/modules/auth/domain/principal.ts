@@ -1,0 +1,43 @@
+export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
+export type Role = (typeof ROLES)[number];
+export const SCOPES = ['vm:read', 'vm:write'] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
+}
+export function isScope(value: unknown): value is Scope {
+  return typeof value === 'string' && (SCOPES as readonly string[]).includes(value);
+}
+
+/** Who is calling, for which organization: what every use case receives instead of headers. */
+export type Principal =
+  | { kind: 'api_key'; orgId: string; credentialId: string; userId: null; role: null; scopes: readonly Scope[] }
+  | { kind: 'session'; orgId: string; credentialId: string; userId: string; role: Role; scopes: readonly Scope[] };
+
+/** What a route needs: an API key scope, the session roles allowed, or sessions only. */
+export interface AccessRule {
+  scope?: Scope;
+  roles?: readonly Role[];
+  sessionOnly?: boolean;
+}
+
+/** Whether the principal satisfies the rule; the reason when it does not. */
+export function checkAccess(principal: Principal, rule: AccessRule): { allowed: true } | { allowed: false; reason: string } {
+  if (principal.kind === 'api_key') {
+    if (rule.sessionOnly) return { allowed: false, reason: 'This endpoint is for sessions only; API keys cannot use it' };
+    if (!rule.scope) return { allowed: false, reason: 'This endpoint is not available to API keys' };
+    if (!principal.scopes.includes(rule.scope)) {
+      return { allowed: false, reason: `The API key lacks the scope ${rule.scope}` };
+    }
+    return { allowed: true };
+  }
+  if (rule.roles && !rule.roles.includes(principal.role)) {
+    return { allowed: false, reason: `Role ${principal.role} may not do this; it needs one of: ${rule.roles.join(', ')}` };
+  }
+  return { allowed: true };
+}
+
+export const ANY_ROLE: readonly Role[] = ROLES;
+export const WRITER_ROLES: readonly Role[] = ['developer', 'admin', 'owner'];
+export const ADMIN_ROLES: readonly Role[] = ['admin', 'owner'];

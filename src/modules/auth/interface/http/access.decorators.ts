@@ -1,0 +1,34 @@
+import { ExecutionContext, SetMetadata, createParamDecorator } from '@nestjs/common';
+import type { Request } from 'express';
+import { AccessRule, Principal } from '../../domain/principal';
+
+export const ACCESS_METADATA = 'cds:access';
+export type AccessDeclaration = AccessRule | 'public';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    principal?: Principal;
+  }
+}
+
+/**
+ * What a route needs, in one line: `@RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })`.
+ * A route without a declaration is refused (deny by default).
+ */
+export const RequireAccess = (rule: AccessRule): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_METADATA, rule);
+
+/** A route anyone may call without a token (signup, login, health). */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessDeclaration);
+
+/** The authenticated caller. Only on routes with @RequireAccess. */
+export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {
+  const principal = ctx.switchToHttp().getRequest<Request>().principal;
+  if (!principal) throw new Error('CurrentPrincipal used on a route without authentication');
+  return principal;
+});
+
+/** The caller's IP address, for the audit log. */
+export const ClientIp = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | null => {
+  const req = ctx.switchToHttp().getRequest<Request>();
+  return req.ip ?? req.socket.remoteAddress ?? null;
+});

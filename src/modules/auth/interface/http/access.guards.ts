@@ -1,0 +1,48 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { forbidden } from '../../../../shared/kernel/errors/domain-error';
+import { Authenticate } from '../../application/authenticate.use-case';
+import { checkAccess } from '../../domain/principal';
+import { ACCESS_METADATA, AccessDeclaration } from './access.decorators';
+
+export function accessDeclaration(reflector: Reflector, context: ExecutionContext): AccessDeclaration | undefined {
+  return reflector.getAllAndOverride<AccessDeclaration | undefined>(ACCESS_METADATA, [context.getHandler(), context.getClass()]);
+}
+
+/** First global guard: who is calling (401), before the rate limit (429) and permission (403). */
+@Injectable()
+export class AuthenticationGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticate: Authenticate,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const declaration = accessDeclaration(this.reflector, context);
+    if (declaration === undefined) {
+      throw forbidden('This route declares no access rule and is closed');
+    }
+    if (declaration === 'public') return true;
+    const req = context.switchToHttp().getRequest<Request>();
+    const orgHeader = req.header('x-org-id');
+    req.principal = await this.authenticate.execute(req.header('authorization'), orgHeader === undefined ? undefined : orgHeader.trim());
+    return true;
+  }
+}
+
+/** Last global guard: scope for API keys, role for sessions (403). */
+@Injectable()
+export class PermissionGuard implements CanActivate {
+  constructor(private readonly reflector: Reflector) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const declaration = accessDeclaration(this.reflector, context);
+    if (declaration === 'public') return true;
+    const principal = context.switchToHttp().getRequest<Request>().principal;
+    if (!declaration || !principal) throw forbidden('Access denied');
+    const verdict = checkAccess(principal, declaration);
+    if (!verdict.allowed) throw forbidden(verdict.reason);
+    return true;
+  }
+}

@@ -1,0 +1,30 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../shared/database/transaction';
+import { invalidRequest, notFound } from '../../shared/kernel/errors/domain-error';
+import { Money, isCurrency } from '../../shared/kernel/money/money';
+import { AuditTrail } from '../audit/application/audit-trail.port';
+import { Accounts } from '../auth/application/accounts.port';
+import { Balance, WalletLedger } from '../wallet/application/wallet.port';
+
+/** Operator top-up of an organization's wallet (CLI wallet:credit). */
+@Injectable()
+export class CreditWallet {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly accounts: Accounts,
+    private readonly wallet: WalletLedger,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(input: { orgId: string; currency: string; amount: string }): Promise<Balance> {
+    if (!isCurrency(input.currency)) throw invalidRequest('currency must be USD or IDR', { field: 'currency' });
+    const amount = Money.parse(input.amount, input.currency, 'amount');
+    if (amount.minor <= 0n) throw invalidRequest('amount must be greater than zero', { field: 'amount' });
+    return this.uow.run(async () => {
+      if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
+      const balance = await this.wallet.credit(input.orgId, amount, 'operator credit');
+      await this.audit.record({ orgId: input.orgId, actorType: 'operator', actorId: null, action: 'wallet.credit', ipAddress: null, data: { currency: amount.currency, amount: amount.format() } });
+      return balance;
+    });
+  }
+}

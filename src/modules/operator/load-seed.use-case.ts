@@ -1,0 +1,141 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../shared/database/transaction';
+import { Clock, addMonthsClamped } from '../../shared/kernel/clock/clock';
+import { conflict, invalidRequest } from '../../shared/kernel/errors/domain-error';
+import { newId } from '../../shared/kernel/ids/ids';
+import { Money, isCurrency } from '../../shared/kernel/money/money';
+import { Accounts } from '../auth/application/accounts.port';
+import { CreateApiKey, OPERATOR } from '../auth/application/api-keys.use-cases';
+import { hashPassword } from '../auth/domain/tokens';
+import { Catalog } from '../options/application/catalog.port';
+import { ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
+import { termPrice } from '../volumes/domain/volume';
+import { WalletLedger } from '../wallet/application/wallet.port';
+import { SeedFile, SeedOrganization } from './seed-file';
+
+export interface SeedResult {
+  regions: string[];
+  organizations: {
+    id: string;
+    users: { id: string; email: string }[];
+    api_keys: { id: string; name: string; token: string }[];
+    servers: string[];
+    volumes: string[];
+  }[];
+}
+
+/** Loads a seed file (seed-format.md) in one transaction: all of it, or nothing. */
+@Injectable()
+export class LoadSeed {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly accounts: Accounts,
+    private readonly createApiKey: CreateApiKey,
+    private readonly servers: ServerRepository,
+    private readonly volumes: VolumeRepository,
+    private readonly wallet: WalletLedger,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(seed: SeedFile): Promise<SeedResult> {
+    // Hash passwords before the transaction: scrypt is slow and needs no lock.
+    const passwordHashes = new Map<string, string>();
+    for (const org of seed.organizations) {
+      for (const m of org.members) passwordHashes.set(m.password, passwordHashes.get(m.password) ?? (await hashPassword(m.password)));
+    }
+    return this.uow.run(async () => {
+      const result: SeedResult = { regions: [], organizations: [] };
+      for (const region of seed.regions) {
+        await this.catalog.createRegion({
+          id: region.id,
+          name: region.name,
+          capacityGb: region.capacity_gb,
+          zones: region.zones.map((z) => ({ id: z.id, available: z.available })),
+          offers: region.volume_offers.map((o, i) => ({
+            type: o.type,
+            minGb: o.min_gb,
+            maxGb: o.max_gb,
+            stepGb: o.step_gb,
+            terms: o.terms,
+            perServerLimit: o.per_server_limit,
+            price: {
+              USD: Money.parse(o.price_per_gb_month.USD, 'USD', `regions.${region.id}.volume_offers[${i}].price_per_gb_month.USD`),
+              IDR: Money.parse(o.price_per_gb_month.IDR, 'IDR', `regions.${region.id}.volume_offers[${i}].price_per_gb_month.IDR`),
+            },
+          })),
+        });
+        result.regions.push(region.id);
+      }
+      for (const org of seed.organizations) {
+        result.organizations.push(await this.loadOrganization(org, passwordHashes));
+      }
+      return result;
+    });
+  }
+
+  private async loadOrganization(org: SeedOrganization, passwordHashes: Map<string, string>): Promise<SeedResult['organizations'][number]> {
+    const orgId = org.id ?? newId('org');
+    if (await this.accounts.organizationExists(orgId)) throw conflict(`Organization ${orgId} exists already`);
+    await this.accounts.createOrganization({ id: orgId, name: org.name });
+    const out: SeedResult['organizations'][number] = { id: orgId, users: [], api_keys: [], servers: [], volumes: [] };
+
+    for (const [currency, amount] of Object.entries(org.wallet ?? {})) {
+      if (!isCurrency(currency)) throw invalidRequest(`Seed file: organizations.${orgId}.wallet: unknown currency ${currency}`);
+      const money = Money.parse(amount, currency, `organizations.${orgId}.wallet.${currency}`);
+      if (money.minor > 0n) await this.wallet.credit(orgId, money, 'seed');
+    }
+    for (const member of org.members) {
+      const email = member.email.toLowerCase();
+      const user =
+        (await this.accounts.findUserByEmail(email)) ??
+        (await this.accounts.createUser({ id: newId('usr'), email, passwordHash: passwordHashes.get(member.password)! }));
+      await this.accounts.addMember(orgId, user.id, member.role);
+      out.users.push({ id: user.id, email: user.email });
+    }
+    for (const key of org.api_keys) {
+      const created = await this.createApiKey.execute({ orgId, name: key.name, scopes: key.scopes, token: key.token }, OPERATOR);
+      out.api_keys.push({ id: created.key.id, name: created.key.name, token: created.token });
+    }
+    for (const server of org.servers) {
+      if (!(await this.catalog.zoneInRegion(server.region, server.zone))) {
+        throw invalidRequest(`Seed file: server ${server.name}: zone ${server.zone} is not in region ${server.region}`);
+      }
+      const created = await this.servers.create({ id: server.id ?? newId('vm'), orgId, name: server.name, regionId: server.region, zoneId: server.zone });
+      out.servers.push(created.id);
+    }
+    const now = this.clock.now();
+    for (const v of org.volumes) {
+      const offer = await this.catalog.offer(v.region, v.type);
+      if (!offer) throw invalidRequest(`Seed file: volume ${v.name}: region ${v.region} sells no ${v.type} volumes`);
+      if (!(await this.catalog.zoneInRegion(v.region, v.zone))) {
+        throw invalidRequest(`Seed file: volume ${v.name}: zone ${v.zone} is not in region ${v.region}`);
+      }
+      if (v.server) {
+        const server = await this.servers.findInOrg(orgId, v.server);
+        if (!server) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is not a server of ${orgId}`);
+        if (server.zoneId !== v.zone) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is in zone ${server.zoneId}, not ${v.zone}`);
+      }
+      const created = await this.volumes.create({
+        id: v.id ?? newId('vol'),
+        orgId,
+        name: v.name,
+        status: v.server ? 'attached' : 'available',
+        type: v.type,
+        regionId: v.region,
+        zoneId: v.zone,
+        sizeGb: v.size_gb,
+        serverId: v.server ?? null,
+        mountPath: v.server ? (v.mount_path ?? null) : null,
+        mounted: Boolean(v.server),
+        termMonths: v.term_months,
+        billing: termPrice({ sizeGb: v.size_gb, price: offer.price }, v.currency, v.term_months),
+        price: offer.price,
+        expiresAt: v.expires_at ? new Date(v.expires_at) : addMonthsClamped(now, v.term_months),
+        note: v.note ?? null,
+      });
+      out.volumes.push(created.id);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
+import { OptionsModule } from '../options/options.module';
+import { VolumesModule } from '../volumes/volumes.module';
+import { WalletModule } from '../wallet/wallet.module';
+import { CreditWallet } from './credit-wallet.use-case';
+import { LoadSeed } from './load-seed.use-case';
+
+/** Operator use cases (seed, wallet credit), driven by the CLI and the first-run demo seed. */
+@Module({
+  imports: [AuthModule, OptionsModule, VolumesModule, WalletModule],
+  providers: [LoadSeed, CreditWallet],
+  exports: [LoadSeed, CreditWallet],
+})
+export class OperatorModule {}

@@ -1,0 +1,106 @@
+import { Type } from 'class-transformer';
+import {
+  ArrayMinSize, IsArray, IsBoolean, IsIn, IsInt, IsISO8601, IsObject, IsOptional, IsString, Length, Matches, Min,
+  ValidateNested, ValidationError, validateSync,
+} from 'class-validator';
+import { plainToInstance } from 'class-transformer';
+import { invalidRequest } from '../../shared/kernel/errors/domain-error';
+import { firstValidationError } from '../../shared/http/validation.pipe';
+
+const ID = /^[A-Za-z0-9_.-]{1,100}$/;
+const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
+
+class SeedPrice {
+  @IsString() USD: string;
+  @IsString() IDR: string;
+}
+
+class SeedZone {
+  @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
+  @IsBoolean() available: boolean;
+}
+
+class SeedOffer {
+  @IsIn(['premium', 'ssd']) type: 'premium' | 'ssd';
+  @IsInt() @Min(1) min_gb: number;
+  @IsInt() @Min(1) max_gb: number;
+  @IsInt() @Min(1) step_gb: number;
+  @IsArray() @ArrayMinSize(1) @IsIn([1, 3, 12], { each: true, message: 'terms must hold only 1, 3 or 12' }) terms: number[];
+  @IsInt() @Min(0) per_server_limit: number;
+  @IsObject() @ValidateNested() @Type(() => SeedPrice) price_per_gb_month: SeedPrice;
+}
+
+class SeedRegion {
+  @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsInt() @Min(0) capacity_gb: number;
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedZone) zones: SeedZone[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOffer) volume_offers: SeedOffer[];
+}
+
+class SeedMember {
+  @IsString() @Length(3, 254) email: string;
+  @IsString() @Length(8, 200) password: string;
+  @IsIn(['owner', 'admin', 'developer', 'viewer']) role: 'owner' | 'admin' | 'developer' | 'viewer';
+}
+
+class SeedApiKey {
+  @IsString() @Length(1, 100) name: string;
+  @IsArray() @ArrayMinSize(1) @IsIn(['vm:read', 'vm:write'], { each: true, message: 'scopes must hold only vm:read or vm:write' }) scopes: string[];
+  @IsOptional() @IsString() @Matches(/^cds_live_[A-Za-z0-9]{32,128}$/, { message: 'token must be cds_live_ followed by at least 32 letters or digits' }) token?: string;
+}
+
+class SeedServer {
+  @IsOptional() @IsString() @Matches(prefixed('vm'), { message: 'id must begin with vm_' }) id?: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsString() region: string;
+  @IsString() zone: string;
+}
+
+class SeedVolume {
+  @IsOptional() @IsString() @Matches(prefixed('vol'), { message: 'id must begin with vol_' }) id?: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsIn(['premium', 'ssd']) type: 'premium' | 'ssd';
+  @IsString() region: string;
+  @IsString() zone: string;
+  @IsInt() @Min(1) size_gb: number;
+  @IsIn([1, 3, 12]) term_months: 1 | 3 | 12;
+  @IsIn(['USD', 'IDR']) currency: 'USD' | 'IDR';
+  @IsOptional() @IsString() server?: string;
+  @IsOptional() @IsString() mount_path?: string;
+  @IsOptional() @IsISO8601({ strict: true }) expires_at?: string;
+  @IsOptional() @IsString() note?: string | null;
+}
+
+class SeedOrganization {
+  @IsOptional() @IsString() @Matches(prefixed('org'), { message: 'id must begin with org_' }) id?: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsOptional() @IsObject() wallet?: Record<string, string>;
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedMember) members: SeedMember[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedApiKey) api_keys: SeedApiKey[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedServer) servers: SeedServer[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedVolume) volumes: SeedVolume[];
+}
+
+export class SeedFile {
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedRegion) regions: SeedRegion[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOrganization) organizations: SeedOrganization[];
+}
+
+export type { SeedOrganization, SeedRegion, SeedVolume };
+
+/** Parses and checks a seed file (seed-format.md); the first problem names its path. */
+export function parseSeedFile(text: string): SeedFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw invalidRequest('The seed file is not valid JSON');
+  }
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidRequest('The seed file must hold a JSON object');
+  const seed = plainToInstance(SeedFile, raw);
+  const errors: ValidationError[] = validateSync(seed, { forbidUnknownValues: false });
+  const first = firstValidationError(errors);
+  if (first) throw invalidRequest(`Seed file: ${first.message}`, { field: first.field });
+  return seed;
+}

@@ -1,0 +1,139 @@
+import { Injectable } from '@nestjs/common';
+import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
+import { conflict } from '../../../shared/kernel/errors/domain-error';
+import { Currency, Money } from '../../../shared/kernel/money/money';
+import { VolumeType } from '../../options/domain/catalog';
+import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
+import { Server } from '../domain/server';
+import { TermMonths, Volume, VolumeStatus } from '../domain/volume';
+
+export interface VolumeRow {
+  id: string;
+  org_id: string;
+  name: string;
+  status: VolumeStatus;
+  type: VolumeType;
+  region_id: string;
+  zone_id: string;
+  size_gb: number;
+  server_id: string | null;
+  server_name: string | null;
+  mount_path: string | null;
+  mounted: boolean;
+  term_months: TermMonths;
+  billing_currency: Currency;
+  billing_amount: string;
+  price_usd_minor: string;
+  price_idr_minor: string;
+  expires_at: Date;
+  note: string | null;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+
+/** SELECT list of a volume joined with its server's name: `FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`. */
+export const VOLUME_SELECT = `
+  SELECT v.id, v.org_id, v.name, v.status, v.type, v.region_id, v.zone_id, v.size_gb, v.server_id,
+         s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
+         v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
+         v.created_at, v.deleted_at
+    FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
+
+export function toVolume(r: VolumeRow): Volume {
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    name: r.name,
+    status: r.status,
+    type: r.type,
+    regionId: r.region_id,
+    zoneId: r.zone_id,
+    sizeGb: r.size_gb,
+    server: r.server_id ? { id: r.server_id, name: r.server_name ?? '' } : null,
+    mountPath: r.mount_path,
+    mounted: r.mounted,
+    termMonths: r.term_months,
+    billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
+    price: { USD: Money.ofMinor('USD', BigInt(r.price_usd_minor)), IDR: Money.ofMinor('IDR', BigInt(r.price_idr_minor)) },
+    expiresAt: r.expires_at,
+    note: r.note,
+    createdAt: r.created_at,
+    deletedAt: r.deleted_at,
+  };
+}
+
+@Injectable()
+export class TypeOrmVolumeRepository extends VolumeRepository {
+  constructor(protected readonly db: Db) {
+    super();
+  }
+
+  async create(v: NewVolume): Promise<Volume> {
+    try {
+      await this.db.query(
+        `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
+                              term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+        [
+          v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
+          v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
+          v.expiresAt, v.note,
+        ],
+      );
+    } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
+      throw err;
+    }
+    return (await this.findInOrg(v.orgId, v.id))!;
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
+    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2`, [orgId, id]);
+    return row && toVolume(row);
+  }
+}
+
+interface ServerRow {
+  id: string;
+  org_id: string;
+  name: string;
+  region_id: string;
+  zone_id: string;
+  created_at: Date;
+  deleted_at: Date | null;
+}
+const toServer = (r: ServerRow): Server => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name,
+  regionId: r.region_id,
+  zoneId: r.zone_id,
+  createdAt: r.created_at,
+  deletedAt: r.deleted_at,
+});
+const SERVER_COLUMNS = 'id, org_id, name, region_id, zone_id, created_at, deleted_at';
+
+@Injectable()
+export class TypeOrmServerRepository extends ServerRepository {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async create(s: { id: string; orgId: string; name: string; regionId: string; zoneId: string }): Promise<Server> {
+    try {
+      const [row] = await this.db.query<ServerRow>(
+        `INSERT INTO servers (id, org_id, name, region_id, zone_id) VALUES ($1, $2, $3, $4, $5) RETURNING ${SERVER_COLUMNS}`,
+        [s.id, s.orgId, s.name, s.regionId, s.zoneId],
+      );
+      return toServer(row);
+    } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Server ${s.id} exists already`);
+      throw err;
+    }
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const row = await this.db.one<ServerRow>(`SELECT ${SERVER_COLUMNS} FROM servers WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    return row && toServer(row);
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { WalletLedger } from './application/wallet.port';
+import { TypeOrmWalletLedger } from './infrastructure/typeorm-wallet-ledger';
+import { WalletController } from './interface/http/wallet.controller';
+
+@Module({
+  controllers: [WalletController],
+  providers: [{ provide: WalletLedger, useClass: TypeOrmWalletLedger }],
+  exports: [WalletLedger],
+})
+export class WalletModule {}

@@ -1,0 +1,63 @@
+/**
+ * Every setting of decisions.md "Settings", read once from the environment and checked.
+ * The abstract class is the DI token; the interface merged into it gives the fields.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export abstract class Settings {}
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface Settings {
+  port: number;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  redisUrl: string | undefined;
+  rateLimitPerMinute: number;
+  workerIntervalMs: number;
+  workerEnabled: boolean;
+  logLevel: string;
+  migrationsRun: boolean;
+  /** Seed the demo data into an empty database at start (default true unless NODE_ENV=test). */
+  demoSeed: boolean;
+  dbPoolSize: number;
+  metricsPort: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new Error(`Setting ${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`Setting ${name} must be true or false, got "${raw}"`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new Error(`Setting LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return {
+    port: int(env, 'PORT', 3000, 0, 65535),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.DATA_DIR || './data',
+    redisUrl: env.REDIS_URL || undefined,
+    rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 500, 10, 3_600_000),
+    workerEnabled: bool(env, 'WORKER_ENABLED', true),
+    logLevel,
+    migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
+    demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test'),
+    dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
+    metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
+  };
+}
+

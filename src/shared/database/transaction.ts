@@ -1,0 +1,77 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { Injectable } from '@nestjs/common';
+import { DataSource, EntityManager } from 'typeorm';
+
+/**
+ * Port: "do these things in one database transaction". Use cases depend on this; adapters
+ * pick up the active transaction through Db.manager().
+ */
+export abstract class UnitOfWork {
+  abstract run<T>(work: () => Promise<T>): Promise<T>;
+}
+
+const storage = new AsyncLocalStorage<EntityManager>();
+
+/**
+ * The database handle of every TypeORM adapter: inside UnitOfWork.run it is the transaction's
+ * EntityManager, outside the DataSource's. Never open a second connection inside a transaction:
+ * on the embedded engine it would wait for ever.
+ */
+@Injectable()
+export class Db {
+  constructor(readonly dataSource: DataSource) {}
+
+  manager(): EntityManager {
+    return storage.getStore() ?? this.dataSource.manager;
+  }
+
+  inTransaction(): boolean {
+    return storage.getStore() !== undefined;
+  }
+
+  /** Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count. */
+  async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<{ rows: T[]; affected: number }> {
+    const manager = this.manager();
+    const own = manager.queryRunner ? undefined : this.dataSource.createQueryRunner();
+    const runner = manager.queryRunner ?? own!;
+    try {
+      const result = await runner.query(sql, params, true);
+      return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
+    } finally {
+      await own?.release();
+    }
+  }
+
+  /** Runs SQL on the active transaction (or a pooled connection); rows as plain objects. */
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+    return (await this.exec<T>(sql, params)).rows;
+  }
+
+  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | undefined> {
+    const rows = await this.query<T>(sql, params);
+    return rows[0];
+  }
+}
+
+@Injectable()
+export class TypeOrmUnitOfWork extends UnitOfWork {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction()) return work(); // joins the enclosing transaction
+    return this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work));
+  }
+}
+
+/** PostgreSQL SQLSTATE of an error thrown by the driver, if any. */
+export function sqlState(err: unknown): string | undefined {
+  const e = err as { code?: unknown; driverError?: { code?: unknown } };
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+export const UNIQUE_VIOLATION = '23505';
+export const CHECK_VIOLATION = '23514';
+export const FOREIGN_KEY_VIOLATION = '23503';

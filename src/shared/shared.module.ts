@@ -1,0 +1,19 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Settings } from './config/settings';
+import { Clock, SystemClock } from './kernel/clock/clock';
+
+/** Settings and the clock, available to every module. */
+@Global()
+@Module({})
+export class SharedModule {
+  static forRoot(settings: Settings, clock: Clock = new SystemClock()): DynamicModule {
+    return {
+      module: SharedModule,
+      providers: [
+        { provide: Settings, useValue: settings },
+        { provide: Clock, useValue: clock },
+      ],
+      exports: [Settings, Clock],
+    };
+  }
+}

@@ -1,0 +1,124 @@
+import { TestApp, startTestApp } from '../support/test-app';
+import { apiToken, bearer, organization, region } from '../support/fixtures';
+
+const REQUEST_ID = /^req_[A-Za-z0-9]{24}$/;
+
+describe('error envelope, request ids, 404/405/413/400/500', () => {
+  let t: TestApp;
+  const token = apiToken('err', 'rw');
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed({ regions: [region()], organizations: [organization('err')] });
+  });
+  afterAll(async () => t?.close());
+
+  it('answers an unknown path with 404 not_found in the envelope, with a generated X-Request-Id', async () => {
+    const res = await t.http.get('/v1/nothing-here').set(bearer(token));
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toMatch(/^application\/json/);
+    expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
+    expect(res.body).toEqual({
+      error: { code: 'not_found', message: 'No route GET /v1/nothing-here', request_id: res.headers['x-request-id'], details: {} },
+    });
+  });
+
+  it('keeps a valid incoming X-Request-Id and replaces an invalid one', async () => {
+    const kept = await t.http.get('/v1/nothing-here').set('X-Request-Id', 'client-abc.123_X');
+    expect(kept.headers['x-request-id']).toBe('client-abc.123_X');
+    expect(kept.body.error.request_id).toBe('client-abc.123_X');
+
+    const replaced = await t.http.get('/v1/nothing-here').set('X-Request-Id', 'bad id with spaces');
+    expect(replaced.headers['x-request-id']).toMatch(REQUEST_ID);
+    expect(replaced.body.error.request_id).toBe(replaced.headers['x-request-id']);
+
+    const tooLong = await t.http.get('/v1/nothing-here').set('X-Request-Id', 'a'.repeat(129));
+    expect(tooLong.headers['x-request-id']).toMatch(REQUEST_ID);
+  });
+
+  it('answers a known path with the wrong method with 405 and an Allow header', async () => {
+    const res = await t.http.delete('/v1/wallet').set(bearer(token));
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(res.body).toEqual({
+      error: {
+        code: 'method_not_allowed',
+        message: 'Method DELETE is not allowed on /v1/wallet; allowed: GET, HEAD',
+        request_id: res.headers['x-request-id'],
+        details: {},
+      },
+    });
+
+    const post = await t.http.get('/v1/auth/login');
+    expect(post.status).toBe(405);
+    expect(post.headers.allow).toBe('POST');
+    expect(post.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('answers malformed JSON with 400 invalid_request naming the body', async () => {
+    const res = await t.http.post('/v1/auth/login').set('Content-Type', 'application/json').send('{"email": ');
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { code: 'invalid_request', message: 'Request body is not valid JSON', request_id: res.headers['x-request-id'], details: { field: 'body' } },
+    });
+  });
+
+  it('answers a body over 1 MiB with 413 invalid_request', async () => {
+    const big = JSON.stringify({ email: 'a@b.test', password: 'x'.repeat(1024 * 1024) });
+    const res = await t.http.post('/v1/auth/login').set('Content-Type', 'application/json').send(big);
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({
+      error: { code: 'invalid_request', message: 'Request body is larger than 1 MiB', request_id: res.headers['x-request-id'], details: {} },
+    });
+  });
+
+  it('answers a validation failure with 400 naming the field, and writes nothing', async () => {
+    const res = await t.http.post('/v1/auth/signup').send({ email: 'new@user.test', password: 'short', organization_name: 'X' });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { code: 'invalid_request', message: 'password must be 8 to 200 characters', request_id: res.headers['x-request-id'], details: { field: 'password' } },
+    });
+    expect(await t.sql("SELECT id FROM users WHERE email = 'new@user.test'")).toEqual([]);
+
+    const wrongType = await t.http.post('/v1/auth/signup').send({ email: 'new@user.test', password: 12345678, organization_name: 'X' });
+    expect(wrongType.status).toBe(400);
+    expect(wrongType.body.error.details).toEqual({ field: 'password' });
+
+    const notObject = await t.http.post('/v1/auth/signup').set('Content-Type', 'application/json').send('[1,2]');
+    expect(notObject.status).toBe(400);
+    expect(notObject.body.error).toEqual({ code: 'invalid_request', message: 'Request body must be a JSON object', request_id: notObject.headers['x-request-id'], details: { field: 'body' } });
+  });
+
+  it('reports body errors only after authentication (check order: 401 before 400)', async () => {
+    const res = await t.http.get('/v1/wallet').set('Content-Type', 'application/json').send('{not json');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  it('answers an unexpected failure with 500 internal and no stack, SQL or class names', async () => {
+    await t.sql('ALTER TABLE wallet_balances RENAME TO wallet_balances_gone');
+    try {
+      const res = await t.http.get('/v1/wallet').set(bearer(token));
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        error: {
+          code: 'internal',
+          message: 'Internal server error; retry, and quote the request_id to support if it persists',
+          request_id: res.headers['x-request-id'],
+          details: {},
+        },
+      });
+      expect(res.text).not.toMatch(/wallet_balances|SELECT|QueryFailedError|at \w+ \(/);
+    } finally {
+      await t.sql('ALTER TABLE wallet_balances_gone RENAME TO wallet_balances');
+    }
+    const ok = await t.http.get('/v1/wallet').set(bearer(token));
+    expect(ok.status).toBe(200);
+    expect(ok.body).toEqual({
+      balances: [
+        { currency: 'USD', available: '100.00000', reserved: '0.00000' },
+        { currency: 'IDR', available: '1500000', reserved: '0' },
+      ],
+    });
+  });
+});

@@ -1,0 +1,51 @@
+import { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { createApp } from '../../src/app.factory';
+import { LoadSeed, SeedResult } from '../../src/modules/operator/load-seed.use-case';
+import { parseSeedFile } from '../../src/modules/operator/seed-file';
+import { Settings, loadSettings } from '../../src/shared/config/settings';
+import { MEMORY_DATA_DIR } from '../../src/shared/database/embedded-postgres';
+import { Clock } from '../../src/shared/kernel/clock/clock';
+import { TestDatabase, createTestDatabase } from './database';
+
+export interface TestApp {
+  app: INestApplication;
+  http: ReturnType<typeof request>;
+  settings: Settings;
+  /** SQL against the app's database, for asserting the state a request left behind. */
+  sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  seed(file: object): Promise<SeedResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real application on a real database (embedded in memory, or a fresh PostgreSQL schema
+ * when DATABASE_URL is set). One per test file: an embedded engine costs ~2 s to start.
+ */
+export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Clock): Promise<TestApp> {
+  const db: TestDatabase = await createTestDatabase();
+  const settings: Settings = {
+    ...loadSettings({ NODE_ENV: 'test' }),
+    databaseUrl: db.url,
+    dataDir: MEMORY_DATA_DIR,
+    workerEnabled: false,
+    demoSeed: false,
+    logLevel: 'silent',
+    ...overrides,
+  };
+  const app = await createApp(settings, { clock, logger: false });
+  await app.init();
+  const dataSource = app.get(DataSource);
+  return {
+    app,
+    http: request(app.getHttpServer()),
+    settings,
+    sql: (text, params = []) => dataSource.query(text, params),
+    seed: (file) => app.get(LoadSeed).execute(parseSeedFile(JSON.stringify(file))),
+    async close() {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
