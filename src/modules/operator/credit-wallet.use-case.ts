@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../shared/database/transaction';
+import { UnitOfWork } from '../../shared/database/unit-of-work';
 import { invalidRequest, notFound } from '../../shared/kernel/errors/domain-error';
 import { Money, isCurrency } from '../../shared/kernel/money/money';
 import { AuditTrail } from '../audit/application/audit-trail.port';

@@ -2,13 +2,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 
-/**
- * Port: "do these things in one database transaction". Use cases depend on this; adapters
- * pick up the active transaction through Db.manager().
- */
-export abstract class UnitOfWork {
-  abstract run<T>(work: () => Promise<T>): Promise<T>;
-}
+import { UnitOfWork } from './unit-of-work';
+
+export { UnitOfWork };
 
 const storage = new AsyncLocalStorage<EntityManager>();
 

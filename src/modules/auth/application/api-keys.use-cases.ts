@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { UnitOfWork } from '../../../shared/database/transaction';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';

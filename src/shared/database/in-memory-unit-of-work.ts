@@ -1,0 +1,8 @@
+import { UnitOfWork } from './unit-of-work';
+
+/** For unit tests with in-memory adapters: runs the work directly. */
+export class InMemoryUnitOfWork extends UnitOfWork {
+  run<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
+}

@@ -1,0 +1,7 @@
+/**
+ * Port: "do these things in one database transaction". Use cases depend on this; adapters
+ * pick up the active transaction (see Db in transaction.ts). Nested calls join the outer one.
+ */
+export abstract class UnitOfWork {
+  abstract run<T>(work: () => Promise<T>): Promise<T>;
+}
