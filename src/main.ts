@@ -11,7 +11,8 @@ async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
   const demo = settings.demoSeed ? await seedDemoIfEmpty(app.get(DataSource), app) : undefined;
   await app.listen(settings.port, '0.0.0.0');
-  const url = `http://localhost:${settings.port}`;
+  const address = app.getHttpServer().address();
+  const url = `http://localhost:${typeof address === 'object' && address ? address.port : settings.port}`;
   logger.log(`Cloud Disk Service listening on ${url} (database: ${settings.databaseUrl ? 'PostgreSQL server' : `embedded, ${settings.dataDir}`})`);
   if (demo) {
     // The demo key is printed once, at the first start, like any new API key.
