@@ -1,9 +1,21 @@
 import { Module } from '@nestjs/common';
 import { Catalog } from './application/catalog.port';
+import { CatalogQueries } from './application/catalog-queries.port';
+import { GetVolumeOptions } from './application/get-volume-options.use-case';
+import { ListRegions } from './application/list-regions.use-case';
 import { TypeOrmCatalog } from './infrastructure/typeorm-catalog';
+import { TypeOrmCatalogQueries } from './infrastructure/typeorm-catalog-queries';
+import { RegionsController } from './interface/http/regions.controller';
+import { VolumeOptionsController } from './interface/http/volume-options.controller';
 
 @Module({
-  providers: [{ provide: Catalog, useClass: TypeOrmCatalog }],
+  controllers: [VolumeOptionsController, RegionsController],
+  providers: [
+    { provide: Catalog, useClass: TypeOrmCatalog },
+    { provide: CatalogQueries, useClass: TypeOrmCatalogQueries },
+    GetVolumeOptions,
+    ListRegions,
+  ],
   exports: [Catalog],
 })
 export class OptionsModule {}

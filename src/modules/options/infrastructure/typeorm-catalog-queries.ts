@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { CatalogQueries } from '../application/catalog-queries.port';
+import { VolumeType, Zone } from '../domain/catalog';
+import { OfferSnapshot, RegionLoad, RegionSummary, ServerSlot } from '../domain/volume-options';
+import { toOffer } from './typeorm-catalog';
+
+interface SnapshotRow {
+  region_id: string;
+  type: VolumeType | null;
+  min_gb: number | null;
+  max_gb: number | null;
+  step_gb: number | null;
+  terms: number[] | null;
+  per_server_limit: number | null;
+  price_usd_minor: string | null;
+  price_idr_minor: string | null;
+  zones: Zone[];
+}
+
+interface LoadRow {
+  free_gb: string;
+  servers: { id: string; name: string; zone_id: string }[];
+}
+
+/** The region's zones as a JSON array, in the same statement as the rest (one round trip). */
+const ZONES_JSON = `COALESCE((SELECT json_agg(json_build_object('id', z.id, 'available', z.available))
+                                FROM zones z WHERE z.region_id = r.id), '[]'::json)`;
+
+@Injectable()
+export class TypeOrmCatalogQueries extends CatalogQueries {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async offerSnapshot(regionId: string, type: VolumeType): Promise<OfferSnapshot | undefined> {
+    const row = await this.db.one<SnapshotRow>(
+      `SELECT r.id AS region_id, o.type, o.min_gb, o.max_gb, o.step_gb, o.terms, o.per_server_limit,
+              o.price_usd_minor::text, o.price_idr_minor::text, ${ZONES_JSON} AS zones
+         FROM regions r
+         LEFT JOIN volume_offers o ON o.region_id = r.id AND o.type = $2
+        WHERE r.id = $1`,
+      [regionId, type],
+    );
+    if (!row) return undefined;
+    const { zones, ...offerRow } = row;
+    // LEFT JOIN: every offer column is null together when the region sells no such type.
+    const offer = offerRow.type === null ? undefined : toOffer(offerRow as Parameters<typeof toOffer>[0]);
+    return { regionId: row.region_id, offer, zones: zones.map((z) => ({ id: z.id, available: z.available })) };
+  }
+
+  /**
+   * One statement, so the capacity and the server list come from one snapshot. Capacity counts
+   * every volume of the region not deleted, premium and ssd alike; a server's data disks are
+   * the volumes not deleted attached to it (partial indexes volumes_region_live_idx,
+   * volumes_server_live_idx, servers_org_zone_idx).
+   */
+  async regionLoad(regionId: string, orgId: string, perServerLimit: number): Promise<RegionLoad> {
+    const row = await this.db.one<LoadRow>(
+      `SELECT (r.capacity_gb - COALESCE((SELECT sum(v.size_gb) FROM volumes v
+                                          WHERE v.region_id = r.id AND v.deleted_at IS NULL), 0))::text AS free_gb,
+              COALESCE((SELECT json_agg(json_build_object('id', s.id, 'name', s.name, 'zone_id', s.zone_id))
+                          FROM servers s
+                         WHERE s.org_id = $2 AND s.region_id = r.id AND s.deleted_at IS NULL
+                           AND (SELECT count(*) FROM volumes d WHERE d.server_id = s.id AND d.deleted_at IS NULL) < $3),
+                       '[]'::json) AS servers
+         FROM regions r
+        WHERE r.id = $1`,
+      [regionId, orgId, perServerLimit],
+    );
+    // The region was seen by offerSnapshot; regions are never deleted, but be safe.
+    if (!row) return { freeGb: 0n, servers: [] };
+    const servers: ServerSlot[] = row.servers.map((s) => ({ id: s.id, name: s.name, zoneId: s.zone_id }));
+    return { freeGb: BigInt(row.free_gb), servers };
+  }
+
+  async regions(): Promise<RegionSummary[]> {
+    const rows = await this.db.query<{ id: string; name: string; zones: Zone[] }>(
+      `SELECT r.id, r.name, ${ZONES_JSON} AS zones FROM regions r`,
+    );
+    return rows.map((r) => ({ id: r.id, name: r.name, zones: r.zones.map((z) => ({ id: z.id, available: z.available })) }));
+  }
+}
