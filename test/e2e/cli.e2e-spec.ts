@@ -1,0 +1,171 @@
+import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { Client } from 'pg';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { ROOT, runCli, startServerProcess, tempDir } from '../support/processes';
+
+const EXAMPLE = join(ROOT, 'test/fixtures/seed-example.json');
+const EXAMPLE_TOKEN = 'cds_live_optionalFixedTokenOf32CharsOrMore';
+
+/**
+ * The operator CLI as an operator runs it: a real process on a real database (a temp embedded
+ * data dir, or a fresh PostgreSQL schema when DATABASE_URL is set). JSON on stdout and exit 0,
+ * or {"error":{code,message}} on stderr and exit 1.
+ */
+describe('operator CLI', () => {
+  let db: TestDatabase;
+  let dir: ReturnType<typeof tempDir>;
+  let env: Record<string, string | undefined>;
+
+  const sql = async <T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> => {
+    // On the embedded engine the data dir takes one process at a time: read it through the CLI-free
+    // server process only when needed; here, through the PostgreSQL URL or a short-lived server.
+    if (!db.url) throw new Error('sql() needs PostgreSQL');
+    const c = new Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      return (await c.query(text, params)).rows as T[];
+    } finally {
+      await c.end();
+    }
+  };
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dir = tempDir('cds-cli-');
+    env = db.url ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir.path, 'data') };
+  });
+  afterAll(async () => {
+    await db?.drop();
+    dir?.remove();
+  });
+
+  const ok = (args: string[]): Record<string, unknown> => {
+    const r = runCli(args, env);
+    if (r.status !== 0) throw new Error(`cli ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    expect(r.stderr).toBe('');
+    return JSON.parse(r.stdout) as Record<string, unknown>;
+  };
+  const fails = (args: string[]): { code: string; message: string } => {
+    const r = runCli(args, env);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    const parsed = JSON.parse(r.stderr) as { error: { code: string; message: string } };
+    expect(Object.keys(parsed)).toEqual(['error']);
+    expect(Object.keys(parsed.error).sort()).toEqual(['code', 'message']);
+    return parsed.error;
+  };
+
+  it('migrate applies the migrations once, then has nothing to do', () => {
+    expect(ok(['migrate'])).toEqual({ applied: ['InitialSchema1763769600000'] });
+    expect(ok(['migrate'])).toEqual({ applied: [] });
+  });
+
+  it('seed loads the example of seed-format.md and prints what it created, with every token', () => {
+    const out = ok(['seed', EXAMPLE]);
+    expect(out).toEqual({
+      regions: ['id-jkt'],
+      organizations: [
+        {
+          id: 'org_acme',
+          users: [{ id: expect.stringMatching(/^usr_[A-Za-z0-9]{20,}$/), email: 'owner@acme.test' }],
+          api_keys: [{ id: expect.stringMatching(/^key_[A-Za-z0-9]{20,}$/), name: 'ci', token: EXAMPLE_TOKEN }],
+          servers: ['vm_web1'],
+          volumes: ['vol_data1'],
+        },
+      ],
+    });
+  });
+
+  it('a second load of the same file exits 1 with code conflict and changes nothing', async () => {
+    const before = ok(['wallet:credit', '--org', 'org_acme', '--currency', 'IDR', '--amount', '1']);
+    const error = fails(['seed', EXAMPLE]);
+    expect(error).toEqual({ code: 'conflict', message: 'Region id-jkt, one of its zones or offers exists already' });
+    const after = ok(['wallet:credit', '--org', 'org_acme', '--currency', 'IDR', '--amount', '1']);
+    expect(before).toEqual({ org_id: 'org_acme', currency: 'IDR', available: '1500001', reserved: '0' });
+    expect(after).toEqual({ org_id: 'org_acme', currency: 'IDR', available: '1500002', reserved: '0' });
+    if (db.url) {
+      expect(await sql('SELECT count(*)::int AS n FROM organizations')).toEqual([{ n: 1 }]);
+      expect(await sql('SELECT count(*)::int AS n FROM volumes')).toEqual([{ n: 1 }]);
+    }
+  });
+
+  it('a file whose new organization comes with an existing region writes nothing at all', async () => {
+    const file = join(dir.path, 'partial.json');
+    writeFileSync(file, JSON.stringify({
+      regions: [],
+      organizations: [
+        { id: 'org_fresh', name: 'Fresh', members: [], api_keys: [], servers: [], volumes: [] },
+        { id: 'org_acme', name: 'Dup', members: [], api_keys: [], servers: [], volumes: [] },
+      ],
+    }));
+    expect(fails(['seed', file])).toEqual({ code: 'conflict', message: 'Organization org_acme exists already' });
+    if (db.url) expect(await sql("SELECT id FROM organizations WHERE id = 'org_fresh'")).toEqual([]);
+  });
+
+  it('seed refuses a malformed file naming the member', () => {
+    const file = join(dir.path, 'bad.json');
+    writeFileSync(file, JSON.stringify({ regions: [{ id: 'r1', name: 'R', capacity_gb: -1, zones: [], volume_offers: [] }], organizations: [] }));
+    expect(fails(['seed', file])).toEqual({ code: 'invalid_request', message: 'Seed file: regions[0].capacity_gb must not be less than 0' });
+    expect(fails(['seed', join(dir.path, 'missing.json')]).code).toBe('invalid_request');
+  });
+
+  it('wallet:credit adds exact amounts and refuses bad ones', () => {
+    expect(ok(['wallet:credit', '--org', 'org_acme', '--currency', 'USD', '--amount', '0.00001'])).toEqual({
+      org_id: 'org_acme', currency: 'USD', available: '100.00001', reserved: '0.00000',
+    });
+    expect(fails(['wallet:credit', '--org', 'org_acme', '--currency', 'USD', '--amount', '0.000001'])).toEqual({
+      code: 'invalid_request', message: 'amount must be a decimal with at most 5 decimals for USD, got "0.000001"',
+    });
+    expect(fails(['wallet:credit', '--org', 'org_acme', '--currency', 'EUR', '--amount', '1'])).toEqual({ code: 'invalid_request', message: 'currency must be USD or IDR' });
+    expect(fails(['wallet:credit', '--org', 'org_nope', '--currency', 'USD', '--amount', '1'])).toEqual({ code: 'not_found', message: 'Organization org_nope not found' });
+    expect(fails(['wallet:credit', '--org', 'org_acme', '--currency', 'USD'])).toEqual({ code: 'invalid_request', message: '--amount is required' });
+  });
+
+  it('apikey:create makes a key that works over HTTP; apikey:revoke stops it', async () => {
+    const created = ok(['apikey:create', '--org', 'org_acme', '--name', 'deploy', '--scopes', 'vm:read']);
+    expect(created).toEqual({
+      id: expect.stringMatching(/^key_[A-Za-z0-9]{20,}$/),
+      org_id: 'org_acme',
+      name: 'deploy',
+      scopes: ['vm:read'],
+      token: expect.stringMatching(/^cds_live_[A-Za-z0-9]{32,}$/),
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    const token = created.token as string;
+
+    const server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false', LOG_LEVEL: 'silent' });
+    try {
+      const res = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toEqual({
+        balances: [
+          { currency: 'USD', available: '100.00001', reserved: '0.00000' },
+          { currency: 'IDR', available: '1500002', reserved: '0' },
+        ],
+      });
+      if (db.url) {
+        // The revocation takes effect on the running server's next request: no cache.
+        const revoked = ok(['apikey:revoke', '--id', created.id as string]);
+        expect(revoked).toEqual({ id: created.id, org_id: 'org_acme', revoked_at: expect.stringMatching(/Z$/) });
+        const after = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+        expect(after.status).toBe(401);
+        expect(((await after.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+      }
+    } finally {
+      await server.stop();
+    }
+    if (!db.url) {
+      expect(ok(['apikey:revoke', '--id', created.id as string])).toEqual({ id: created.id, org_id: 'org_acme', revoked_at: expect.stringMatching(/Z$/) });
+    }
+    expect(fails(['apikey:revoke', '--id', 'key_unknown'])).toEqual({ code: 'not_found', message: 'API key key_unknown not found' });
+    expect(fails(['apikey:create', '--org', 'org_acme', '--name', 'x', '--scopes', 'vm:admin'])).toEqual({
+      code: 'invalid_request', message: 'scopes: unknown scope "vm:admin"; allowed: vm:read, vm:write',
+    });
+  });
+
+  it('an unknown command or option exits 1 with invalid_request', () => {
+    expect(fails(['explode']).code).toBe('invalid_request');
+    expect(fails(['wallet:credit', '--bogus', 'x']).code).toBe('invalid_request');
+  });
+});

@@ -1,0 +1,82 @@
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ROOT = join(__dirname, '../..');
+
+/** Builds dist/ when it is missing (npm test builds it first; a lone `npx jest` may not have). */
+export function ensureBuilt(): void {
+  if (existsSync(join(ROOT, 'dist/src/main.js')) && existsSync(join(ROOT, 'dist/src/cli/main.js'))) return;
+  const r = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`build failed: ${r.stdout}${r.stderr}`);
+}
+
+export function tempDir(prefix: string): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+/** The environment of a child process: this one's, minus settings that would leak into it. */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV']) delete base[k];
+  const out: NodeJS.ProcessEnv = { ...base };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  return out;
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  url: string;
+  /** Everything the process wrote so far, stdout and stderr. */
+  output(): string;
+  /** Sends the signal and resolves with the exit code (null when killed by a signal). */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts `node dist/src/main.js` and resolves once it prints the URL it listens on. */
+export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 30000): Promise<ServerProcess> {
+  ensureBuilt();
+  const child = spawn(process.execPath, ['dist/src/main.js'], {
+    cwd: ROOT,
+    env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const check = (): void => {
+      const m = /listening on (http:\/\/localhost:\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+    });
+  });
+  return {
+    child,
+    url,
+    output: () => out,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** Runs the operator CLI as a user would: `node dist/src/cli/main.js ...args`. */
+export function runCli(args: string[], env: Record<string, string | undefined>): { status: number | null; stdout: string; stderr: string } {
+  ensureBuilt();
+  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv(env), encoding: 'utf8', timeout: 60000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
