@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { CreateApiKey, OPERATOR, RevokeApiKey } from '../modules/auth/application/api-keys.use-cases';
 import { CreditWallet } from '../modules/operator/credit-wallet.use-case';
 import { LoadSeed } from '../modules/operator/load-seed.use-case';
+import { SetRegionCapacity, SetZoneAvailability } from '../modules/options/application/catalog-admin.use-cases';
 import { parseSeedFile } from '../modules/operator/seed-file';
 import { Settings } from '../shared/config/settings';
 import { DomainError, invalidRequest } from '../shared/kernel/errors/domain-error';
@@ -16,7 +17,9 @@ export const USAGE = `Usage: npm run cli -- <command>
   seed FILE                                            load a seed file (seed-format.md) in one transaction
   wallet:credit --org ID --currency USD|IDR --amount DECIMAL
   apikey:create --org ID --name NAME --scopes vm:read,vm:write
-  apikey:revoke --id ID`;
+  apikey:revoke --id ID
+  zone:set --zone ID --available true|false            open or close a zone to new disks
+  region:capacity --region ID --gb N                   set a region's disk capacity (premium and ssd share it)`;
 
 type Options = Record<string, string | undefined>;
 
@@ -96,6 +99,22 @@ export async function runCommand(argv: string[], settings: Settings): Promise<un
       return withContext(settings, async (ctx) => {
         const key = await ctx.get(RevokeApiKey).execute({ id }, OPERATOR);
         return { id: key.id, org_id: key.orgId, revoked_at: key.revokedAt?.toISOString() ?? null };
+      });
+    }
+    case 'zone:set': {
+      const opts = options(rest, ['zone', 'available']);
+      const input = { zoneId: required(opts, 'zone'), available: required(opts, 'available') };
+      return withContext(settings, async (ctx) => {
+        const zone = await ctx.get(SetZoneAvailability).execute(input);
+        return { id: zone.id, region: zone.regionId, available: zone.available };
+      });
+    }
+    case 'region:capacity': {
+      const opts = options(rest, ['region', 'gb']);
+      const input = { regionId: required(opts, 'region'), gb: required(opts, 'gb') };
+      return withContext(settings, async (ctx) => {
+        const region = await ctx.get(SetRegionCapacity).execute(input);
+        return { id: region.id, name: region.name, capacity_gb: region.capacityGb };
       });
     }
     default:

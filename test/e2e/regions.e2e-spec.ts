@@ -1,3 +1,5 @@
+import { runCommand } from '../../src/cli/commands';
+import { SetRegionCapacity, SetZoneAvailability } from '../../src/modules/options/application/catalog-admin.use-cases';
 import { TestApp, startTestApp } from '../support/test-app';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 
@@ -100,6 +102,71 @@ describe('GET /v1/regions', () => {
     expect(writeOnly.status).toBe(403);
     expect(writeOnly.body).toEqual({
       error: { code: 'forbidden', message: 'The API key lacks the scope vm:read', request_id: writeOnly.headers['x-request-id'], details: {} },
+    });
+  });
+
+  describe('operator catalog changes (CLI zone:set and region:capacity use cases)', () => {
+    const ro = bearer(apiToken('reg', 'ro'));
+    const cliError = async (argv: string[]) => {
+      try {
+        await runCommand(argv, t.settings);
+        return 'no error';
+      } catch (err) {
+        const e = err as { code: string; message: string };
+        return `${e.code}: ${e.message}`;
+      }
+    };
+
+    it('opens and closes a zone, audited, and GET /v1/regions shows it at once', async () => {
+      const setZone = t.app.get(SetZoneAvailability);
+      expect(await setZone.execute({ zoneId: 'id-jkt-b', available: 'true' })).toEqual({ id: 'id-jkt-b', regionId: 'id-jkt', available: true });
+      const opened = await t.http.get('/v1/regions').set(ro);
+      expect(opened.body.regions[1].zones).toEqual([
+        { id: 'id-jkt-a', available: true },
+        { id: 'id-jkt-b', available: true },
+      ]);
+      expect(await setZone.execute({ zoneId: 'id-jkt-b', available: 'false' })).toEqual({ id: 'id-jkt-b', regionId: 'id-jkt', available: false });
+      expect((await t.http.get('/v1/regions').set(ro)).body).toEqual(expected);
+      expect(
+        await t.sql("SELECT actor_type, action, target_id, data FROM audit_log WHERE action = 'catalog.zone_set' ORDER BY id"),
+      ).toEqual([
+        { actor_type: 'operator', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: true } },
+        { actor_type: 'operator', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: false } },
+      ]);
+    });
+
+    it('sets a region capacity, and volume-options stock follows at once', async () => {
+      const setCapacity = t.app.get(SetRegionCapacity);
+      const stock = async () => (await t.http.get('/v1/volume-options?region=id-jkt').set(ro)).body.in_stock;
+      expect(await stock()).toBe(true);
+      // the fixture organization holds one 100 GB volume in id-jkt; premium min_gb is 10
+      expect(await setCapacity.execute({ regionId: 'id-jkt', gb: '109' })).toEqual({ id: 'id-jkt', name: 'Jakarta', capacityGb: 109 });
+      expect(await stock()).toBe(false);
+      await setCapacity.execute({ regionId: 'id-jkt', gb: '110' });
+      expect(await stock()).toBe(true);
+      await setCapacity.execute({ regionId: 'id-jkt', gb: '20000' });
+      expect(await t.sql("SELECT capacity_gb::text FROM regions WHERE id = 'id-jkt'")).toEqual([{ capacity_gb: '20000' }]);
+    });
+
+    it('refuses bad input and unknown ids, changing nothing', async () => {
+      expect(await cliError(['zone:set', '--available', 'true'])).toBe('invalid_request: --zone is required');
+      expect(await cliError(['region:capacity', '--region', 'id-jkt', '--gb', '-5'])).toMatch(/^invalid_request: /);
+      expect(await cliError(['region:capacity', '--region', 'id-jkt'])).toBe('invalid_request: --gb is required');
+
+      const setZone = t.app.get(SetZoneAvailability);
+      const setCapacity = t.app.get(SetRegionCapacity);
+      await expect(setZone.execute({ zoneId: 'xx-nowhere-a', available: 'true' })).rejects.toMatchObject({ code: 'not_found', message: 'Zone xx-nowhere-a not found' });
+      await expect(setCapacity.execute({ regionId: 'xx-nowhere', gb: '10' })).rejects.toMatchObject({ code: 'not_found', message: 'Region xx-nowhere not found' });
+      await expect(setZone.execute({ zoneId: 'id-jkt-b', available: 'yes' })).rejects.toMatchObject({
+        code: 'invalid_request', message: 'available must be true or false', details: { field: 'available' },
+      });
+      for (const gb of ['1.5', '-5', '', '99999999999999999']) {
+        await expect(setCapacity.execute({ regionId: 'id-jkt', gb })).rejects.toMatchObject({
+          code: 'invalid_request', message: 'gb must be a whole number of GB, 0 or more', details: { field: 'gb' },
+        });
+      }
+      expect((await t.http.get('/v1/regions').set(ro)).body).toEqual(expected);
+      expect(await t.sql("SELECT count(*)::int AS n FROM audit_log WHERE action LIKE 'catalog.%' AND target_id LIKE 'xx-%'")).toEqual([{ n: 0 }]);
     });
   });
 });

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { SetRegionCapacity, SetZoneAvailability } from './application/catalog-admin.use-cases';
 import { Catalog } from './application/catalog.port';
 import { CatalogQueries } from './application/catalog-queries.port';
 import { GetVolumeOptions } from './application/get-volume-options.use-case';
@@ -15,7 +16,9 @@ import { VolumeOptionsController } from './interface/http/volume-options.control
     { provide: CatalogQueries, useClass: TypeOrmCatalogQueries },
     GetVolumeOptions,
     ListRegions,
+    SetZoneAvailability,
+    SetRegionCapacity,
   ],
-  exports: [Catalog],
+  exports: [Catalog, SetZoneAvailability, SetRegionCapacity],
 })
 export class OptionsModule {}

@@ -1,4 +1,4 @@
-import { RegionDefinition, VolumeOffer, VolumeType } from '../domain/catalog';
+import { RegionDefinition, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
 
 /** Regions, their zones and their volume offers: what the provider sells where. */
 export abstract class Catalog {
@@ -7,4 +7,8 @@ export abstract class Catalog {
   abstract offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined>;
   /** Whether the zone belongs to the region. */
   abstract zoneInRegion(regionId: string, zoneId: string): Promise<boolean>;
+  /** Sets whether the zone accepts new disks; undefined when there is no such zone. */
+  abstract setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined>;
+  /** Sets the region's disk capacity; undefined when there is no such region. */
+  abstract setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined>;
 }

@@ -3,7 +3,7 @@ import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transac
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Money } from '../../../shared/kernel/money/money';
 import { Catalog } from '../application/catalog.port';
-import { RegionDefinition, VolumeOffer, VolumeType } from '../domain/catalog';
+import { RegionDefinition, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
 
 interface OfferRow {
   region_id: string;
@@ -63,5 +63,21 @@ export class TypeOrmCatalog extends Catalog {
 
   async zoneInRegion(regionId: string, zoneId: string): Promise<boolean> {
     return (await this.db.one('SELECT 1 FROM zones WHERE id = $1 AND region_id = $2', [zoneId, regionId])) !== undefined;
+  }
+
+  async setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined> {
+    const row = await this.db.one<{ id: string; region_id: string; available: boolean }>(
+      'UPDATE zones SET available = $2 WHERE id = $1 RETURNING id, region_id, available',
+      [zoneId, available],
+    );
+    return row && { id: row.id, regionId: row.region_id, available: row.available };
+  }
+
+  async setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined> {
+    const row = await this.db.one<{ id: string; name: string; capacity_gb: string }>(
+      'UPDATE regions SET capacity_gb = $2 WHERE id = $1 RETURNING id, name, capacity_gb::text',
+      [regionId, capacityGb],
+    );
+    return row && { id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
   }
 }
