@@ -1,14 +1,18 @@
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { getOptionsToken, getStorageToken } from '@nestjs/throttler';
+import { Settings } from '../../shared/config/settings';
 import { Accounts } from './application/accounts.port';
 import { CreateApiKey, RevokeApiKey } from './application/api-keys.use-cases';
 import { Authenticate } from './application/authenticate.use-case';
 import { Credentials } from './application/credentials.port';
 import { LogIn, LogOut, SignUp } from './application/sessions.use-cases';
 import { TypeOrmAccounts } from './infrastructure/typeorm-accounts.repository';
+import { FixedWindowRateLimitStorage } from './infrastructure/rate-limit.storage';
 import { TypeOrmCredentials } from './infrastructure/typeorm-credentials.repository';
 import { AuthenticationGuard, PermissionGuard } from './interface/http/access.guards';
 import { AuthController } from './interface/http/auth.controller';
+import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.guard';
 
 @Module({
   controllers: [AuthController],
@@ -21,8 +25,13 @@ import { AuthController } from './interface/http/auth.controller';
     LogOut,
     CreateApiKey,
     RevokeApiKey,
-    // Global guards, in this order: 401 authentication, then 403 permission.
+    // The throttler's options and storage (fixed windows; Redis when REDIS_URL is set).
+    { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
+    { provide: getStorageToken(), useClass: FixedWindowRateLimitStorage },
+    // Global guards, run in this order (decisions.md check order):
+    // 401 authentication, then 429 rate limit, then 403 permission.
     { provide: APP_GUARD, useClass: AuthenticationGuard },
+    { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: PermissionGuard },
   ],
   exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey],

@@ -10,15 +10,23 @@ export interface Settings {
   databaseUrl: string | undefined;
   dataDir: string;
   redisUrl: string | undefined;
+  /** Prefix of every Redis key this service writes (several deployments or test runs can share one Redis). */
+  redisKeyPrefix: string;
   rateLimitPerMinute: number;
   workerIntervalMs: number;
   workerEnabled: boolean;
+  /** How long a worker holds a claimed operation; after that another process may take it over. */
+  workerLeaseMs: number;
   logLevel: string;
   migrationsRun: boolean;
   /** Seed the demo data into an empty database at start (default true unless NODE_ENV=test). */
   demoSeed: boolean;
   dbPoolSize: number;
   metricsPort: number;
+  /** Interface the API and the metrics endpoint listen on. */
+  host: string;
+  /** How long a graceful shutdown waits for requests in flight before closing their connections. */
+  shutdownTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -50,14 +58,18 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: env.DATA_DIR || './data',
     redisUrl: env.REDIS_URL || undefined,
+    redisKeyPrefix: env.REDIS_KEY_PREFIX || 'cds:',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 500, 10, 3_600_000),
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
+    workerLeaseMs: int(env, 'WORKER_LEASE_MS', 30_000, 100, 3_600_000),
     logLevel,
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
     demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
+    host: env.HOST || '0.0.0.0',
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
   };
 }
 

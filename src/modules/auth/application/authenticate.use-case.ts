@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, forbidden } from '../../../shared/kernel/errors/domain-error';
-import { Principal } from '../domain/principal';
+import { Credential, Principal } from '../domain/principal';
 import { hashToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
 import { Credentials } from './credentials.port';
@@ -9,8 +9,13 @@ import { Credentials } from './credentials.port';
 const UNAUTHORIZED = (message: string): DomainError => new DomainError('unauthorized', message);
 
 /**
- * Turns a bearer token (and, for sessions, the X-Org-ID header) into a Principal.
- * No cache: a revocation takes effect on the next request, on every process.
+ * Turns a bearer token (and, for sessions, the X-Org-ID header) into a Principal, in two steps so
+ * that the rate limit can run between them (decisions.md check order: 401, 429, 403):
+ * `identify` (token → credential, else 401) and `principalFor` (organization, else 403).
+ *
+ * Tokens are looked up by their SHA-256 digest, never compared as plain text: what the database
+ * compares is a digest the caller cannot steer byte by byte, so the lookup's timing tells nothing
+ * about a stored token. No cache: a revocation takes effect on the next request, on every process.
  */
 @Injectable()
 export class Authenticate {
@@ -21,42 +26,48 @@ export class Authenticate {
   ) {}
 
   async execute(authorization: string | undefined, requestedOrgId: string | undefined): Promise<Principal> {
+    return this.principalFor(await this.identify(authorization), requestedOrgId);
+  }
+
+  /** The credential of a valid token; 401 unauthorized for a missing, malformed, unknown, expired or revoked one. */
+  async identify(authorization: string | undefined): Promise<Credential> {
     if (!authorization) throw UNAUTHORIZED('Missing Authorization header; send "Authorization: Bearer <token>"');
     const match = /^Bearer ([^\s]+)$/i.exec(authorization.trim());
     if (!match) throw UNAUTHORIZED('Malformed Authorization header; expected "Bearer <token>"');
     const token = match[1];
     const kind = tokenKind(token);
     if (!kind) throw UNAUTHORIZED('Invalid token');
-    const now = this.clock.now();
 
     if (kind === 'api_key') {
       const key = await this.credentials.findApiKeyByHash(hashToken(token));
       if (!key) throw UNAUTHORIZED('Invalid token');
       if (key.revokedAt) throw UNAUTHORIZED('Token has been revoked');
-      // X-Org-ID is ignored with an API key: the key belongs to one organization.
-      return { kind: 'api_key', orgId: key.orgId, credentialId: key.id, userId: null, role: null, scopes: key.scopes };
+      return { kind: 'api_key', id: key.id, orgId: key.orgId, scopes: key.scopes };
     }
 
     const session = await this.credentials.findSessionByHash(hashToken(token));
     if (!session) throw UNAUTHORIZED('Invalid token');
     if (session.revokedAt) throw UNAUTHORIZED('Token has been revoked');
-    if (session.expiresAt.getTime() <= now.getTime()) throw UNAUTHORIZED('Token has expired; log in again');
+    if (session.expiresAt.getTime() <= this.clock.now().getTime()) throw UNAUTHORIZED('Token has expired; log in again');
+    return { kind: 'session', id: session.id, userId: session.userId };
+  }
 
-    if (requestedOrgId !== undefined) {
-      const role = await this.accounts.membership(session.userId, requestedOrgId);
-      // Same answer for an unknown organization and one the user is not a member of.
-      if (!role) throw forbidden('X-Org-ID names an organization you are not a member of');
-      return { kind: 'session', orgId: requestedOrgId, credentialId: session.id, userId: session.userId, role, scopes: [] };
+  /**
+   * The organization the request acts on. An API key belongs to one organization and ignores
+   * X-Org-ID. A session uses X-Org-ID when sent (403 unless the user is a member: the same answer
+   * for an organization that does not exist), else the user's first organization by membership date.
+   */
+  async principalFor(credential: Credential, requestedOrgId: string | undefined): Promise<Principal> {
+    if (credential.kind === 'api_key') {
+      return { kind: 'api_key', orgId: credential.orgId, credentialId: credential.id, userId: null, role: null, scopes: credential.scopes };
     }
-    const [first] = await this.accounts.memberships(session.userId);
+    if (requestedOrgId !== undefined) {
+      const role = await this.accounts.membership(credential.userId, requestedOrgId);
+      if (!role) throw forbidden('X-Org-ID names an organization you are not a member of');
+      return { kind: 'session', orgId: requestedOrgId, credentialId: credential.id, userId: credential.userId, role, scopes: [] };
+    }
+    const [first] = await this.accounts.memberships(credential.userId);
     if (!first) throw forbidden('You are not a member of any organization');
-    return {
-      kind: 'session',
-      orgId: first.organization.id,
-      credentialId: session.id,
-      userId: session.userId,
-      role: first.role,
-      scopes: [],
-    };
+    return { kind: 'session', orgId: first.organization.id, credentialId: credential.id, userId: credential.userId, role: first.role, scopes: [] };
   }
 }

@@ -47,6 +47,7 @@ export class SignUp {
 @Injectable()
 export class LogIn {
   constructor(
+    private readonly uow: UnitOfWork,
     private readonly accounts: Accounts,
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
@@ -55,7 +56,8 @@ export class LogIn {
 
   async execute(input: { email: string; password: string; ip: string | null }): Promise<SessionIssued & { organizations: MembershipView[] }> {
     const user = await this.accounts.findUserByEmail(input.email.toLowerCase());
-    // Hash even when the user is missing, so the answer takes as long either way.
+    // Hash even when the user is missing, so the answer takes as long either way; the failure is
+    // recorded the same way in both cases (one audit row), and answered with the same error.
     const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);
     if (!user || !ok) {
       await this.audit.record({
@@ -70,25 +72,29 @@ export class LogIn {
     }
     const token = newSessionToken();
     const expiresAt = new Date(this.clock.now().getTime() + SESSION_LIFETIME_MS);
-    const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
-    const organizations = await this.accounts.memberships(user.id);
-    for (const membership of organizations.length > 0 ? organizations : [undefined]) {
-      await this.audit.record({
-        orgId: membership?.organization.id ?? null,
-        actorType: 'user',
-        actorId: user.id,
-        action: 'auth.login',
-        targetId: session.id,
-        ipAddress: input.ip,
-      });
-    }
-    return { token, expiresAt, user, organizations };
+    return this.uow.run(async () => {
+      const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
+      const organizations = await this.accounts.memberships(user.id);
+      // One row per organization of the user, so each organization's audit log shows the sign-in.
+      for (const membership of organizations.length > 0 ? organizations : [undefined]) {
+        await this.audit.record({
+          orgId: membership?.organization.id ?? null,
+          actorType: 'user',
+          actorId: user.id,
+          action: 'auth.login',
+          targetId: session.id,
+          ipAddress: input.ip,
+        });
+      }
+      return { token, expiresAt, user, organizations };
+    });
   }
 }
 
 @Injectable()
 export class LogOut {
   constructor(
+    private readonly uow: UnitOfWork,
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
@@ -96,7 +102,9 @@ export class LogOut {
 
   async execute(principal: Principal, ip: string | null): Promise<void> {
     if (principal.kind !== 'session') throw new DomainError('forbidden', 'Only a session can log out');
-    await this.credentials.revokeSession(principal.credentialId, this.clock.now());
-    await this.audit.record({ orgId: principal.orgId, actorType: 'user', actorId: principal.userId, action: 'auth.logout', targetId: principal.credentialId, ipAddress: ip });
+    await this.uow.run(async () => {
+      await this.credentials.revokeSession(principal.credentialId, this.clock.now());
+      await this.audit.record({ orgId: principal.orgId, actorType: 'user', actorId: principal.userId, action: 'auth.logout', targetId: principal.credentialId, ipAddress: ip });
+    });
   }
 }

@@ -15,6 +15,14 @@ export type Principal =
   | { kind: 'api_key'; orgId: string; credentialId: string; userId: null; role: null; scopes: readonly Scope[] }
   | { kind: 'session'; orgId: string; credentialId: string; userId: string; role: Role; scopes: readonly Scope[] };
 
+/**
+ * A valid credential, before an organization is selected: what authentication (401) yields and
+ * the rate limit counts against. Turned into a Principal after the rate limit (X-Org-ID: 403).
+ */
+export type Credential =
+  | { kind: 'api_key'; id: string; orgId: string; scopes: readonly Scope[] }
+  | { kind: 'session'; id: string; userId: string };
+
 /** What a route needs: an API key scope, the session roles allowed, or sessions only. */
 export interface AccessRule {
   scope?: Scope;

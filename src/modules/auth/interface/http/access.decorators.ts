@@ -1,12 +1,15 @@
 import { ExecutionContext, SetMetadata, createParamDecorator } from '@nestjs/common';
 import type { Request } from 'express';
-import { AccessRule, Principal } from '../../domain/principal';
+import { AccessRule, Credential, Principal } from '../../domain/principal';
 
 export const ACCESS_METADATA = 'cds:access';
 export type AccessDeclaration = AccessRule | 'public';
 
 declare module 'express-serve-static-core' {
   interface Request {
+    /** Set by AuthenticationGuard: the valid credential (what the rate limit counts against). */
+    credential?: Credential;
+    /** Set by PermissionGuard: the credential with its organization, for the controllers. */
     principal?: Principal;
   }
 }

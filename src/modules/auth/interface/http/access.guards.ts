@@ -25,22 +25,30 @@ export class AuthenticationGuard implements CanActivate {
     }
     if (declaration === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
-    const orgHeader = req.header('x-org-id');
-    req.principal = await this.authenticate.execute(req.header('authorization'), orgHeader === undefined ? undefined : orgHeader.trim());
+    req.credential = await this.authenticate.identify(req.header('authorization'));
     return true;
   }
 }
 
-/** Last global guard: scope for API keys, role for sessions (403). */
+/**
+ * Last global guard, after the rate limit: the organization (X-Org-ID, sessions only), then the
+ * scope for API keys or the role for sessions (403). Sets the Principal the controllers get.
+ */
 @Injectable()
 export class PermissionGuard implements CanActivate {
-  constructor(private readonly reflector: Reflector) {}
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticate: Authenticate,
+  ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const declaration = accessDeclaration(this.reflector, context);
     if (declaration === 'public') return true;
-    const principal = context.switchToHttp().getRequest<Request>().principal;
-    if (!declaration || !principal) throw forbidden('Access denied');
+    const req = context.switchToHttp().getRequest<Request>();
+    if (!declaration || !req.credential) throw forbidden('Access denied');
+    const orgHeader = req.header('x-org-id');
+    const principal = await this.authenticate.principalFor(req.credential, orgHeader === undefined ? undefined : orgHeader.trim());
+    req.principal = principal;
     const verdict = checkAccess(principal, declaration);
     if (!verdict.allowed) throw forbidden(verdict.reason);
     return true;

@@ -1,0 +1,197 @@
+import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
+import { CreateApiKey, MAX_API_KEYS_PER_ORG, OPERATOR, RevokeApiKey } from '../../src/modules/auth/application/api-keys.use-cases';
+import { Authenticate } from '../../src/modules/auth/application/authenticate.use-case';
+import { LogIn, LogOut, SESSION_LIFETIME_MS, SignUp } from '../../src/modules/auth/application/sessions.use-cases';
+import { ADMIN_ROLES, ANY_ROLE, Principal, WRITER_ROLES, checkAccess } from '../../src/modules/auth/domain/principal';
+import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newApiKeyToken, newSessionToken, tokenKind, verifyPassword } from '../../src/modules/auth/domain/tokens';
+import { InMemoryAccounts, InMemoryCredentials } from '../../src/modules/auth/testing/in-memory-auth';
+import { InMemoryUnitOfWork } from '../../src/shared/database/in-memory-unit-of-work';
+import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { DomainError } from '../../src/shared/kernel/errors/domain-error';
+
+const NOW = new Date('2026-11-21T10:00:00.000Z');
+
+async function failure(promise: Promise<unknown>): Promise<{ code: string; message: string; details?: unknown }> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof DomainError) return { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
+    throw err;
+  }
+  throw new Error('expected a DomainError, got success');
+}
+
+function setup() {
+  const clock = new FixedClock(NOW);
+  const accounts = new InMemoryAccounts();
+  const credentials = new InMemoryCredentials();
+  const audit = new InMemoryAuditTrail();
+  const uow = new InMemoryUnitOfWork();
+  return {
+    clock,
+    accounts,
+    credentials,
+    audit,
+    authenticate: new Authenticate(credentials, accounts, clock),
+    signUp: new SignUp(uow, accounts, credentials, audit, clock),
+    logIn: new LogIn(uow, accounts, credentials, audit, clock),
+    logOut: new LogOut(uow, credentials, audit, clock),
+    createKey: new CreateApiKey(uow, accounts, credentials, audit),
+    revokeKey: new RevokeApiKey(uow, credentials, audit, clock),
+  };
+}
+
+describe('tokens and passwords', () => {
+  it('tells API keys from sessions by prefix and refuses anything else', () => {
+    expect(tokenKind(newApiKeyToken())).toBe('api_key');
+    expect(tokenKind(newSessionToken())).toBe('session');
+    expect(newApiKeyToken()).toMatch(/^cds_live_[A-Za-z0-9]{40}$/);
+    expect(newSessionToken()).toMatch(/^cds_sess_[A-Za-z0-9]{40}$/);
+    for (const bad of ['cds_live_short', 'cds_test_' + 'a'.repeat(40), 'cds_live_' + 'a'.repeat(39) + '-', '', 'Bearer']) {
+      expect(tokenKind(bad)).toBeUndefined();
+    }
+  });
+
+  it('stores tokens as SHA-256 and passwords as salted scrypt', async () => {
+    expect(hashToken('cds_live_x').length).toBe(32);
+    const a = await hashPassword('a long password');
+    const b = await hashPassword('a long password');
+    expect(a).toMatch(/^scrypt\$16384\$8\$1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
+    expect(a).not.toBe(b);
+    expect(a).not.toContain('a long password');
+    expect(await verifyPassword('a long password', a)).toBe(true);
+    expect(await verifyPassword('a long passwore', a)).toBe(false);
+    expect(await verifyPassword('anything', DUMMY_PASSWORD_HASH)).toBe(false);
+  });
+});
+
+describe('checkAccess: scope for API keys, role for sessions, sessions-only routes', () => {
+  const key = (scopes: ('vm:read' | 'vm:write')[]): Principal => ({ kind: 'api_key', orgId: 'org_a', credentialId: 'key_a', userId: null, role: null, scopes });
+  const session = (role: 'owner' | 'admin' | 'developer' | 'viewer'): Principal => ({ kind: 'session', orgId: 'org_a', credentialId: 'ses_a', userId: 'usr_a', role, scopes: [] });
+  const write = { scope: 'vm:write' as const, roles: WRITER_ROLES };
+
+  it('lets an API key through only with the scope the route names', () => {
+    expect(checkAccess(key(['vm:read', 'vm:write']), write)).toEqual({ allowed: true });
+    expect(checkAccess(key(['vm:read']), write)).toEqual({ allowed: false, reason: 'The API key lacks the scope vm:write' });
+    expect(checkAccess(key(['vm:read']), { scope: 'vm:read', roles: ANY_ROLE })).toEqual({ allowed: true });
+    expect(checkAccess(key(['vm:read', 'vm:write']), { roles: ADMIN_ROLES })).toEqual({ allowed: false, reason: 'This endpoint is not available to API keys' });
+    expect(checkAccess(key(['vm:read', 'vm:write']), { sessionOnly: true })).toEqual({
+      allowed: false,
+      reason: 'This endpoint is for sessions only; API keys cannot use it',
+    });
+  });
+
+  it('lets a session through only with one of the roles the route names', () => {
+    for (const role of ['developer', 'admin', 'owner'] as const) expect(checkAccess(session(role), write)).toEqual({ allowed: true });
+    expect(checkAccess(session('viewer'), write)).toEqual({ allowed: false, reason: 'Role viewer may not do this; it needs one of: developer, admin, owner' });
+    expect(checkAccess(session('viewer'), { scope: 'vm:read', roles: ANY_ROLE })).toEqual({ allowed: true });
+    expect(checkAccess(session('viewer'), { sessionOnly: true })).toEqual({ allowed: true });
+    expect(checkAccess(session('developer'), { roles: ADMIN_ROLES }).allowed).toBe(false);
+  });
+});
+
+describe('Authenticate', () => {
+  it('refuses missing, malformed, unknown, revoked and expired tokens with unauthorized', async () => {
+    const s = setup();
+    await s.accounts.createOrganization({ id: 'org_a', name: 'A' });
+    const { token: keyToken, key } = await s.createKey.execute({ orgId: 'org_a', name: 'ci', scopes: ['vm:read'] }, OPERATOR);
+
+    expect(await failure(s.authenticate.identify(undefined))).toEqual({ code: 'unauthorized', message: 'Missing Authorization header; send "Authorization: Bearer <token>"' });
+    for (const header of [`Basic ${keyToken}`, 'Bearer', `Bearer ${keyToken} extra`, keyToken]) {
+      expect(await failure(s.authenticate.identify(header))).toEqual({ code: 'unauthorized', message: 'Malformed Authorization header; expected "Bearer <token>"' });
+    }
+    expect(await failure(s.authenticate.identify('Bearer cds_live_short'))).toEqual({ code: 'unauthorized', message: 'Invalid token' });
+    expect(await failure(s.authenticate.identify(`Bearer ${newApiKeyToken()}`))).toEqual({ code: 'unauthorized', message: 'Invalid token' });
+    expect(await failure(s.authenticate.identify(`Bearer ${newSessionToken()}`))).toEqual({ code: 'unauthorized', message: 'Invalid token' });
+
+    expect(await s.authenticate.identify(`Bearer ${keyToken}`)).toEqual({ kind: 'api_key', id: key.id, orgId: 'org_a', scopes: ['vm:read'] });
+    expect(await s.authenticate.identify(`bearer ${keyToken}`)).toEqual({ kind: 'api_key', id: key.id, orgId: 'org_a', scopes: ['vm:read'] });
+    await s.revokeKey.execute({ id: key.id }, OPERATOR);
+    expect(await failure(s.authenticate.identify(`Bearer ${keyToken}`))).toEqual({ code: 'unauthorized', message: 'Token has been revoked' });
+
+    const signed = await s.signUp.execute({ email: 'Me@Example.test', password: 'a long password', organizationName: 'Mine', ip: null });
+    expect(await s.authenticate.identify(`Bearer ${signed.token}`)).toEqual({ kind: 'session', id: expect.stringMatching(/^ses_/), userId: signed.user.id });
+    s.clock.advance(SESSION_LIFETIME_MS - 1);
+    expect((await s.authenticate.identify(`Bearer ${signed.token}`)).kind).toBe('session');
+    s.clock.advance(1);
+    expect(await failure(s.authenticate.identify(`Bearer ${signed.token}`))).toEqual({ code: 'unauthorized', message: 'Token has expired; log in again' });
+  });
+
+  it('selects the organization: X-Org-ID for members, 403 alike for non-members and unknown ids, ignored with an API key, else the first membership', async () => {
+    const s = setup();
+    const me = await s.signUp.execute({ email: 'me@x.test', password: 'a long password', organizationName: 'Mine', ip: null });
+    const other = await s.accounts.createOrganization({ id: 'org_other', name: 'Other' });
+    const foreign = await s.accounts.createOrganization({ id: 'org_foreign', name: 'Foreign' });
+    await s.accounts.addMember(other.id, me.user.id, 'viewer');
+    const credential = await s.authenticate.identify(`Bearer ${me.token}`);
+
+    expect(await s.authenticate.principalFor(credential, undefined)).toEqual({
+      kind: 'session', orgId: me.organization.id, credentialId: credential.id, userId: me.user.id, role: 'owner', scopes: [],
+    });
+    expect(await s.authenticate.principalFor(credential, 'org_other')).toEqual({
+      kind: 'session', orgId: 'org_other', credentialId: credential.id, userId: me.user.id, role: 'viewer', scopes: [],
+    });
+    const notMember = await failure(s.authenticate.principalFor(credential, foreign.id));
+    const unknown = await failure(s.authenticate.principalFor(credential, 'org_nope'));
+    expect(notMember).toEqual({ code: 'forbidden', message: 'X-Org-ID names an organization you are not a member of' });
+    expect(unknown).toEqual(notMember);
+
+    const { token } = await s.createKey.execute({ orgId: foreign.id, name: 'k', scopes: ['vm:read'] }, OPERATOR);
+    const keyCredential = await s.authenticate.identify(`Bearer ${token}`);
+    expect((await s.authenticate.principalFor(keyCredential, me.organization.id)).orgId).toBe(foreign.id);
+    expect((await s.authenticate.execute(`Bearer ${token}`, 'org_nope')).orgId).toBe(foreign.id);
+  });
+});
+
+describe('sessions: signup, login, logout', () => {
+  it('answers a wrong password and an unknown email with the same error, and audits both', async () => {
+    const s = setup();
+    await s.signUp.execute({ email: 'me@x.test', password: 'a long password', organizationName: 'Mine', ip: '10.0.0.1' });
+    const wrongPassword = await failure(s.logIn.execute({ email: 'me@x.test', password: 'not it at all', ip: '10.0.0.2' }));
+    const unknownEmail = await failure(s.logIn.execute({ email: 'nobody@x.test', password: 'not it at all', ip: '10.0.0.3' }));
+    expect(wrongPassword).toEqual({ code: 'invalid_credentials', message: 'Wrong email or password' });
+    expect(unknownEmail).toEqual(wrongPassword);
+    expect(s.audit.entries.filter((e) => e.action === 'auth.login_failed')).toEqual([
+      { orgId: null, actorType: 'user', actorId: expect.stringMatching(/^usr_/), action: 'auth.login_failed', ipAddress: '10.0.0.2', data: { reason: 'wrong_password' } },
+      { orgId: null, actorType: 'anonymous', actorId: null, action: 'auth.login_failed', ipAddress: '10.0.0.3', data: { reason: 'unknown_email' } },
+    ]);
+    expect(s.credentials.sessions.size).toBe(1);
+  });
+
+  it('logs in case-insensitively by email, for 24 hours, and logout revokes the session at once', async () => {
+    const s = setup();
+    const signed = await s.signUp.execute({ email: 'me@x.test', password: 'a long password', organizationName: 'Mine', ip: null });
+    const login = await s.logIn.execute({ email: 'ME@X.test', password: 'a long password', ip: '10.0.0.9' });
+    expect(login.expiresAt).toEqual(new Date(NOW.getTime() + SESSION_LIFETIME_MS));
+    expect(login.organizations.map((m) => [m.organization.id, m.role])).toEqual([[signed.organization.id, 'owner']]);
+    const principal = await s.authenticate.execute(`Bearer ${login.token}`, undefined);
+    await s.logOut.execute(principal, '10.0.0.9');
+    expect(await failure(s.authenticate.identify(`Bearer ${login.token}`))).toEqual({ code: 'unauthorized', message: 'Token has been revoked' });
+    expect((await s.authenticate.identify(`Bearer ${signed.token}`)).kind).toBe('session');
+    expect(s.audit.entries.at(-1)).toEqual({
+      orgId: signed.organization.id, actorType: 'user', actorId: signed.user.id, action: 'auth.logout', targetId: principal.credentialId, ipAddress: '10.0.0.9',
+    });
+  });
+
+  it('refuses logout to an API key', async () => {
+    const s = setup();
+    const principal: Principal = { kind: 'api_key', orgId: 'org_a', credentialId: 'key_a', userId: null, role: null, scopes: ['vm:read'] };
+    expect(await failure(s.logOut.execute(principal, null))).toEqual({ code: 'forbidden', message: 'Only a session can log out' });
+  });
+});
+
+describe('API keys', () => {
+  it(`allows ${MAX_API_KEYS_PER_ORG} active keys per organization; revoked ones do not count`, async () => {
+    const s = setup();
+    await s.accounts.createOrganization({ id: 'org_a', name: 'A' });
+    const ids: string[] = [];
+    for (let i = 0; i < MAX_API_KEYS_PER_ORG; i++) ids.push((await s.createKey.execute({ orgId: 'org_a', name: `k${i}`, scopes: ['vm:read'] }, OPERATOR)).key.id);
+    expect(await failure(s.createKey.execute({ orgId: 'org_a', name: 'one too many', scopes: ['vm:read'] }, OPERATOR))).toEqual({
+      code: 'quota_exceeded',
+      message: 'An organization may hold at most 20 API keys; revoke one first',
+      details: { limit: 20 },
+    });
+    await s.revokeKey.execute({ id: ids[0] }, OPERATOR);
+    expect((await s.createKey.execute({ orgId: 'org_a', name: 'replacement', scopes: ['vm:write'] }, OPERATOR)).key.scopes).toEqual(['vm:write']);
+  });
+});
