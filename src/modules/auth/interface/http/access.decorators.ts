@@ -30,8 +30,9 @@ export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: Execu
   return principal;
 });
 
-/** The caller's IP address, for the audit log. */
+/** The caller's IP address, for the audit log (an IPv4 client on a dual-stack socket as plain IPv4). */
 export const ClientIp = createParamDecorator((_data: unknown, ctx: ExecutionContext): string | null => {
   const req = ctx.switchToHttp().getRequest<Request>();
-  return req.ip ?? req.socket.remoteAddress ?? null;
+  const ip = req.ip ?? req.socket.remoteAddress ?? null;
+  return ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice('::ffff:'.length) : ip;
 });
