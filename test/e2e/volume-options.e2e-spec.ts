@@ -1,3 +1,4 @@
+import { Db } from '../../src/shared/database/transaction';
 import { TestApp, startTestApp } from '../support/test-app';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 
@@ -42,6 +43,7 @@ describe('GET /v1/volume-options', () => {
     await t.seed({
       regions: [
         region('id-jkt'),
+        region('rt-one', { name: 'Round trips' }),
         {
           id: 'sg-sin',
           name: 'Singapore',
@@ -267,6 +269,22 @@ describe('GET /v1/volume-options', () => {
       { id: 'id-jkt-a', available: true, servers: [{ id: 'vm_othweb1', name: 'aaa-other' }] },
       { id: 'id-jkt-b', available: false, servers: [] },
     ]);
+  });
+
+  it('reads the catalog in at most two SQL statements, and in one while the offer and zones are cached', async () => {
+    const exec = jest.spyOn(t.app.get(Db), 'exec');
+    try {
+      const catalogStatements = () => exec.mock.calls.filter(([sql]) => /\bFROM regions r\b/.test(sql)).length;
+      const first = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+      expect(first.status).toBe(200);
+      expect(catalogStatements()).toBe(2);
+      exec.mockClear();
+      const second = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+      expect(second.body).toEqual(first.body);
+      expect(catalogStatements()).toBe(1);
+    } finally {
+      exec.mockRestore();
+    }
   });
 
   it('answers 401 without a valid token, before validating the query', async () => {
