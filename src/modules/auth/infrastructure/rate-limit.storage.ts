@@ -115,6 +115,11 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
     return this.redis !== undefined;
   }
 
+  /** The Redis connection's state ('ready', 'reconnecting', 'end'...), undefined without Redis. */
+  get redisStatus(): string | undefined {
+    return this.redis?.status;
+  }
+
   async onModuleInit(): Promise<void> {
     if (!this.redis) return;
     // A Redis that is down at start does not stop the service: ioredis keeps reconnecting.
@@ -123,12 +128,21 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
 
   async onApplicationShutdown(): Promise<void> {
     this.memory.clear();
-    if (!this.redis || this.redis.status === 'end') return;
-    if (this.redis.status === 'ready') {
-      await this.redis.quit().catch(() => this.redis?.disconnect());
+    const redis = this.redis;
+    if (!redis || redis.status === 'end') return;
+    // quit() resolves on Redis's reply, before the socket is closed: wait for 'end' (bounded).
+    let timer: NodeJS.Timeout | undefined;
+    const ended = new Promise<void>((resolve) => {
+      redis.once('end', () => resolve());
+      timer = setTimeout(resolve, 2000);
+    });
+    if (redis.status === 'ready') {
+      await redis.quit().catch(() => redis.disconnect());
     } else {
-      this.redis.disconnect();
+      redis.disconnect();
     }
+    await ended;
+    clearTimeout(timer);
   }
 
   /** The throttler's storage interface; `ttl` is the window in milliseconds. */

@@ -1,0 +1,85 @@
+import request from 'supertest';
+import { newApiKeyToken } from '../../src/modules/auth/domain/tokens';
+import { createTestDatabase, TestDatabase } from '../support/database';
+import { bearer } from '../support/fixtures';
+import { ServerProcess, startServerProcess, tempDir } from '../support/processes';
+
+/**
+ * No token or password in any log line: a real server process at LOG_LEVEL=trace (the most
+ * verbose), its stdout and stderr captured while it handles a signup, logins (right and wrong),
+ * authenticated requests, a request with an unknown token and a logout.
+ */
+describe('logs hold no token and no password', () => {
+  let server: ServerProcess;
+  let db: TestDatabase;
+  const dataDir = tempDir('cds-auth-logs-');
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    server = await startServerProcess({
+      PORT: '4421',
+      LOG_LEVEL: 'trace',
+      DATABASE_URL: db.url,
+      DATA_DIR: db.url ? undefined : dataDir.path,
+      DEMO_SEED: 'false',
+      WORKER_ENABLED: 'false',
+    });
+  }, 90_000);
+  afterAll(async () => {
+    await server?.stop();
+    await db?.drop();
+    dataDir.remove();
+  });
+
+  it('logs the requests, but none of the secrets they carried', async () => {
+    const password = 'Sekr3t-passphrase-for-log-test';
+    const wrongPassword = 'Wr0ng-passphrase-for-log-test';
+    const unknownToken = newApiKeyToken();
+    const http = () => request(server.url);
+    const requestIds: string[] = [];
+    const track = <T extends { headers: Record<string, string> }>(res: T): T => {
+      requestIds.push(res.headers['x-request-id']);
+      return res;
+    };
+
+    const signup = track(await http().post('/v1/auth/signup').send({ email: 'logs@test.test', password, organization_name: 'Logs' }));
+    expect(signup.status).toBe(201);
+    const login = track(await http().post('/v1/auth/login').send({ email: 'logs@test.test', password }));
+    expect(login.status).toBe(200);
+    const failed = track(await http().post('/v1/auth/login').send({ email: 'logs@test.test', password: wrongPassword }));
+    expect(failed.status).toBe(401);
+    const wallet = track(await http().get('/v1/wallet').set(bearer(login.body.token)));
+    expect(wallet.status).toBe(200);
+    const wrongOrg = track(await http().get('/v1/wallet').set(bearer(login.body.token)).set('X-Org-ID', 'org_other'));
+    expect(wrongOrg.status).toBe(403);
+    const unknown = track(await http().get('/v1/wallet').set(bearer(unknownToken)));
+    expect(unknown.status).toBe(401);
+    const logout = track(await http().post('/v1/auth/logout').set(bearer(login.body.token)));
+    expect(logout.status).toBe(204);
+
+    // Stop the process so that everything it buffered is written out.
+    await server.stop();
+    const output = server.output();
+    expect(output).toContain('listening on');
+    // The requests themselves were logged (one line each, with its request id)...
+    for (const id of requestIds) expect(output).toContain(id);
+
+    const secrets = {
+      password,
+      wrongPassword,
+      signupToken: signup.body.token as string,
+      loginToken: login.body.token as string,
+      unknownToken,
+    };
+    const found = Object.entries(secrets)
+      .flatMap(([name, secret]) => [
+        output.includes(secret) ? name : undefined,
+        // The random part alone, in case a log line splits or re-encodes the prefix.
+        secret.startsWith('cds_') && output.includes(secret.slice('cds_live_'.length)) ? `${name} (random part)` : undefined,
+      ])
+      .filter((x) => x !== undefined);
+    // ...but no secret they carried.
+    expect(found).toEqual([]);
+    expect(output).not.toMatch(/Bearer\s+cds_/i);
+  });
+});
