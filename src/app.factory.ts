@@ -1,11 +1,14 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
 import { deferredJsonBody } from './shared/http/body-parsing';
+import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
 import { requestIdMiddleware } from './shared/http/request-id';
 import { Clock } from './shared/kernel/clock/clock';
+import { Metrics, httpMetricsMiddleware } from './shared/observability/metrics';
 
 /**
  * Builds the HTTP application exactly as production runs it; tests use this too, so they
@@ -15,10 +18,15 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, options.clock), {
     bodyParser: false,
     logger: options.logger === false ? false : undefined,
+    // Nest's own logs wait for pino (structured JSON, LOG_LEVEL) instead of going to the console.
+    bufferLogs: options.logger !== false,
   });
+  if (options.logger !== false) app.useLogger(app.get(PinoNestLogger));
   app.disable('x-powered-by');
   app.use(requestIdMiddleware);
+  app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use(deferredJsonBody());
-  app.enableShutdownHooks();
+  app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
+  // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.
   return app;
 }

@@ -2,6 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { DocsModule } from './modules/docs/docs.module';
+import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
@@ -11,6 +13,7 @@ import { DatabaseModule } from './shared/database/database.module';
 import { BodyErrorInterceptor } from './shared/http/body-parsing';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
 import { RequestValidationPipe } from './shared/http/validation.pipe';
+import { ObservabilityModule } from './shared/observability/observability.module';
 import { Clock } from './shared/kernel/clock/clock';
 import { SharedModule } from './shared/shared.module';
 
@@ -22,12 +25,15 @@ export class AppModule {
       imports: [
         SharedModule.forRoot(settings, clock),
         DatabaseModule,
+        ObservabilityModule,
         AuditModule,
         AuthModule,
         WalletModule,
         OptionsModule,
         VolumesModule,
         OperatorModule,
+        MonitoringModule,
+        DocsModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -4,13 +4,15 @@ import { DataSource } from 'typeorm';
 import { createApp } from './app.factory';
 import { seedDemoIfEmpty } from './demo/demo-seed';
 import { loadSettings } from './shared/config/settings';
+import { handleShutdownSignals } from './shared/lifecycle/graceful-shutdown';
 
 async function bootstrap(): Promise<void> {
   const settings = loadSettings();
   const app = await createApp(settings);
   const logger = new Logger('Bootstrap');
   const demo = settings.demoSeed ? await seedDemoIfEmpty(app.get(DataSource), app) : undefined;
-  await app.listen(settings.port, '0.0.0.0');
+  await app.listen(settings.port, settings.host);
+  handleShutdownSignals(app, settings.shutdownTimeoutMs);
   const address = app.getHttpServer().address();
   const url = `http://localhost:${typeof address === 'object' && address ? address.port : settings.port}`;
   logger.log(`Cloud Disk Service listening on ${url} (database: ${settings.databaseUrl ? 'PostgreSQL server' : `embedded, ${settings.dataDir}`})`);

@@ -40,7 +40,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
   ensureBuilt();
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
-    env: childEnv({ PORT: '0', LOG_LEVEL: 'info', ...env }),
+    env: childEnv({ PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -32,6 +32,9 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
     workerEnabled: false,
     demoSeed: false,
     logLevel: 'silent',
+    // A free port for each app's metrics endpoint (MetricsServer.port() tells which), on loopback only.
+    metricsPort: 0,
+    host: '127.0.0.1',
     ...overrides,
   };
   const app = await createApp(settings, { clock, logger: false });

@@ -1,8 +1,10 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, NotFoundException, Optional } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Express, Request, Response } from 'express';
 import { DomainError, ErrorCode } from '../kernel/errors/domain-error';
+import { Metrics } from '../observability/metrics';
+import { routeOf } from '../observability/route-label';
 import { ErrorEnvelope, PayloadTooLargeError, STATUS_OF, domainErrorResponse, errorEnvelope } from './error-envelope';
 import { requestIdOf } from './request-id';
 import { allowedMethods } from './route-methods';
@@ -29,7 +31,10 @@ const CODE_OF_STATUS: Partial<Record<number, ErrorCode>> = {
 export class HttpExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpExceptionFilter');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -37,8 +42,11 @@ export class HttpExceptionFilter implements ExceptionFilter {
     const res = ctx.getResponse<Response>();
     const requestId = requestIdOf(req);
     const { status, body } = this.toResponse(exception, req, res, requestId);
+    // Every 429 of the service is produced here, whichever guard refused the request.
+    if (body.error.code === 'rate_limited') this.metrics?.rateLimitRejected(routeOf(req));
     if (res.headersSent) {
-      this.logger.error({ request_id: requestId, msg: 'error after the response started' });
+      // Logged through pino inside the request's context: the line carries its request_id.
+      this.logger.error({ msg: 'error after the response started' });
       return;
     }
     res.status(status).json(body);
@@ -74,9 +82,9 @@ export class HttpExceptionFilter implements ExceptionFilter {
         return { status, body: errorEnvelope(code, this.messageOf(exception), requestId) };
       }
     }
+    // Logged through pino inside the request's context: the line carries its request_id.
     this.logger.error({
       msg: 'unexpected exception',
-      request_id: requestId,
       method: req.method,
       path: req.path,
       err: exception instanceof Error ? { name: exception.name, message: exception.message, stack: exception.stack } : String(exception),

@@ -5,7 +5,8 @@ const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
 declare module 'express-serve-static-core' {
   interface Request {
-    id?: string;
+    /** Set by requestIdMiddleware, the first middleware (pino-http's logs reuse it as request_id). */
+    id: string;
   }
 }
 

@@ -1,0 +1,74 @@
+import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSchema, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
+import type { Response } from 'express';
+import { REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+import { Public } from '../../../auth/interface/http/access.decorators';
+import { CheckReadiness } from '../../application/check-readiness.use-case';
+
+@ApiSchema({ name: 'Health' })
+export class HealthResponse {
+  @ApiProperty({ enum: ['ok'], example: 'ok' })
+  status: 'ok';
+}
+
+@ApiSchema({ name: 'ReadinessChecks' })
+export class ReadinessChecksResponse {
+  @ApiProperty({ enum: ['ok', 'error'], description: 'The database answers SELECT 1', example: 'ok' })
+  database: 'ok' | 'error';
+
+  @ApiProperty({ enum: ['ok', 'pending', 'error'], description: 'Every migration of this build is applied', example: 'ok' })
+  migrations: 'ok' | 'pending' | 'error';
+
+  @ApiProperty({ enum: ['ok', 'error', 'not_configured'], description: 'Redis answers PING (only when REDIS_URL is set)', example: 'not_configured' })
+  redis: 'ok' | 'error' | 'not_configured';
+}
+
+@ApiSchema({ name: 'Readiness' })
+export class ReadinessResponse {
+  @ApiProperty({ enum: ['ready', 'not_ready'], example: 'ready' })
+  status: 'ready' | 'not_ready';
+
+  @ApiProperty({ type: () => ReadinessChecksResponse })
+  checks: ReadinessChecksResponse;
+}
+
+/** Probes for load balancers and orchestrators: public, never rate limited, never cached. */
+@ApiTags('Health')
+@Controller('v1')
+@Public()
+@SkipThrottle()
+export class HealthController {
+  constructor(private readonly checkReadiness: CheckReadiness) {}
+
+  @Get('health')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({ summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
+  @ApiOkResponse({ type: HealthResponse, headers: REQUEST_ID_HEADER })
+  health(): HealthResponse {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @Header('Cache-Control', 'no-store')
+  @ApiOperation({
+    summary: 'Readiness: the database answers, its migrations are applied, Redis answers when configured',
+    description:
+      'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
+      '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
+  })
+  @ApiOkResponse({ type: ReadinessResponse, headers: REQUEST_ID_HEADER })
+  @ApiResponse({
+    status: 503,
+    description: 'Not ready: at least one check failed',
+    type: ReadinessResponse,
+    headers: REQUEST_ID_HEADER,
+    example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } },
+  })
+  async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessResponse> {
+    const readiness = await this.checkReadiness.execute();
+    res.status(readiness.ready ? 200 : 503);
+    return { status: readiness.ready ? 'ready' : 'not_ready', checks: readiness.checks };
+  }
+}

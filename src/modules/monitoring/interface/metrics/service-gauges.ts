@@ -1,0 +1,89 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Gauge } from 'prom-client';
+import { Metrics } from '../../../../shared/observability/metrics';
+import { Clock } from '../../../../shared/kernel/clock/clock';
+import { ServiceStats } from '../../application/service-stats.port';
+
+/**
+ * Gauges read from the database at each scrape: operations by type and status, worker lag
+ * (age of the oldest pending operation) and wallet holds. A failed read leaves the gauge empty
+ * for that scrape (and logs a warning) rather than failing the whole scrape.
+ */
+@Injectable()
+export class ServiceGauges implements OnModuleInit {
+  private readonly logger = new Logger('ServiceGauges');
+
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly stats: ServiceStats,
+    private readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    const { stats, clock } = this;
+    const registers = [this.metrics.registry];
+    const failed = (gauge: string, err: unknown): void =>
+      this.logger.warn({ msg: 'metrics: reading the database failed', gauge, err: err instanceof Error ? err.message : String(err) });
+
+    new Gauge({
+      name: 'cds_operations',
+      help: 'Operations in the database, by type and status',
+      labelNames: ['type', 'status'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const r of await stats.operationCounts()) this.set({ type: r.type, status: r.status }, r.count);
+        } catch (err) {
+          failed('cds_operations', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_worker_lag_seconds',
+      help: 'Age in seconds of the oldest pending operation (0 when none is pending)',
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          const oldest = await stats.oldestPendingOperation();
+          this.set(oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0);
+        } catch (err) {
+          failed('cds_worker_lag_seconds', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_wallet_holds_outstanding',
+      help: 'Wallet holds of unfinished operations not yet captured or released, by currency',
+      labelNames: ['currency'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const h of await stats.holds()) this.set({ currency: h.currency }, h.outstanding);
+        } catch (err) {
+          failed('cds_wallet_holds_outstanding', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_wallet_reserved_minor_units',
+      help: 'Sum of the reserved wallet balances, by currency, in minor units (USD 0.00001, IDR 1)',
+      labelNames: ['currency'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          // Exact as long as the sum stays below 2^53 minor units (90 billion USD).
+          for (const h of await stats.holds()) this.set({ currency: h.currency }, Number(h.reservedMinor));
+        } catch (err) {
+          failed('cds_wallet_reserved_minor_units', err);
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { CheckReadiness } from './application/check-readiness.use-case';
+import { DatabaseHealth, RedisHealth } from './application/readiness.port';
+import { ServiceStats } from './application/service-stats.port';
+import { IoRedisHealth } from './infrastructure/ioredis-health';
+import { TypeOrmDatabaseHealth } from './infrastructure/typeorm-database-health';
+import { TypeOrmServiceStats } from './infrastructure/typeorm-service-stats';
+import { HealthController } from './interface/http/health.controller';
+import { ServiceGauges } from './interface/metrics/service-gauges';
+
+/** Health and readiness probes, and the gauges Prometheus reads from the database. */
+@Module({
+  controllers: [HealthController],
+  providers: [
+    { provide: DatabaseHealth, useClass: TypeOrmDatabaseHealth },
+    { provide: RedisHealth, useClass: IoRedisHealth },
+    { provide: ServiceStats, useClass: TypeOrmServiceStats },
+    CheckReadiness,
+    ServiceGauges,
+  ],
+})
+export class MonitoringModule {}

@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { routeOf } from './route-label';
+
+/** Status label of a request whose client went away before the answer was sent (nginx's 499). */
+export const CLIENT_CLOSED_STATUS = '499';
+
+/**
+ * The application's Prometheus metrics, in a Registry of its own (not prom-client's global
+ * one), so several applications in one process (tests) keep separate counts.
+ * Other modules add their gauges to `registry`.
+ */
+@Injectable()
+export class Metrics {
+  readonly registry = new Registry();
+
+  private readonly requests = new Counter({
+    name: 'cds_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly latency = new Histogram({
+    name: 'cds_http_request_duration_seconds',
+    help: 'Time from request received to response sent, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  private readonly rateLimited = new Counter({
+    name: 'cds_rate_limit_rejections_total',
+    help: 'Requests refused with 429 rate_limited, by route pattern',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  observeRequest(method: string, route: string, status: string, seconds: number): void {
+    const labels = { method, route, status };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
+  }
+
+  rateLimitRejected(route: string): void {
+    this.rateLimited.inc({ route });
+  }
+}
+
+/** Express middleware: counts and times every request once, when its response ends. */
+export function httpMetricsMiddleware(metrics: Metrics): (req: Request, res: Response, next: NextFunction) => void {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    let recorded = false;
+    const record = (): void => {
+      if (recorded) return;
+      recorded = true;
+      const status = res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS;
+      metrics.observeRequest(req.method, routeOf(req), status, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    res.once('finish', record);
+    res.once('close', record);
+    next();
+  };
+}

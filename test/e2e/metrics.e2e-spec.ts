@@ -1,0 +1,123 @@
+import { MetricsServer } from '../../src/shared/observability/metrics-server';
+import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { TestApp, startTestApp } from '../support/test-app';
+
+const NOW = new Date('2026-11-21T10:00:00.000Z');
+
+async function scrape(t: TestApp, path = '/metrics'): Promise<{ status: number; type: string | null; lines: string[] }> {
+  const res = await fetch(`http://127.0.0.1:${t.app.get(MetricsServer).port()}${path}`);
+  return { status: res.status, type: res.headers.get('content-type'), lines: (await res.text()).split('\n') };
+}
+
+describe('Prometheus metrics on the metrics port', () => {
+  let t: TestApp;
+  const token = apiToken('met', 'rw');
+
+  beforeAll(async () => {
+    t = await startTestApp({ rateLimitPerMinute: 2 }, new FixedClock(NOW));
+    await t.seed({ regions: [region()], organizations: [organization('met')] });
+  });
+  afterAll(async () => t?.close());
+
+  it('counts requests by method, route pattern and status, and times them', async () => {
+    expect((await t.http.get('/v1/wallet').set(bearer(token))).status).toBe(200);
+    expect((await t.http.get('/v1/wallet').set(bearer(token))).status).toBe(200);
+    expect((await t.http.get('/v1/wallet')).status).toBe(401);
+    expect((await t.http.get('/v1/health')).status).toBe(200);
+    expect((await t.http.get('/v1/docs/docs-init.js')).status).toBe(200);
+    expect((await t.http.get('/v1/docs/no-such-file.js')).status).toBe(404);
+    expect((await t.http.get('/v1/no-such-route/vol_123')).status).toBe(404);
+    expect((await t.http.delete('/v1/wallet').set(bearer(token))).status).toBe(405);
+
+    const { status, type, lines } = await scrape(t);
+    expect(status).toBe(200);
+    expect(type).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        '# TYPE cds_http_requests_total counter',
+        'cds_http_requests_total{method="GET",route="/v1/wallet",status="200"} 2',
+        'cds_http_requests_total{method="GET",route="/v1/wallet",status="401"} 1',
+        'cds_http_requests_total{method="GET",route="/v1/health",status="200"} 1',
+        'cds_http_requests_total{method="GET",route="/v1/docs/:asset",status="200"} 1',
+        'cds_http_requests_total{method="GET",route="/v1/docs/:asset",status="404"} 1',
+        'cds_http_requests_total{method="GET",route="unmatched",status="404"} 1',
+        'cds_http_requests_total{method="DELETE",route="unmatched",status="405"} 1',
+        '# TYPE cds_http_request_duration_seconds histogram',
+        'cds_http_request_duration_seconds_count{method="GET",route="/v1/wallet",status="200"} 2',
+        'cds_http_request_duration_seconds_bucket{le="+Inf",method="GET",route="/v1/wallet",status="200"} 2',
+      ]),
+    );
+    // Route patterns only: no raw path, id or file name becomes a label.
+    const requestLines = lines.filter((l) => l.startsWith('cds_http_request'));
+    expect(requestLines.some((l) => /vol_123|docs-init|no-such/.test(l))).toBe(false);
+    // Process metrics of prom-client come along.
+    expect(lines).toEqual(expect.arrayContaining([expect.stringMatching(/^process_cpu_user_seconds_total \d/)]));
+  });
+
+  it('counts rate-limit rejections by route', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await t.http.post('/v1/auth/login').send({ email: 'x@met.test', password: 'wrong password' })).status);
+    expect(statuses).toEqual([401, 401, 429]);
+    const { lines } = await scrape(t);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'cds_rate_limit_rejections_total{route="/v1/auth/login"} 1',
+        'cds_http_requests_total{method="POST",route="/v1/auth/login",status="401"} 2',
+        'cds_http_requests_total{method="POST",route="/v1/auth/login",status="429"} 1',
+      ]),
+    );
+  });
+
+  it('reads operations by type and status, worker lag and wallet holds from the database at each scrape', async () => {
+    const before = await scrape(t);
+    expect(before.lines).toEqual(
+      expect.arrayContaining([
+        'cds_worker_lag_seconds 0',
+        'cds_wallet_holds_outstanding{currency="USD"} 0',
+        'cds_wallet_holds_outstanding{currency="IDR"} 0',
+        'cds_wallet_reserved_minor_units{currency="USD"} 0',
+        'cds_wallet_reserved_minor_units{currency="IDR"} 0',
+      ]),
+    );
+    expect(before.lines.filter((l) => l.startsWith('cds_operations{'))).toEqual([]);
+
+    // A renewal accepted 90 s ago, still pending, holding 2.00000 USD; and an older one that succeeded.
+    const created = new Date(NOW.getTime() - 90_000);
+    await t.sql(
+      `INSERT INTO operations (id, org_id, type, status, volume_id, steps, created_at)
+       VALUES ('op_metpending00000000000', 'org_met', 'volume.renew', 'pending', 'vol_metdata1', '[{"name":"renewing","status":"running"}]', $1)`,
+      [created],
+    );
+    await t.sql(
+      `INSERT INTO operations (id, org_id, type, status, volume_id, steps, result, created_at, finished_at)
+       VALUES ('op_metdone0000000000000', 'org_met', 'volume.renew', 'succeeded', 'vol_metdata1', '[]', '{}', $1, $1)`,
+      [new Date(NOW.getTime() - 3_600_000)],
+    );
+    await t.sql(`INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id) VALUES ('org_met', 'USD', 'hold', 200000, 'op_metpending00000000000')`);
+    await t.sql(`UPDATE wallet_balances SET available = available - 200000, reserved = reserved + 200000 WHERE org_id = 'org_met' AND currency = 'USD'`);
+
+    const after = await scrape(t);
+    expect(after.lines).toEqual(
+      expect.arrayContaining([
+        '# TYPE cds_operations gauge',
+        'cds_operations{type="volume.renew",status="pending"} 1',
+        'cds_operations{type="volume.renew",status="succeeded"} 1',
+        'cds_worker_lag_seconds 90',
+        'cds_wallet_holds_outstanding{currency="USD"} 1',
+        'cds_wallet_holds_outstanding{currency="IDR"} 0',
+        'cds_wallet_reserved_minor_units{currency="USD"} 200000',
+        'cds_wallet_reserved_minor_units{currency="IDR"} 0',
+      ]),
+    );
+  });
+
+  it('serves only /metrics on the metrics port, and the public API has no metrics path', async () => {
+    expect((await scrape(t, '/')).status).toBe(404);
+    expect((await scrape(t, '/v1/wallet')).status).toBe(404);
+    const api = await t.http.get('/metrics');
+    expect(api.status).toBe(404);
+    expect(api.body.error.code).toBe('not_found');
+    expect((await t.http.get('/v1/metrics')).status).toBe(404);
+  });
+});
