@@ -301,7 +301,8 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
       const token = await login('owner@a.test');
       const notMember = await t.http.get('/v1/wallet').set(bearer(token)).set('X-Org-ID', 'org_c');
       const unknown = await t.http.get('/v1/wallet').set(bearer(token)).set('X-Org-ID', 'org_doesnotexist');
-      for (const res of [notMember, unknown]) {
+      const empty = await t.http.get('/v1/wallet').set(bearer(token)).set('X-Org-ID', '');
+      for (const res of [notMember, unknown, empty]) {
         expect(res.status).toBe(403);
         expect(res.body).toEqual(envelope(res, 'forbidden', 'X-Org-ID names an organization you are not a member of'));
       }

@@ -172,6 +172,16 @@ describe('rate limits (in memory): per credential, fixed 60 s windows, headers o
     expect((await t.http.get('/v1/regions').set(bearer(other))).status).toBe(429);
   });
 
+  it('does not count or decorate a path that matches no route (404, 405)', async () => {
+    const unknownPath = await t.http.get('/v1/nothing-here').set(bearer(other));
+    expect(unknownPath.status).toBe(404);
+    const wrongMethod = await t.http.delete('/v1/wallet').set(bearer(other));
+    expect(wrongMethod.status).toBe(405);
+    for (const res of [unknownPath, wrongMethod]) expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+    const counted = await t.http.get('/v1/wallet').set(bearer(other));
+    expect(counted.headers['x-ratelimit-remaining']).toBe('4');
+  });
+
   it('checks in order 401, then 429, then 403, then 400', async () => {
     // Use up the read-only key's window with requests it is not allowed to make (403 counts).
     for (let i = 0; i < LIMIT; i++) {
