@@ -1,8 +1,13 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { DocsModule } from './modules/docs/docs.module';
+import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
+import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { OperationsWorkerModule } from './modules/operations/operations-worker.module';
+import { OperationsModule } from './modules/operations/operations.module';
 import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
@@ -26,11 +31,16 @@ export class AppModule {
         SharedModule.forRoot(settings, clock),
         DatabaseModule,
         ObservabilityModule,
+        ScheduleModule.forRoot(),
         AuditModule,
         AuthModule,
         WalletModule,
         OptionsModule,
+        IdempotencyModule,
+        OperationsModule,
         VolumesModule,
+        OperationsWorkerModule,
+        IdempotencyJobsModule,
         OperatorModule,
         MonitoringModule,
         DocsModule,

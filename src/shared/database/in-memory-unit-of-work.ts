@@ -5,4 +5,9 @@ export class InMemoryUnitOfWork extends UnitOfWork {
   run<T>(work: () => Promise<T>): Promise<T> {
     return work();
   }
+
+  /** In-memory adapters do not roll back: the work runs as is. */
+  savepoint<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
 }

@@ -49,6 +49,8 @@ export class Db {
   }
 }
 
+let savepointCounter = 0;
+
 @Injectable()
 export class TypeOrmUnitOfWork extends UnitOfWork {
   constructor(private readonly db: Db) {
@@ -58,6 +60,22 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.db.inTransaction()) return work(); // joins the enclosing transaction
     return this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work));
+  }
+
+  async savepoint<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.db.inTransaction()) throw new Error('UnitOfWork.savepoint() must run inside UnitOfWork.run()');
+    const name = `sp_${++savepointCounter}`;
+    await this.db.exec(`SAVEPOINT ${name}`);
+    let result: T;
+    try {
+      result = await work();
+    } catch (err) {
+      // Undo the work's writes only; the original error is what matters if this fails too.
+      await this.db.exec(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+      throw err;
+    }
+    await this.db.exec(`RELEASE SAVEPOINT ${name}`);
+    return result;
   }
 }
 

@@ -4,4 +4,9 @@
  */
 export abstract class UnitOfWork {
   abstract run<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Inside run(): runs `work` in a savepoint of the active transaction. When it throws, only its
+   * own writes are undone (the enclosing transaction stays usable) and the error is rethrown.
+   */
+  abstract savepoint<T>(work: () => Promise<T>): Promise<T>;
 }

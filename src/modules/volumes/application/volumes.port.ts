@@ -1,3 +1,5 @@
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
+import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
 import { Volume } from '../domain/volume';
 
@@ -8,6 +10,12 @@ export abstract class VolumeRepository {
   /** Creates the volume; conflict when the id exists. */
   abstract create(volume: NewVolume): Promise<Volume>;
   abstract findInOrg(orgId: string, id: string): Promise<Volume | undefined>;
+  /** Like findInOrg, and locks the volume's row (in the active transaction) until it ends. */
+  abstract lockInOrg(orgId: string, id: string): Promise<Volume | undefined>;
+  /** The organization's volumes that are not deleted, newest first. */
+  abstract listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>>;
+  /** Writes a successful renewal: expiry, term and billing. */
+  abstract saveRenewal(id: string, terms: RenewedTerms): Promise<void>;
 }
 
 /** Servers (VMs) of organizations, as far as disks need them. */

@@ -2,8 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money } from '../../../shared/kernel/money/money';
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
+import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
 import { TermMonths, Volume, VolumeStatus } from '../domain/volume';
 
@@ -90,6 +92,41 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
   async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
     const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2`, [orgId, id]);
     return row && toVolume(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<Volume | undefined> {
+    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2 FOR UPDATE OF v`, [orgId, id]);
+    return row && toVolume(row);
+  }
+
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>> {
+    const params: unknown[] = [orgId, query.limit + 1];
+    let after = '';
+    if (query.after) {
+      params.push(query.after.createdAt, query.after.id);
+      after = 'AND (v.created_at, v.id) < ($3::timestamptz, $4)';
+    }
+    const rows = await this.db.query<VolumeRow & { created_at_text: string }>(
+      `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${VOLUME_SELECT} WHERE v.org_id = $1 AND v.deleted_at IS NULL ${after}
+               ORDER BY v.created_at DESC, v.id DESC LIMIT $2) l
+        ORDER BY l.created_at DESC, l.id DESC`,
+      params,
+    );
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(toVolume),
+      next: rows.length > query.limit && last ? { createdAt: last.created_at_text, id: last.id } : null,
+    };
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    const { affected } = await this.db.exec(
+      `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5 WHERE id = $1`,
+      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+    );
+    if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
   }
 }
 

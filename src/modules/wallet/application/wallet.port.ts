@@ -6,6 +6,16 @@ export interface Balance {
   reserved: Money;
 }
 
+/** The outcome of a hold: taken (with the balance after it), or refused with what was available. */
+export type HoldResult = { held: true; balance: Balance } | { held: false; available: Money };
+
+/** A hold settled by capture or release: what it was for. */
+export interface Settlement {
+  orgId: string;
+  operationId: string;
+  amount: Money;
+}
+
 /**
  * The prepaid wallet: one balance per organization and currency, and its append-only ledger.
  * Every method writes the balance row and the ledger row together, in the active transaction.
@@ -15,4 +25,17 @@ export abstract class WalletLedger {
   abstract credit(orgId: string, amount: Money, memo: string): Promise<Balance>;
   /** Every currency's balance of the organization; currencies never credited show zero. */
   abstract balances(orgId: string): Promise<Balance[]>;
+  /**
+   * Reserves `amount` for an operation: available drops, reserved rises, one 'hold' ledger row.
+   * One atomic conditional update: refused (nothing written) when available < amount, whatever
+   * the concurrency. The operation must exist (the ledger row references it). Amount > 0.
+   */
+  abstract hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult>;
+  /**
+   * Charges the operation's hold: reserved drops, one 'capture' ledger row. Undefined when the
+   * operation holds nothing. A second settlement of one hold is refused by the database.
+   */
+  abstract capture(operationId: string): Promise<Settlement | undefined>;
+  /** Gives the operation's hold back: reserved drops, available rises, one 'release' ledger row. */
+  abstract release(operationId: string): Promise<Settlement | undefined>;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
-import { Balance, WalletLedger } from '../application/wallet.port';
+import { Balance, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
 
 interface BalanceRow {
   currency: Currency;
@@ -48,5 +48,63 @@ export class TypeOrmWalletLedger extends WalletLedger {
       const row = rows.find((r) => r.currency === currency);
       return row ? toBalance(row) : { currency, available: Money.zero(currency), reserved: Money.zero(currency) };
     });
+  }
+
+  async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
+    if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
+    // One conditional UPDATE: the row lock serialises concurrent holds and PostgreSQL re-checks
+    // `available >= amount` on the latest row version, so no read-then-write race exists.
+    const [row] = await this.db.query<BalanceRow>(
+      `UPDATE wallet_balances
+          SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
+        WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
+       RETURNING currency, available::text, reserved::text`,
+      [orgId, amount.currency, amount.minor.toString()],
+    );
+    if (!row) {
+      const current = await this.db.one<{ available: string }>(
+        'SELECT available::text FROM wallet_balances WHERE org_id = $1 AND currency = $2',
+        [orgId, amount.currency],
+      );
+      return { held: false, available: Money.ofMinor(amount.currency, BigInt(current?.available ?? '0')) };
+    }
+    await this.db.query(
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo) VALUES ($1, $2, 'hold', $3, $4, 'reserved for operation')`,
+      [orgId, amount.currency, amount.minor.toString(), operationId],
+    );
+    return { held: true, balance: toBalance(row) };
+  }
+
+  capture(operationId: string): Promise<Settlement | undefined> {
+    return this.settle(operationId, 'capture');
+  }
+
+  release(operationId: string): Promise<Settlement | undefined> {
+    return this.settle(operationId, 'release');
+  }
+
+  /**
+   * Appends the settlement row first: the unique index (one capture-or-release per operation)
+   * refuses a second settlement before any balance moves. Then the balance, whose CHECKs keep
+   * reserved and available non-negative.
+   */
+  private async settle(operationId: string, kind: 'capture' | 'release'): Promise<Settlement | undefined> {
+    const [row] = await this.db.query<{ org_id: string; currency: Currency; amount: string }>(
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+       SELECT org_id, currency, $2, amount, operation_id, $3
+         FROM wallet_ledger WHERE operation_id = $1 AND kind = 'hold'
+       RETURNING org_id, currency, amount::text`,
+      [operationId, kind, kind === 'capture' ? 'charged for operation' : 'released from operation'],
+    );
+    if (!row) return undefined;
+    const { affected } = await this.db.exec(
+      kind === 'capture'
+        ? `UPDATE wallet_balances SET reserved = reserved - $3::numeric, updated_at = now() WHERE org_id = $1 AND currency = $2`
+        : `UPDATE wallet_balances SET reserved = reserved - $3::numeric, available = available + $3::numeric, updated_at = now()
+            WHERE org_id = $1 AND currency = $2`,
+      [row.org_id, row.currency, row.amount],
+    );
+    if (affected !== 1) throw new Error(`No wallet balance for the hold of operation ${operationId}`);
+    return { orgId: row.org_id, operationId, amount: Money.ofMinor(row.currency, BigInt(row.amount)) };
   }
 }

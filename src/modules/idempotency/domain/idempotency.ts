@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto';
+
+/** How long a key is remembered. */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/** 1 to 255 printable ASCII characters (space to tilde). */
+export function isValidIdempotencyKey(key: string): boolean {
+  return /^[\x20-\x7E]{1,255}$/.test(key);
+}
+
+/** JSON with object keys sorted at every depth: equal documents give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  const entries = Object.keys(value as Record<string, unknown>)
+    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+    .sort()
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
+  return `{${entries.join(',')}}`;
+}
+
+/** What makes two requests "the same": method, path and the parsed body (canonical). SHA-256, hex. */
+export function requestFingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
+}
+
+/** A response as stored for replay: status, the body's exact text, the headers to repeat. */
+export interface StoredResponse {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** One key of one organization, and the fingerprint of the request using it. */
+export interface IdempotencyScope {
+  orgId: string;
+  key: string;
+  fingerprint: string;
+}

@@ -1,0 +1,32 @@
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
+import { Operation, OperationStatus } from '../domain/operation';
+
+export interface OperationListQuery {
+  volumeId?: string;
+  status?: OperationStatus;
+  limit: number;
+  after?: PageCursor;
+}
+
+/** Operations of organizations, and the worker's claims on them. */
+export abstract class OperationRepository {
+  /**
+   * Stores a new operation. invalid_state when its volume already has an unfinished operation
+   * (the database's one-unfinished-operation-per-volume index decides, across processes).
+   */
+  abstract create(operation: Operation): Promise<void>;
+  abstract findInOrg(orgId: string, id: string): Promise<Operation | undefined>;
+  /** Newest first. */
+  abstract list(orgId: string, query: OperationListQuery): Promise<Page<Operation>>;
+  abstract hasUnfinishedForVolume(volumeId: string): Promise<boolean>;
+  /**
+   * Locks (in the active transaction) up to `limit` operations a worker may claim, oldest first:
+   * pending ones, and running ones whose lease ended before `now`. Rows another transaction
+   * holds are skipped, never waited for.
+   */
+  abstract lockClaimable(now: Date, limit: number): Promise<Operation[]>;
+  /** Locks one operation (in the active transaction), waiting for other holders. */
+  abstract lock(id: string): Promise<Operation | undefined>;
+  /** Writes the operation's status, steps, result, error and lease. */
+  abstract save(operation: Operation): Promise<void>;
+}

@@ -1,0 +1,186 @@
+import { ErrorCode } from '../../../shared/kernel/errors/domain-error';
+
+export const OPERATION_TYPES = [
+  'vm.create', 'vm.renew', 'vm.delete', 'vm.start', 'vm.stop', 'vm.reboot',
+  'volume.create', 'volume.attach', 'volume.detach', 'volume.renew', 'volume.delete',
+  'template.deploy', 'template.update', 'template.health', 'template.remove',
+] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+
+export const OPERATION_STATUSES = ['pending', 'running', 'succeeded', 'failed'] as const;
+export type OperationStatus = (typeof OPERATION_STATUSES)[number];
+
+export function isOperationStatus(value: unknown): value is OperationStatus {
+  return typeof value === 'string' && (OPERATION_STATUSES as readonly string[]).includes(value);
+}
+
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed';
+export interface OperationStep {
+  name: string;
+  status: StepStatus;
+}
+
+export interface OperationError {
+  code: ErrorCode;
+  message: string;
+}
+
+export type JsonObject = Record<string, unknown>;
+
+/** Everything an operation holds, as stored. */
+export interface OperationState {
+  id: string;
+  orgId: string;
+  type: OperationType;
+  status: OperationStatus;
+  vmId: string | null;
+  volumeId: string | null;
+  deploymentId: string | null;
+  steps: OperationStep[];
+  /** What the executor needs (never shown to the caller). */
+  params: JsonObject;
+  result: JsonObject | null;
+  error: OperationError | null;
+  /** How many times a worker claimed it. */
+  attempts: number;
+  /** The worker holding it (running), or the one that ended it. */
+  lockedBy: string | null;
+  lockedUntil: Date | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/** A move the state machine forbids (a bug, never a caller's mistake). */
+export class IllegalOperationTransition extends Error {
+  constructor(id: string, from: OperationStatus, action: string) {
+    super(`Operation ${id} cannot ${action} from ${from}`);
+    this.name = 'IllegalOperationTransition';
+  }
+}
+
+const copySteps = (steps: OperationStep[]): OperationStep[] => steps.map((s) => ({ name: s.name, status: s.status }));
+
+/**
+ * The record of a long action and its state machine:
+ * pending → running → succeeded | failed. A running operation carries a worker lease; once the
+ * lease has expired another worker may claim it again (its process died). Ended is final.
+ */
+export class Operation {
+  private constructor(private state: OperationState) {}
+
+  static create(input: {
+    id: string;
+    orgId: string;
+    type: OperationType;
+    vmId: string | null;
+    volumeId?: string | null;
+    deploymentId?: string | null;
+    steps: OperationStep[];
+    params?: JsonObject;
+    createdAt: Date;
+  }): Operation {
+    return new Operation({
+      id: input.id,
+      orgId: input.orgId,
+      type: input.type,
+      status: 'pending',
+      vmId: input.vmId,
+      volumeId: input.volumeId ?? null,
+      deploymentId: input.deploymentId ?? null,
+      steps: copySteps(input.steps),
+      params: { ...(input.params ?? {}) },
+      result: null,
+      error: null,
+      attempts: 0,
+      lockedBy: null,
+      lockedUntil: null,
+      createdAt: new Date(input.createdAt.getTime()),
+      startedAt: null,
+      finishedAt: null,
+    });
+  }
+
+  static restore(state: OperationState): Operation {
+    return new Operation({ ...state, steps: copySteps(state.steps) });
+  }
+
+  /** A copy of the state, for adapters and presenters. */
+  snapshot(): OperationState {
+    return { ...this.state, steps: copySteps(this.state.steps) };
+  }
+
+  get id(): string {
+    return this.state.id;
+  }
+  get orgId(): string {
+    return this.state.orgId;
+  }
+  get type(): OperationType {
+    return this.state.type;
+  }
+  get status(): OperationStatus {
+    return this.state.status;
+  }
+  get volumeId(): string | null {
+    return this.state.volumeId;
+  }
+  get params(): JsonObject {
+    return this.state.params;
+  }
+  get attempts(): number {
+    return this.state.attempts;
+  }
+
+  isFinished(): boolean {
+    return this.state.status === 'succeeded' || this.state.status === 'failed';
+  }
+
+  /** Whether `workerId` holds this running operation. */
+  isHeldBy(workerId: string): boolean {
+    return this.state.status === 'running' && this.state.lockedBy === workerId;
+  }
+
+  /**
+   * A worker takes the operation until `leaseUntil`: pending → running, or running whose lease
+   * has expired (its worker died) → running under the new worker.
+   */
+  claim(workerId: string, leaseUntil: Date, now: Date): void {
+    const s = this.state;
+    if (s.status === 'running') {
+      if (s.lockedUntil && s.lockedUntil.getTime() >= now.getTime()) {
+        throw new IllegalOperationTransition(s.id, s.status, 'be claimed while its lease is valid');
+      }
+    } else if (s.status !== 'pending') {
+      throw new IllegalOperationTransition(s.id, s.status, 'be claimed');
+    }
+    s.status = 'running';
+    s.startedAt = s.startedAt ?? new Date(now.getTime());
+    s.lockedBy = workerId;
+    s.lockedUntil = new Date(leaseUntil.getTime());
+    s.attempts += 1;
+  }
+
+  /** running → succeeded: every step done, the result kept, the lease ended. */
+  succeed(result: JsonObject, now: Date): void {
+    this.end('succeed', now);
+    this.state.status = 'succeeded';
+    this.state.result = result;
+    this.state.steps = this.state.steps.map((st) => ({ name: st.name, status: 'succeeded' }));
+  }
+
+  /** running → failed: the step in progress failed, the error kept, the lease ended. */
+  fail(error: OperationError, now: Date): void {
+    this.end('fail', now);
+    this.state.status = 'failed';
+    this.state.error = { code: error.code, message: error.message };
+    this.state.steps = this.state.steps.map((st) => ({ name: st.name, status: st.status === 'running' ? 'failed' : st.status }));
+  }
+
+  /** Ends a running operation. The lease ends; lockedBy stays, naming the worker that finished it. */
+  private end(action: string, now: Date): void {
+    if (this.state.status !== 'running') throw new IllegalOperationTransition(this.state.id, this.state.status, action);
+    this.state.finishedAt = new Date(now.getTime());
+    this.state.lockedUntil = null;
+  }
+}

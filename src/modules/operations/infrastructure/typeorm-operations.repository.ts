@@ -1,0 +1,148 @@
+import { Injectable } from '@nestjs/common';
+import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { Page } from '../../../shared/kernel/pagination/cursor';
+import { OperationListQuery, OperationRepository } from '../application/operations.port';
+import { JsonObject, Operation, OperationError, OperationStatus, OperationStep, OperationType } from '../domain/operation';
+
+interface OperationRow {
+  id: string;
+  org_id: string;
+  type: OperationType;
+  status: OperationStatus;
+  vm_id: string | null;
+  volume_id: string | null;
+  deployment_id: string | null;
+  steps: OperationStep[];
+  params: JsonObject;
+  result: JsonObject | null;
+  error: OperationError | null;
+  attempts: number;
+  locked_by: string | null;
+  locked_until: Date | null;
+  created_at: Date;
+  created_at_text: string;
+  started_at: Date | null;
+  finished_at: Date | null;
+}
+
+const COLUMNS = `id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error, attempts,
+  locked_by, locked_until, created_at, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text,
+  started_at, finished_at`;
+
+const toOperation = (r: OperationRow): Operation =>
+  Operation.restore({
+    id: r.id,
+    orgId: r.org_id,
+    type: r.type,
+    status: r.status,
+    vmId: r.vm_id,
+    volumeId: r.volume_id,
+    deploymentId: r.deployment_id,
+    steps: r.steps,
+    params: r.params,
+    result: r.result,
+    error: r.error,
+    attempts: r.attempts,
+    lockedBy: r.locked_by,
+    lockedUntil: r.locked_until,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  });
+
+const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
+
+@Injectable()
+export class TypeOrmOperationRepository extends OperationRepository {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async create(operation: Operation): Promise<void> {
+    const o = operation.snapshot();
+    try {
+      await this.db.query(
+        `INSERT INTO operations (id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
+                                 attempts, locked_by, locked_until, created_at, started_at, finished_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+        [
+          o.id, o.orgId, o.type, o.status, o.vmId, o.volumeId, o.deploymentId, json(o.steps), json(o.params), json(o.result),
+          json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.createdAt, o.startedAt, o.finishedAt,
+        ],
+      );
+    } catch (err) {
+      const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
+      if (sqlState(err) === UNIQUE_VIOLATION && constraint === 'operations_one_active_per_volume') {
+        throw invalidState(`Volume ${o.volumeId} already has an operation pending or running; wait for it to end`);
+      }
+      throw err;
+    }
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
+    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    return row && toOperation(row);
+  }
+
+  async list(orgId: string, query: OperationListQuery): Promise<Page<Operation>> {
+    const where = ['org_id = $1'];
+    const params: unknown[] = [orgId];
+    if (query.volumeId !== undefined) {
+      params.push(query.volumeId);
+      where.push(`volume_id = $${params.length}`);
+    }
+    if (query.status !== undefined) {
+      params.push(query.status);
+      where.push(`status = $${params.length}`);
+    }
+    if (query.after) {
+      params.push(query.after.createdAt, query.after.id);
+      where.push(`(created_at, id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+    }
+    params.push(query.limit + 1);
+    const rows = await this.db.query<OperationRow>(
+      `SELECT ${COLUMNS} FROM operations WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
+      params,
+    );
+    const page = rows.slice(0, query.limit);
+    const last = page[page.length - 1];
+    return {
+      items: page.map(toOperation),
+      next: rows.length > query.limit && last ? { createdAt: last.created_at_text, id: last.id } : null,
+    };
+  }
+
+  async hasUnfinishedForVolume(volumeId: string): Promise<boolean> {
+    const row = await this.db.one(`SELECT 1 FROM operations WHERE volume_id = $1 AND status IN ('pending', 'running') LIMIT 1`, [volumeId]);
+    return row !== undefined;
+  }
+
+  async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
+    const rows = await this.db.query<OperationRow>(
+      `SELECT ${COLUMNS} FROM operations
+        WHERE status IN ('pending', 'running') AND (status = 'pending' OR locked_until IS NULL OR locked_until < $1)
+        ORDER BY created_at, id
+        LIMIT $2
+        FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+    );
+    return rows.map(toOperation);
+  }
+
+  async lock(id: string): Promise<Operation | undefined> {
+    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id]);
+    return row && toOperation(row);
+  }
+
+  async save(operation: Operation): Promise<void> {
+    const o = operation.snapshot();
+    const { affected } = await this.db.exec(
+      `UPDATE operations SET status = $2, steps = $3, result = $4, error = $5, attempts = $6, locked_by = $7, locked_until = $8,
+              started_at = $9, finished_at = $10
+        WHERE id = $1`,
+      [o.id, o.status, json(o.steps), json(o.result), json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.startedAt, o.finishedAt],
+    );
+    if (affected !== 1) throw new Error(`Operation ${o.id} does not exist`);
+  }
+}

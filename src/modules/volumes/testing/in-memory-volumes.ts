@@ -1,0 +1,78 @@
+import { conflict } from '../../../shared/kernel/errors/domain-error';
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
+import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
+import { RenewedTerms } from '../domain/renewal';
+import { Server } from '../domain/server';
+import { Volume } from '../domain/volume';
+
+const cursorText = (d: Date): string => d.toISOString().replace('Z', '000Z');
+
+/** Volumes in memory; locking is a no-op (unit tests run one thing at a time). */
+export class InMemoryVolumeRepository extends VolumeRepository {
+  readonly volumes = new Map<string, Volume>();
+
+  constructor(
+    private readonly servers?: InMemoryServerRepository,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    super();
+  }
+
+  /** Puts a volume in as it is (tests arrange any state this way). */
+  put(volume: Volume): Volume {
+    this.volumes.set(volume.id, { ...volume });
+    return volume;
+  }
+
+  async create(v: NewVolume): Promise<Volume> {
+    if (this.volumes.has(v.id)) throw conflict(`Volume ${v.id} exists already`);
+    const { serverId, ...rest } = v;
+    const server = serverId ? await this.servers?.findInOrg(v.orgId, serverId) : undefined;
+    return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: this.now(), deletedAt: null });
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
+    const v = this.volumes.get(id);
+    return v && v.orgId === orgId ? { ...v } : undefined;
+  }
+
+  lockInOrg(orgId: string, id: string): Promise<Volume | undefined> {
+    return this.findInOrg(orgId, id);
+  }
+
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>> {
+    // Newest first by (created_at, id), as the database orders them.
+    const compare = (a: [string, string], b: [string, string]): number => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
+    const key = (v: Volume): [string, string] => [cursorText(v.createdAt), v.id];
+    const after = query.after;
+    const sorted = [...this.volumes.values()]
+      .filter((v) => v.orgId === orgId && !v.deletedAt)
+      .sort((a, b) => compare(key(b), key(a)))
+      .filter((v) => !after || compare(key(v), [after.createdAt, after.id]) < 0);
+    const items = sorted.slice(0, query.limit);
+    const last = items[items.length - 1];
+    return { items, next: sorted.length > query.limit && last ? { createdAt: cursorText(last.createdAt), id: last.id } : null };
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    const v = this.volumes.get(id);
+    if (!v) throw new Error(`Volume ${id} does not exist`);
+    this.volumes.set(id, { ...v, termMonths: terms.termMonths, billing: terms.billing, expiresAt: terms.expiresAt });
+  }
+}
+
+export class InMemoryServerRepository extends ServerRepository {
+  readonly servers = new Map<string, Server>();
+
+  async create(s: { id: string; orgId: string; name: string; regionId: string; zoneId: string }): Promise<Server> {
+    if (this.servers.has(s.id)) throw conflict(`Server ${s.id} exists already`);
+    const server: Server = { ...s, createdAt: new Date(), deletedAt: null };
+    this.servers.set(s.id, server);
+    return server;
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const s = this.servers.get(id);
+    return s && s.orgId === orgId ? s : undefined;
+  }
+}

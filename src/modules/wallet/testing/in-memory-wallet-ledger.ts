@@ -1,0 +1,70 @@
+import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
+import { Balance, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+
+export interface LedgerEntry {
+  orgId: string;
+  kind: 'credit' | 'hold' | 'capture' | 'release';
+  amount: Money;
+  operationId: string | null;
+}
+
+/** The wallet in memory, with the database's rules: available never negative, one settlement per hold. */
+export class InMemoryWalletLedger extends WalletLedger {
+  readonly entries: LedgerEntry[] = [];
+  private readonly rows = new Map<string, { available: bigint; reserved: bigint }>();
+
+  private row(orgId: string, currency: Currency): { available: bigint; reserved: bigint } {
+    const k = `${orgId}/${currency}`;
+    let r = this.rows.get(k);
+    if (!r) this.rows.set(k, (r = { available: 0n, reserved: 0n }));
+    return r;
+  }
+
+  private toBalance(orgId: string, currency: Currency): Balance {
+    const r = this.row(orgId, currency);
+    return { currency, available: Money.ofMinor(currency, r.available), reserved: Money.ofMinor(currency, r.reserved) };
+  }
+
+  async credit(orgId: string, amount: Money): Promise<Balance> {
+    if (amount.minor <= 0n) throw new RangeError('A credit must be positive');
+    this.row(orgId, amount.currency).available += amount.minor;
+    this.entries.push({ orgId, kind: 'credit', amount, operationId: null });
+    return this.toBalance(orgId, amount.currency);
+  }
+
+  async balances(orgId: string): Promise<Balance[]> {
+    return CURRENCIES.map((c) => this.toBalance(orgId, c));
+  }
+
+  async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
+    if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
+    const r = this.row(orgId, amount.currency);
+    if (r.available < amount.minor) return { held: false, available: Money.ofMinor(amount.currency, r.available) };
+    if (this.entries.some((e) => e.kind === 'hold' && e.operationId === operationId)) throw new Error('second hold for one operation');
+    r.available -= amount.minor;
+    r.reserved += amount.minor;
+    this.entries.push({ orgId, kind: 'hold', amount, operationId });
+    return { held: true, balance: this.toBalance(orgId, amount.currency) };
+  }
+
+  capture(operationId: string): Promise<Settlement | undefined> {
+    return this.settle(operationId, 'capture');
+  }
+
+  release(operationId: string): Promise<Settlement | undefined> {
+    return this.settle(operationId, 'release');
+  }
+
+  private async settle(operationId: string, kind: 'capture' | 'release'): Promise<Settlement | undefined> {
+    const hold = this.entries.find((e) => e.kind === 'hold' && e.operationId === operationId);
+    if (!hold) return undefined;
+    if (this.entries.some((e) => (e.kind === 'capture' || e.kind === 'release') && e.operationId === operationId)) {
+      throw new Error(`operation ${operationId} is settled already`);
+    }
+    const r = this.row(hold.orgId, hold.amount.currency);
+    r.reserved -= hold.amount.minor;
+    if (kind === 'release') r.available += hold.amount.minor;
+    this.entries.push({ orgId: hold.orgId, kind, amount: hold.amount, operationId });
+    return { orgId: hold.orgId, operationId, amount: hold.amount };
+  }
+}
