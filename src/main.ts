@@ -20,7 +20,7 @@ async function bootstrap(): Promise<void> {
     // The demo key is printed once, at the first start, like any new API key.
     process.stdout.write(
       `\nDemo data loaded (organization ${demo.orgId}). Try:\n\n` +
-        `  curl -s ${url}/v1/wallet -H "Authorization: Bearer ${demo.token}"\n\n`,
+        `  curl -s ${url}/v1/volumes -H "Authorization: Bearer ${demo.token}"\n\n`,
     );
   }
 }

@@ -25,7 +25,7 @@ export class InMemoryWalletLedger extends WalletLedger {
     return { currency, available: Money.ofMinor(currency, r.available), reserved: Money.ofMinor(currency, r.reserved) };
   }
 
-  async credit(orgId: string, amount: Money): Promise<Balance> {
+  async credit(orgId: string, amount: Money, _memo: string): Promise<Balance> {
     if (amount.minor <= 0n) throw new RangeError('A credit must be positive');
     this.row(orgId, amount.currency).available += amount.minor;
     this.entries.push({ orgId, kind: 'credit', amount, operationId: null });

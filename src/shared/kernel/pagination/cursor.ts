@@ -30,7 +30,9 @@ export function decodeCursor(text: string, field = 'cursor'): PageCursor {
   const bad = () => invalidRequest(`${field} is not a valid cursor; pass the next_cursor of a previous page`, { field });
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(text)) throw bad();
   const match = CURSOR_TEXT.exec(Buffer.from(text, 'base64url').toString('utf8'));
-  if (!match || Number.isNaN(Date.parse(match[1]))) throw bad();
+  // A real instant (no Feb 30): it must survive a round trip through Date, to the second.
+  const date = match ? new Date(`${match[1].slice(0, 23)}Z`) : undefined;
+  if (!match || !date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 19) !== match[1].slice(0, 19)) throw bad();
   return { createdAt: match[1], id: match[2] };
 }
 

@@ -1,0 +1,66 @@
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { Page } from '../../../shared/kernel/pagination/cursor';
+import { OperationListQuery, OperationRepository } from '../application/operations.port';
+import { Operation, OperationState } from '../domain/operation';
+
+const cursorText = (d: Date): string => d.toISOString().replace('Z', '000Z');
+const unfinished = (s: OperationState): boolean => s.status === 'pending' || s.status === 'running';
+
+/** Operations in memory, with the database's rule of one unfinished operation per volume. Locks are no-ops. */
+export class InMemoryOperationRepository extends OperationRepository {
+  readonly rows = new Map<string, OperationState>();
+
+  async create(operation: Operation): Promise<void> {
+    const o = operation.snapshot();
+    if (this.rows.has(o.id)) throw new Error(`Operation ${o.id} exists already`);
+    if (o.volumeId && unfinished(o) && [...this.rows.values()].some((r) => r.volumeId === o.volumeId && unfinished(r))) {
+      throw invalidState(`Volume ${o.volumeId} already has an operation pending or running; wait for it to end`);
+    }
+    this.rows.set(o.id, o);
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
+    const r = this.rows.get(id);
+    return r && r.orgId === orgId ? Operation.restore(r) : undefined;
+  }
+
+  async list(orgId: string, query: OperationListQuery): Promise<Page<Operation>> {
+    const key = (r: OperationState): string => `${cursorText(r.createdAt)}|${r.id}`;
+    const after = query.after && `${query.after.createdAt}|${query.after.id}`;
+    const matching = [...this.rows.values()]
+      .filter((r) => r.orgId === orgId)
+      .filter((r) => query.volumeId === undefined || r.volumeId === query.volumeId)
+      .filter((r) => query.status === undefined || r.status === query.status)
+      .sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0))
+      .filter((r) => after === undefined || key(r) < after);
+    const items = matching.slice(0, query.limit);
+    const last = items[items.length - 1];
+    return {
+      items: items.map((r) => Operation.restore(r)),
+      next: matching.length > query.limit && last ? { createdAt: cursorText(last.createdAt), id: last.id } : null,
+    };
+  }
+
+  async hasUnfinishedForVolume(volumeId: string): Promise<boolean> {
+    return [...this.rows.values()].some((r) => r.volumeId === volumeId && unfinished(r));
+  }
+
+  async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
+    return [...this.rows.values()]
+      .filter((r) => r.status === 'pending' || (r.status === 'running' && (!r.lockedUntil || r.lockedUntil.getTime() < now.getTime())))
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1))
+      .slice(0, limit)
+      .map((r) => Operation.restore(r));
+  }
+
+  async lock(id: string): Promise<Operation | undefined> {
+    const r = this.rows.get(id);
+    return r && Operation.restore(r);
+  }
+
+  async save(operation: Operation): Promise<void> {
+    const o = operation.snapshot();
+    if (!this.rows.has(o.id)) throw new Error(`Operation ${o.id} does not exist`);
+    this.rows.set(o.id, o);
+  }
+}
