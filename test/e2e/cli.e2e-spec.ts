@@ -134,7 +134,7 @@ describe('operator CLI', () => {
     });
     const token = created.token as string;
 
-    const server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false', LOG_LEVEL: 'silent' });
+    const server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false' });
     try {
       const res = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);

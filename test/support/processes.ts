@@ -35,7 +35,10 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts `node dist/src/main.js` and resolves once it prints the URL it listens on. */
+/**
+ * Starts `node dist/src/main.js` and resolves once it prints the URL it listens on. That line is
+ * an info log: LOG_LEVEL must stay at info or lower (silent, error or warn hide it).
+ */
 export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 30000): Promise<ServerProcess> {
   ensureBuilt();
   const child = spawn(process.execPath, ['dist/src/main.js'], {
