@@ -1,5 +1,17 @@
 import { INestApplication, Injectable, applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiProperty, ApiResponse, ApiSchema, DocumentBuilder, HeadersObject, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiExtraModels,
+  ApiHeader,
+  ApiProperty,
+  ApiResponse,
+  ApiSchema,
+  DocumentBuilder,
+  HeadersObject,
+  OpenAPIObject,
+  SwaggerModule,
+  getSchemaPath,
+} from '@nestjs/swagger';
 import { ErrorCode } from '../kernel/errors/domain-error';
 import { STATUS_OF } from './error-envelope';
 
@@ -23,14 +35,14 @@ export const REQUEST_ID_HEADER: HeadersObject = {
   },
 };
 
-/** Sent on every response to an authenticated request (errors after authentication included). */
+/** Sent on every response that went through the rate limit: authenticated requests (errors after authentication included), signup and login. */
 export const RATE_LIMIT_HEADERS: HeadersObject = {
   'X-RateLimit-Limit': { description: 'Requests allowed per credential per 60-second window', schema: { type: 'integer', example: 600 } },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', example: 599 } },
   'X-RateLimit-Reset': { description: 'Unix time (seconds) when the current window ends', schema: { type: 'integer', example: 1795262460 } },
 };
 
-export const AUTHENTICATED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS };
+export const RATE_LIMITED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS };
 
 @ApiSchema({ name: 'Error', description: 'What went wrong; `code` is stable, `message` is for people' })
 export class ErrorBodyDto {
@@ -117,15 +129,20 @@ export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & Class
           'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', example: 42 } },
         });
       }
+      // Explicit JSON content: errors are JSON even on a route that produces CSS or HTML.
       return ApiResponse({
         status,
         description: `Error${codes.length > 1 ? 's' : ''}: ${codes.map((c) => `\`${c}\``).join(', ')}${status === 413 ? ' (body over 1 MiB)' : ''}`,
-        type: ErrorEnvelopeDto,
         headers,
-        examples: Object.fromEntries(list.map((e) => [e === PAYLOAD_TOO_LARGE ? 'payload_too_large' : e, example(e)])),
+        content: {
+          'application/json': {
+            schema: { $ref: getSchemaPath(ErrorEnvelopeDto) },
+            examples: Object.fromEntries(list.map((e) => [e === PAYLOAD_TOO_LARGE ? 'payload_too_large' : e, example(e)])),
+          },
+        },
       });
     });
-  return applyDecorators(...decorators);
+  return applyDecorators(ApiExtraModels(ErrorEnvelopeDto), ...decorators);
 }
 
 /** A route that needs `Authorization: Bearer <token>`; sessions may pick the organization with X-Org-ID. */
@@ -173,6 +190,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       },
       BEARER_SCHEME,
     )
+    .addTag('Auth', 'Accounts and session tokens')
+    .addTag('Wallet', 'Prepaid credit per currency')
+    .addTag('Volumes', 'Block disks and their renewal')
+    .addTag('Operations', 'Progress of actions that take time')
+    .addTag('Volume options', 'What can be bought in a region')
+    .addTag('Regions', 'Regions and zones')
+    .addTag('Health', 'Probes for load balancers and orchestrators')
+    .addTag('Documentation', 'This document and its page')
     .build();
   return SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
@@ -197,4 +222,23 @@ export class OpenApiDocument {
     }
     return this.document;
   }
+}
+
+/** Schemas several resources share (a price per GB-month in both currencies; a server reference). */
+@ApiSchema({ name: 'PricePerGbMonth', description: 'Price per GB per month: USD with five decimals, IDR whole rupiah; strings' })
+export class PricePerGbMonthSchema {
+  @ApiProperty({ example: '0.02000' })
+  USD: string;
+
+  @ApiProperty({ example: '320' })
+  IDR: string;
+}
+
+@ApiSchema({ name: 'ServerRef', description: 'A server (VPS), by id and name' })
+export class ServerRefSchema {
+  @ApiProperty({ example: 'vm_demoweb1' })
+  id: string;
+
+  @ApiProperty({ example: 'web-1' })
+  name: string;
 }

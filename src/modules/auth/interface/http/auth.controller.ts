@@ -1,9 +1,13 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { LogIn, LogOut, SignUp } from '../../application/sessions.use-cases';
 import type { Principal } from '../../domain/principal';
 import { ClientIp, CurrentPrincipal, Public, RequireAccess } from './access.decorators';
 import { LoginDto, SignupDto } from './auth.dto';
+import { LoginResponse, SignupResponse } from './auth.openapi';
 
+@ApiTags('Auth')
 @Controller('v1/auth')
 export class AuthController {
   constructor(
@@ -15,7 +19,10 @@ export class AuthController {
   @Post('signup')
   @Public()
   @HttpCode(201)
-  async signup(@Body() body: SignupDto, @ClientIp() ip: string | null) {
+  @ApiOperation({ summary: 'Create an account and its organization', description: 'The new user owns the new organization. Answers with a session token. Rate limited per client IP.' })
+  @ApiCreatedResponse({ type: SignupResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'payload_too_large', 'conflict', 'rate_limited')
+  async signup(@Body() body: SignupDto, @ClientIp() ip: string | null): Promise<SignupResponse> {
     const r = await this.signUp.execute({ email: body.email, password: body.password, organizationName: body.organization_name, ip });
     return {
       token: r.token,
@@ -28,7 +35,13 @@ export class AuthController {
   @Post('login')
   @Public()
   @HttpCode(200)
-  async login(@Body() body: LoginDto, @ClientIp() ip: string | null) {
+  @ApiOperation({
+    summary: 'Log in: a session token for email and password',
+    description: 'A wrong email or password answers 401 invalid_credentials, the same for both. Rate limited per client IP.',
+  })
+  @ApiOkResponse({ type: LoginResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'payload_too_large', 'invalid_credentials', 'rate_limited')
+  async login(@Body() body: LoginDto, @ClientIp() ip: string | null): Promise<LoginResponse> {
     const r = await this.logIn.execute({ email: body.email, password: body.password, ip });
     return {
       token: r.token,
@@ -41,6 +54,10 @@ export class AuthController {
   @Post('logout')
   @RequireAccess({ sessionOnly: true })
   @HttpCode(204)
+  @ApiAuthenticated()
+  @ApiOperation({ summary: 'Log out: the session token stops working', description: 'Sessions only: an API key gets 403 forbidden.' })
+  @ApiNoContentResponse({ description: 'Logged out', headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async logout(@CurrentPrincipal() principal: Principal, @ClientIp() ip: string | null): Promise<void> {
     await this.logOut.execute(principal, ip);
   }

@@ -50,6 +50,7 @@ const ASSETS: Record<string, { type: string; file?: string; text?: string }> = {
 
 /** The OpenAPI document and a Swagger UI page over it: public, not rate limited. */
 @ApiTags('Documentation')
+@ApiErrors()
 @Controller('v1')
 @Public()
 @SkipThrottle()

@@ -2,7 +2,7 @@ import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
-import { REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
 import { Public } from '../../../auth/interface/http/access.decorators';
 import { CheckReadiness } from '../../application/check-readiness.use-case';
 
@@ -35,6 +35,7 @@ export class ReadinessResponse {
 
 /** Probes for load balancers and orchestrators: public, never rate limited, never cached. */
 @ApiTags('Health')
+@ApiErrors()
 @Controller('v1')
 @Public()
 @SkipThrottle()

@@ -1,11 +1,15 @@
 import { Controller, Get, Query } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { GetVolumeOptions } from '../../application/get-volume-options.use-case';
+import { VolumeOptionsResponse } from './options.openapi';
 import { VolumeOptionsQuery } from './volume-options.dto';
 import { presentVolumeOptions } from './volume-options.presenter';
 
+@ApiTags('Volume options')
 @Controller('v1/volume-options')
 export class VolumeOptionsController {
   constructor(private readonly getOptions: GetVolumeOptions) {}
@@ -13,6 +17,13 @@ export class VolumeOptionsController {
   /** Sizes, terms, prices, stock and zones (with the caller's servers that can take a disk) of one region and type. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
+  @ApiAuthenticated()
+  @ApiOperation({
+    summary: 'Disk sizes, terms, prices, stock and zones buyable in one region',
+    description: 'API key scope vm:read, or any member with a session. A missing region or an unknown type: 400; an unknown region: 404.',
+  })
+  @ApiOkResponse({ type: VolumeOptionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Query() query: VolumeOptionsQuery) {
     const options = await this.getOptions.execute(principal.orgId, { region: query.region, type: query.type ?? 'premium' });
     return presentVolumeOptions(options);

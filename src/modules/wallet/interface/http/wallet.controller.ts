@@ -1,9 +1,13 @@
 import { Controller, Get } from '@nestjs/common';
+import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { WalletLedger } from '../../application/wallet.port';
+import { WalletResponse } from './wallet.openapi';
 
+@ApiTags('Wallet')
 @Controller('v1/wallet')
 export class WalletController {
   constructor(private readonly wallet: WalletLedger) {}
@@ -11,7 +15,11 @@ export class WalletController {
   /** The organization's balance in each currency: available to spend, and reserved by pending operations. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  async get(@CurrentPrincipal() principal: Principal) {
+  @ApiAuthenticated()
+  @ApiOperation({ summary: "The organization's balance in each currency", description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOkResponse({ type: WalletResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
+  async get(@CurrentPrincipal() principal: Principal): Promise<WalletResponse> {
     const balances = await this.wallet.balances(principal.orgId);
     return {
       balances: balances.map((b) => ({ currency: b.currency, available: b.available.format(), reserved: b.reserved.format() })),

@@ -1,0 +1,88 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
+import { CURRENCIES } from '../../../../shared/kernel/money/money';
+import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
+import { RENEWAL_TERMS, VOLUME_STATUSES } from '../../domain/volume';
+
+/** The Volume of interface.md 2.1 and the renewal answer, for the OpenAPI document (examples: vol_demodata1 of seeds/demo.json). */
+
+@ApiSchema({ name: 'Billing', description: 'The current term: its currency and amount (USD five decimals, IDR whole rupiah)' })
+export class BillingResponse {
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ example: '2.00000' })
+  amount: string;
+}
+
+@ApiSchema({ name: 'Volume', description: 'A block disk' })
+export class VolumeResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  id: string;
+
+  @ApiProperty({ example: 'data-1' })
+  name: string;
+
+  @ApiProperty({ enum: VOLUME_STATUSES, description: 'attached when on a server, available when detached', example: 'attached' })
+  status: string;
+
+  @ApiProperty({ enum: ['premium', 'ssd'], example: 'premium' })
+  type: string;
+
+  @ApiProperty({ example: 'id-jkt' })
+  region: string;
+
+  @ApiProperty({ example: 'id-jkt-a' })
+  zone: string;
+
+  @ApiProperty({ example: 100 })
+  size_gb: number;
+
+  @ApiProperty({ type: () => ServerRefSchema, nullable: true, description: 'The server the disk is on; null when detached' })
+  server: ServerRefSchema | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Null when detached', example: '/mnt/data' })
+  mount_path: string | null;
+
+  @ApiProperty({ description: 'False when detached', example: true })
+  mounted: boolean;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: 'Current billing term in months', example: 1 })
+  term_months: number;
+
+  @ApiProperty({ type: () => BillingResponse })
+  billing: BillingResponse;
+
+  @ApiProperty({ type: () => PricePerGbMonthSchema, description: 'The price the disk was bought at (renewals use it)' })
+  price_per_gb_month: PricePerGbMonthSchema;
+
+  @ApiProperty({ format: 'date-time', example: '2026-12-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: String, nullable: true, example: null })
+  note: string | null;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
+  deleted_at: string | null;
+}
+
+@ApiSchema({ name: 'VolumeList' })
+export class VolumeListResponse {
+  @ApiProperty({ type: () => [VolumeResponse], description: 'Volumes not deleted, newest first' })
+  volumes: VolumeResponse[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
+  next_cursor: string | null;
+}
+
+@ApiSchema({ name: 'Renewal', description: 'The renewal accepted: the volume, and the volume.renew operation to poll' })
+export class RenewVolumeResponse {
+  @ApiProperty({ type: () => VolumeResponse })
+  volume: VolumeResponse;
+
+  @ApiProperty({ type: () => OperationResponse })
+  operation: OperationResponse;
+}
