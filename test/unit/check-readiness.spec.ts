@@ -1,0 +1,48 @@
+import { CHECK_TIMEOUT_MS, CheckReadiness } from '../../src/modules/monitoring/application/check-readiness.use-case';
+import { InMemoryDatabaseHealth, InMemoryRedisHealth } from '../../src/modules/monitoring/testing/in-memory-readiness';
+
+describe('CheckReadiness', () => {
+  let database: InMemoryDatabaseHealth;
+  let redis: InMemoryRedisHealth;
+  let check: CheckReadiness;
+
+  beforeEach(() => {
+    database = new InMemoryDatabaseHealth();
+    redis = new InMemoryRedisHealth();
+    check = new CheckReadiness(database, redis);
+  });
+  afterEach(() => jest.useRealTimers());
+
+  it('is ready when the database is up and migrated and Redis is not configured', async () => {
+    expect(await check.execute()).toEqual({ ready: true, checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } });
+  });
+
+  it('is ready with a configured Redis that answers', async () => {
+    redis.state = 'up';
+    expect(await check.execute()).toEqual({ ready: true, checks: { database: 'ok', migrations: 'ok', redis: 'ok' } });
+  });
+
+  it('is not ready while a migration is pending', async () => {
+    database.pending = ['AddSomething1764000000000'];
+    expect(await check.execute()).toEqual({ ready: false, checks: { database: 'ok', migrations: 'pending', redis: 'not_configured' } });
+  });
+
+  it('is not ready when the database is down (migrations cannot be read either)', async () => {
+    database.state = 'down';
+    expect(await check.execute()).toEqual({ ready: false, checks: { database: 'error', migrations: 'error', redis: 'not_configured' } });
+  });
+
+  it('is not ready when a configured Redis is down', async () => {
+    redis.state = 'down';
+    expect(await check.execute()).toEqual({ ready: false, checks: { database: 'ok', migrations: 'ok', redis: 'error' } });
+  });
+
+  it('gives up on a dependency that does not answer within the check timeout', async () => {
+    jest.useFakeTimers();
+    database.state = 'hanging';
+    redis.state = 'hanging';
+    const result = check.execute();
+    await jest.advanceTimersByTimeAsync(CHECK_TIMEOUT_MS);
+    expect(await result).toEqual({ ready: false, checks: { database: 'error', migrations: 'error', redis: 'error' } });
+  });
+});
