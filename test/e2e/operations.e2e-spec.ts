@@ -158,6 +158,8 @@ describe('GET /v1/operations and /v1/operations/{id}', () => {
     ['cursor=nonsense', 'cursor', 'cursor is not a valid cursor; pass the next_cursor of a previous page'],
     ['cursor=%21%21', 'cursor', 'cursor is not a valid cursor; pass the next_cursor of a previous page'],
     [`cursor=${Buffer.from('c1|2026-02-30T00:00:00.000000Z|op_x').toString('base64url')}`, 'cursor', 'cursor is not a valid cursor; pass the next_cursor of a previous page'],
+    // Year 0 is a valid JavaScript date but no PostgreSQL timestamp: refused before it reaches SQL.
+    [`cursor=${Buffer.from('c1|0000-01-01T00:00:00.000000Z|op_x').toString('base64url')}`, 'cursor', 'cursor is not a valid cursor; pass the next_cursor of a previous page'],
     ['status=done', 'status', 'status must be one of pending, running, succeeded, failed'],
   ];
   it.each(invalid)('answers 400 for %s', async (query, field, message) => {

@@ -142,9 +142,19 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     expect(limit.body).toEqual({
       error: { code: 'invalid_request', message: 'limit must be a whole number from 1 to 100', request_id: limit.headers['x-request-id'], details: { field: 'limit' } },
     });
-    const cursor = await t.http.get('/v1/volumes?cursor=abc').set(ro);
-    expect(cursor.status).toBe(400);
-    expect(cursor.body.error.details).toEqual({ field: 'cursor' });
+    const year0 = Buffer.from('c1|0000-01-01T00:00:00.000000Z|vol_x').toString('base64url');
+    for (const bad of ['abc', year0]) {
+      const cursor = await t.http.get(`/v1/volumes?cursor=${bad}`).set(ro);
+      expect(cursor.status).toBe(400);
+      expect(cursor.body).toEqual({
+        error: {
+          code: 'invalid_request',
+          message: 'cursor is not a valid cursor; pass the next_cursor of a previous page',
+          request_id: cursor.headers['x-request-id'],
+          details: { field: 'cursor' },
+        },
+      });
+    }
     expect((await t.http.get('/v1/volumes')).status).toBe(401);
   });
 });

@@ -24,6 +24,7 @@ describe('page cursors', () => {
     '',
     '!!',
     Buffer.from('c1|2026-02-30T00:00:00.000000Z|op_1').toString('base64url'),
+    Buffer.from('c1|0000-01-01T00:00:00.000000Z|op_1').toString('base64url'),
     Buffer.from('c1|2026-11-22T10:00:00.000Z|op_1').toString('base64url'),
     Buffer.from('c2|2026-11-22T10:00:00.000000Z|op_1').toString('base64url'),
     Buffer.from("c1|2026-11-22T10:00:00.000000Z|op_1' OR 1=1").toString('base64url'),

@@ -31,8 +31,11 @@ export function decodeCursor(text: string, field = 'cursor'): PageCursor {
   if (!/^[A-Za-z0-9_-]{1,400}$/.test(text)) throw bad();
   const match = CURSOR_TEXT.exec(Buffer.from(text, 'base64url').toString('utf8'));
   // A real instant (no Feb 30): it must survive a round trip through Date, to the second.
+  // Year 0 is a valid Date but no PostgreSQL timestamp (it would fail the query): refused too.
   const date = match ? new Date(`${match[1].slice(0, 23)}Z`) : undefined;
-  if (!match || !date || Number.isNaN(date.getTime()) || date.toISOString().slice(0, 19) !== match[1].slice(0, 19)) throw bad();
+  if (!match || !date || Number.isNaN(date.getTime()) || date.getUTCFullYear() < 1 || date.toISOString().slice(0, 19) !== match[1].slice(0, 19)) {
+    throw bad();
+  }
   return { createdAt: match[1], id: match[2] };
 }
 
