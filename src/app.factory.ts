@@ -5,6 +5,7 @@ import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
 import { deferredJsonBody } from './shared/http/body-parsing';
+import { answerClientErrors } from './shared/http/client-errors';
 import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
 import { requestIdMiddleware } from './shared/http/request-id';
 import { Clock } from './shared/kernel/clock/clock';
@@ -23,6 +24,8 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   });
   if (options.logger !== false) app.useLogger(app.get(PinoNestLogger));
   app.disable('x-powered-by');
+  // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
+  answerClientErrors(app.getHttpServer());
   app.use(requestIdMiddleware);
   app.use(httpMetricsMiddleware(app.get(Metrics)));
   app.use(deferredJsonBody());

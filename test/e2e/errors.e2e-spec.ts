@@ -1,7 +1,36 @@
+import type { Server } from 'node:http';
+import { AddressInfo, connect } from 'node:net';
 import { TestApp, startTestApp } from '../support/test-app';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 
 const REQUEST_ID = /^req_[A-Za-z0-9]{24}$/;
+
+/** Sends raw bytes on a new connection and returns the whole answer once the server closes it. */
+async function rawExchange(t: TestApp, request: string): Promise<{ status: number; headers: Record<string, string>; body: unknown }> {
+  const server = t.app.getHttpServer() as Server;
+  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let data = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer in 10 s; received ${JSON.stringify(data)}`));
+    }, 10_000);
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (data += chunk));
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(data);
+    });
+    socket.on('error', () => undefined);
+    socket.write(request);
+  });
+  const [head, body] = text.split('\r\n\r\n');
+  const [statusLine, ...lines] = head.split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
+}
 
 describe('error envelope, request ids, 404/405/413/400/500', () => {
   let t: TestApp;
@@ -53,6 +82,36 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('POST');
     expect(post.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('answers a request line and headers over 16 KiB with 431 and the envelope, not a bare status line', async () => {
+    const res = await rawExchange(t, `GET /v1/volumes/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers.connection).toBe('close');
+    expect(res.body).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: 'Request line and headers are too large (at most 16 KiB together)',
+        request_id: res.headers['x-request-id'],
+        details: {},
+      },
+    });
+  });
+
+  it('answers a header value with a control character with 400 and the envelope', async () => {
+    const res = await rawExchange(t, `GET /v1/wallet HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Org-ID: org_\x01err\r\n\r\n`);
+    expect(res.status).toBe(400);
+    expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
+    expect(res.body).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: 'Malformed HTTP request (request line, header names or values, or framing)',
+        request_id: res.headers['x-request-id'],
+        details: {},
+      },
+    });
   });
 
   it('answers malformed JSON with 400 invalid_request naming the body', async () => {
