@@ -140,6 +140,25 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
     });
   });
 
+  describe('a NUL character (PostgreSQL text cannot hold it)', () => {
+    it('in a signup member answers 400 naming it, and creates nothing (no 500 from the database)', async () => {
+      const users = await t.sql('SELECT id FROM users ORDER BY id');
+      const orgs = await t.sql('SELECT id FROM organizations ORDER BY id');
+      const res = await t.http.post('/v1/auth/signup').send({ email: 'nul@x.test', password: 'a long password', organization_name: 'Nul\u0000Co' });
+      expect(res.status).toBe(400);
+      expect(res.headers['x-ratelimit-limit']).toBe('600');
+      expect(res.body).toEqual(envelope(res, 'invalid_request', 'organization_name must not contain NUL (\\u0000) characters', { field: 'organization_name' }));
+      expect(await t.sql('SELECT id FROM users ORDER BY id')).toEqual(users);
+      expect(await t.sql('SELECT id FROM organizations ORDER BY id')).toEqual(orgs);
+    });
+
+    it('in a login email answers 400 naming it', async () => {
+      const res = await t.http.post('/v1/auth/login').send({ email: 'owner@a.test\u0000', password: OWNER_PASSWORD });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(envelope(res, 'invalid_request', 'email must not contain NUL (\\u0000) characters', { field: 'email' }));
+    });
+  });
+
   describe('POST /v1/auth/login', () => {
     it('returns a 24 h session and the user\'s organizations, oldest membership first', async () => {
       const res = await t.http.post('/v1/auth/login').send({ email: 'Owner@A.test', password: OWNER_PASSWORD });
