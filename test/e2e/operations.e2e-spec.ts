@@ -106,6 +106,14 @@ describe('GET /v1/operations and /v1/operations/{id}', () => {
     expect((await t.http.get(`/v1/operations/${ids[0]}`)).status).toBe(401);
   });
 
+  it('answers 400 naming id for an id holding a NUL character (no 500 from the database)', async () => {
+    const res = await t.http.get('/v1/operations/op_%00').set(ro);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { code: 'invalid_request', message: 'id must not contain NUL (\\u0000) characters', request_id: res.headers['x-request-id'], details: { field: 'id' } },
+    });
+  });
+
   it('lists the organization\'s operations newest first', async () => {
     const res = await t.http.get('/v1/operations').set(ro);
     expect(res.status).toBe(200);
@@ -161,6 +169,8 @@ describe('GET /v1/operations and /v1/operations/{id}', () => {
     // Year 0 is a valid JavaScript date but no PostgreSQL timestamp: refused before it reaches SQL.
     [`cursor=${Buffer.from('c1|0000-01-01T00:00:00.000000Z|op_x').toString('base64url')}`, 'cursor', 'cursor is not a valid cursor; pass the next_cursor of a previous page'],
     ['status=done', 'status', 'status must be one of pending, running, succeeded, failed'],
+    // PostgreSQL text cannot hold NUL: refused before it reaches SQL.
+    ['volume_id=vol_%00', 'volume_id', 'volume_id must not contain NUL (\\u0000) characters'],
   ];
   it.each(invalid)('answers 400 for %s', async (query, field, message) => {
     const res = await t.http.get(`/v1/operations?${query}`).set(ro);

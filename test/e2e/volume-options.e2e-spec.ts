@@ -312,6 +312,12 @@ describe('GET /v1/volume-options', () => {
     }
   });
 
+  it('answers 400 naming region when it holds a NUL character (no 500 from the database)', async () => {
+    const res = await t.http.get('/v1/volume-options?region=id-jkt%00').set(rw);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(ERROR(res, 'invalid_request', 'region must not contain NUL (\\u0000) characters', { field: 'region' }));
+  });
+
   it('answers 400 naming type when it is not premium or ssd', async () => {
     for (const query of ['type=hdd', 'type=', 'type=PREMIUM', 'type=ssd&type=premium']) {
       const res = await t.http.get(`/v1/volume-options?region=id-jkt&${query}`).set(rw);

@@ -136,6 +136,14 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     expect(third.body).toEqual({ volumes: [detached()], next_cursor: null });
   });
 
+  it('answers 400 naming id for an id holding a NUL character (no 500 from the database)', async () => {
+    const res = await t.http.get('/v1/volumes/vol_%00').set(ro);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({
+      error: { code: 'invalid_request', message: 'id must not contain NUL (\\u0000) characters', request_id: res.headers['x-request-id'], details: { field: 'id' } },
+    });
+  });
+
   it('answers 400 for a bad limit or cursor, 401 without a token', async () => {
     const limit = await t.http.get('/v1/volumes?limit=0').set(ro);
     expect(limit.status).toBe(400);

@@ -23,33 +23,6 @@ export function firstValidationError(errors: ValidationError[], parent = ''): { 
 const PRIMITIVES: unknown[] = [String, Boolean, Number, Array, Object];
 
 /**
- * The first string holding a NUL character, by field path. PostgreSQL text cannot store NUL, so
- * such a value can match nothing and would fail any query it reached (a 500): refuse it as input.
- */
-function fieldWithNul(value: unknown, field: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? field : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = fieldWithNul(value[i], `${field}[${i}]`);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, member] of Object.entries(value)) {
-      const found = fieldWithNul(member, field ? `${field}.${key}` : key);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
-
-function refuseNul(value: unknown, field: string): void {
-  const found = fieldWithNul(value, field);
-  if (found !== undefined) throw invalidRequest(`${found} must not contain NUL (\\u0000) characters`, { field: found });
-}
-
-/**
  * The path of the first string holding the NUL character (U+0000), which PostgreSQL text cannot
  * store (it would fail the query: a 500). Object keys are not searched: unknown members are dropped.
  */
@@ -83,8 +56,6 @@ export class RequestValidationPipe implements PipeTransform {
     }
     const metatype = metadata.metatype;
     if (!metatype || PRIMITIVES.includes(metatype) || (metadata.type !== 'body' && metadata.type !== 'query')) {
-      // Path parameters and single query values (`@Param('id')`, `@Query('x')`).
-      if (metadata.type === 'param' || metadata.type === 'query') refuseNul(value, metadata.data ?? '');
       return value;
     }
     if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
@@ -94,8 +65,6 @@ export class RequestValidationPipe implements PipeTransform {
     const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
     if (first) throw invalidRequest(first.message, { field: first.field });
-    // Only the members the DTO declares are checked: unknown ones were dropped above.
-    refuseNul(instance, '');
     return instance;
   }
 }
