@@ -5,7 +5,7 @@ import {
 } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import { invalidRequest } from '../../shared/kernel/errors/domain-error';
-import { firstValidationError } from '../../shared/http/validation.pipe';
+import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
 
 const ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
@@ -72,10 +72,16 @@ class SeedVolume {
   @IsOptional() @IsString() note?: string | null;
 }
 
+/** Opening balances: decimal strings, never JSON numbers (money is never a float). */
+class SeedWallet {
+  @IsOptional() @IsString({ message: 'USD must be a decimal string such as "100.00000"' }) USD?: string;
+  @IsOptional() @IsString({ message: 'IDR must be a whole number of rupiah as a string such as "1500000"' }) IDR?: string;
+}
+
 class SeedOrganization {
   @IsOptional() @IsString() @Matches(prefixed('org'), { message: 'id must begin with org_' }) id?: string;
   @IsString() @Length(1, 200) name: string;
-  @IsOptional() @IsObject() wallet?: Record<string, string>;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedWallet) wallet?: SeedWallet;
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedMember) members: SeedMember[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedApiKey) api_keys: SeedApiKey[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedServer) servers: SeedServer[];
@@ -102,5 +108,8 @@ export function parseSeedFile(text: string): SeedFile {
   const errors: ValidationError[] = validateSync(seed, { forbidUnknownValues: false });
   const first = firstValidationError(errors);
   if (first) throw invalidRequest(`Seed file: ${first.message}`, { field: first.field });
+  // PostgreSQL text cannot hold NUL: refused here rather than failing the load with a database error.
+  const nulAt = nulCharacterPath(raw);
+  if (nulAt !== undefined) throw invalidRequest(`Seed file: ${nulAt} must not contain NUL (\\u0000) characters`, { field: nulAt });
   return seed;
 }
