@@ -2,6 +2,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import type { Express } from 'express';
 import { STATUS_OF } from '../../src/shared/http/error-envelope';
 import { servedRoutes } from '../../src/shared/http/route-methods';
+import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
 interface Operation {
@@ -97,6 +98,43 @@ describe('OpenAPI document and docs page', () => {
         }
       }
     }
+  });
+
+  it('documents X-RateLimit-* on every error a rate-limited route answers after counting (all but 401 unauthorized), as the service sends them', async () => {
+    const RATE_LIMIT = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    type Documented = { headers?: Record<string, unknown>; content?: Record<string, { examples?: Record<string, unknown> }> };
+    for (const { path, method, op } of operations()) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const responses = op.responses as Record<string, Documented>;
+      const limited = Object.entries(responses).some(([s, r]) => /^2\d\d$/.test(s) && r.headers !== undefined && 'X-RateLimit-Limit' in r.headers);
+      for (const [status, response] of Object.entries(responses).filter(([s]) => Number(s) >= 400)) {
+        const codes = Object.keys(response.content?.['application/json']?.examples ?? {});
+        const counted = limited && !(status === '401' && codes.every((c) => c === 'unauthorized'));
+        const documented = RATE_LIMIT.filter((h) => h in (response.headers ?? {}));
+        expect({ where, status, documented, requestId: 'X-Request-Id' in (response.headers ?? {}) }).toEqual({
+          where,
+          status,
+          documented: counted ? RATE_LIMIT : [],
+          requestId: true,
+        });
+      }
+    }
+    expect(Object.keys((doc.paths['/v1/volumes/{id}'].get.responses['404'] as Documented).headers ?? {}).sort()).toEqual([...RATE_LIMIT, 'X-Request-Id'].sort());
+
+    // What the document says is what the service sends.
+    await t.seed({ regions: [region()], organizations: [organization('oa')] });
+    const notFound = await t.http.get('/v1/volumes/vol_missing').set(bearer(apiToken('oa', 'rw')));
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers['x-ratelimit-limit']).toBe('600');
+    expect(notFound.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(notFound.headers['x-ratelimit-reset']).toMatch(/^\d{10}$/);
+    const wrongPassword = await t.http.post('/v1/auth/login').send({ email: 'owner@oa.test', password: `${OWNER_PASSWORD}!` });
+    expect(wrongPassword.status).toBe(401);
+    expect(wrongPassword.body.error.code).toBe('invalid_credentials');
+    expect(wrongPassword.headers['x-ratelimit-limit']).toBe('600');
+    const noToken = await t.http.get('/v1/volumes/vol_missing');
+    expect(noToken.status).toBe(401);
+    expect(noToken.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
   it('describes the error envelope with every code of the error table', () => {

@@ -199,9 +199,38 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Health', 'Probes for load balancers and orchestrators')
     .addTag('Documentation', 'This document and its page')
     .build();
-  return SwaggerModule.createDocument(app, config, {
+  const document = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
   });
+  return withRateLimitHeadersOnErrors(document);
+}
+
+interface DocumentedResponse {
+  headers?: HeadersObject;
+  content?: Record<string, { examples?: Record<string, unknown> }>;
+}
+
+/**
+ * On a rate-limited route (its success response documents X-RateLimit-*), every error answered
+ * after the rate limit carries the same headers: all of them but a 401 `unauthorized`, which is
+ * refused before the rate limit is counted (decisions.md check order).
+ */
+export function withRateLimitHeadersOnErrors(document: OpenAPIObject): OpenAPIObject {
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item as Record<string, { responses?: Record<string, DocumentedResponse> }>)) {
+      const responses = operation?.responses;
+      if (!responses) continue;
+      const limited = Object.entries(responses).some(([status, r]) => /^2\d\d$/.test(status) && r.headers?.['X-RateLimit-Limit']);
+      if (!limited) continue;
+      for (const [status, response] of Object.entries(responses)) {
+        if (Number(status) < 400) continue;
+        const codes = Object.keys(response.content?.['application/json']?.examples ?? {});
+        if (status === '401' && codes.every((code) => code === 'unauthorized')) continue;
+        responses[status] = { ...response, headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...response.headers } };
+      }
+    }
+  }
+  return document;
 }
 
 /** The application's OpenAPI document, built once, at its first request. */
