@@ -37,6 +37,17 @@ describe('dependency rules', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('controllers reach ports only through use cases: no controller imports a *.port file', () => {
+    const controllers = all.filter((f) => f.endsWith('.controller.ts'));
+    expect(controllers.length).toBeGreaterThan(5);
+    const offenders = controllers.flatMap((f) =>
+      importsOf(f)
+        .filter((i) => /\.port$/.test(i))
+        .map((i) => `${relative(SRC, f)} imports ${i}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('no source file turns on synchronize or holds money in parseFloat/toFixed', () => {
     const offenders = all.filter((f) => /synchronize:\s*true|\bparseFloat\(|\.toFixed\(/.test(readFileSync(f, 'utf8')));
     expect(offenders).toEqual([]);

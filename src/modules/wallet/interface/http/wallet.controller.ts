@@ -4,13 +4,13 @@ import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../.
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
-import { WalletLedger } from '../../application/wallet.port';
+import { GetWalletBalances } from '../../application/get-wallet-balances.use-case';
 import { WalletResponse } from './wallet.openapi';
 
 @ApiTags('Wallet')
 @Controller('v1/wallet')
 export class WalletController {
-  constructor(private readonly wallet: WalletLedger) {}
+  constructor(private readonly getBalances: GetWalletBalances) {}
 
   /** The organization's balance in each currency: available to spend, and reserved by pending operations. */
   @Get()
@@ -20,7 +20,7 @@ export class WalletController {
   @ApiOkResponse({ type: WalletResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal): Promise<WalletResponse> {
-    const balances = await this.wallet.balances(principal.orgId);
+    const balances = await this.getBalances.execute(principal);
     return {
       balances: balances.map((b) => ({ currency: b.currency, available: b.available.format(), reserved: b.reserved.format() })),
     };
