@@ -1,0 +1,30 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '../..');
+const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
+
+/** docker/ cannot be built here (no Docker engine): these checks keep it consistent with the code. */
+describe('docker/Dockerfile and docker/compose.yaml', () => {
+  const dockerfile = read('docker/Dockerfile');
+  const compose = read('docker/compose.yaml');
+  const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
+
+  it('runs the built server as npm start does, as a non-root user, with the demo seed file present', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/\nCMD \["node", "dist\/src\/main"\]\n/);
+    expect(scripts.start).toBe('node dist/src/main.js');
+    expect(scripts['start:prod']).toBe('node dist/src/main');
+    expect(runtime).toMatch(/\nUSER node\n/);
+    expect(runtime).toContain('COPY --chown=node:node seeds ./seeds');
+    expect(runtime).toContain('COPY --from=build --chown=node:node /app/dist ./dist');
+  });
+
+  it('deploys without the demo data (its owner password is public) and with no password in the file', () => {
+    expect(compose).toMatch(/\n {6}DEMO_SEED: "false"\n/);
+    expect(compose).toContain('POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}');
+    expect(compose).toContain('DATABASE_URL: postgresql://cds:${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}@postgres:5432/cds');
+    expect(compose).toContain('REDIS_URL: redis://redis:6379');
+    expect(compose).toContain('image: postgres:15');
+  });
+});
