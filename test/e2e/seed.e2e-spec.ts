@@ -1,0 +1,150 @@
+import { createHash } from 'node:crypto';
+import { DomainError } from '../../src/shared/kernel/errors/domain-error';
+import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { TestApp, startTestApp } from '../support/test-app';
+
+const NOW = new Date('2027-01-31T10:00:00.000Z');
+const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
+
+async function refusal(work: () => Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await work();
+  } catch (err) {
+    if (err instanceof DomainError) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error('the seed was accepted');
+}
+
+/**
+ * The notes of seed-format.md, through the seed use case the CLI runs (LoadSeed), on a real
+ * database: existing users, tokens, volume defaults and billing, and all-or-nothing loading.
+ */
+describe('seed files (seed-format.md notes)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({}, new FixedClock(NOW));
+    await t.seed({ regions: [region()], organizations: [organization('first')] });
+  });
+  afterAll(async () => t?.close());
+
+  it('adds an existing user (email in any case) to the new organization with the role, ignoring the password', async () => {
+    const [user] = await t.sql<{ id: string; password_hash: string }>("SELECT id, password_hash FROM users WHERE email = 'owner@first.test'");
+    const result = await t.seed({
+      regions: [],
+      organizations: [
+        organization('second', {
+          members: [{ email: 'OWNER@First.test', password: 'a different password', role: 'viewer' }],
+          api_keys: [],
+          servers: [],
+          volumes: [],
+        }),
+      ],
+    });
+    expect(result).toEqual({
+      regions: [],
+      organizations: [{ id: 'org_second', users: [{ id: user.id, email: 'owner@first.test' }], api_keys: [], servers: [], volumes: [] }],
+    });
+    expect(await t.sql("SELECT user_id, org_id, role FROM memberships WHERE user_id = $1 ORDER BY org_id", [user.id])).toEqual([
+      { user_id: user.id, org_id: 'org_first', role: 'owner' },
+      { user_id: user.id, org_id: 'org_second', role: 'viewer' },
+    ]);
+    expect(await t.sql("SELECT id, password_hash FROM users WHERE email = 'owner@first.test'")).toEqual([user]);
+    expect(await t.sql("SELECT count(*)::int AS n FROM users WHERE lower(email) = 'owner@first.test'")).toEqual([{ n: 1 }]);
+
+    const old = await t.http.post('/v1/auth/login').send({ email: 'owner@first.test', password: OWNER_PASSWORD });
+    expect(old.status).toBe(200);
+    expect(old.body.organizations).toEqual([
+      { id: 'org_first', name: 'Org first', role: 'owner' },
+      { id: 'org_second', name: 'Org second', role: 'viewer' },
+    ]);
+    expect((await t.http.post('/v1/auth/login').send({ email: 'owner@first.test', password: 'a different password' })).status).toBe(401);
+  });
+
+  it('uses a given token as it is, generates one otherwise, and lists every token in the output', async () => {
+    const given = apiToken('third', 'given');
+    const result = await t.seed({
+      regions: [],
+      organizations: [
+        organization('third', {
+          members: [],
+          api_keys: [
+            { name: 'given', scopes: ['vm:read'], token: given },
+            { name: 'generated', scopes: ['vm:read', 'vm:write'] },
+          ],
+          servers: [],
+          volumes: [],
+        }),
+      ],
+    });
+    const keys = result.organizations[0].api_keys;
+    expect(keys).toEqual([
+      { id: expect.stringMatching(/^key_[A-Za-z0-9]{20,}$/), name: 'given', token: given },
+      { id: expect.stringMatching(/^key_[A-Za-z0-9]{20,}$/), name: 'generated', token: expect.stringMatching(/^cds_live_[A-Za-z0-9]{40}$/) },
+    ]);
+    expect(await t.sql('SELECT id, name, scopes, token_hash FROM api_keys WHERE org_id = $1 ORDER BY name', ['org_third'])).toEqual([
+      { id: keys[1].id, name: 'generated', scopes: ['vm:read', 'vm:write'], token_hash: sha256(keys[1].token) },
+      { id: keys[0].id, name: 'given', scopes: ['vm:read'], token_hash: sha256(given) },
+    ]);
+    for (const key of keys) expect((await t.http.get('/v1/wallet').set(bearer(key.token))).status).toBe(200);
+  });
+
+  it('refuses a token without the cds_live_ prefix or with fewer than 32 characters after it, writing nothing', async () => {
+    for (const token of ['cds_sess_' + 'a'.repeat(32), 'cds_live_' + 'a'.repeat(31)]) {
+      await expect(
+        refusal(() => t.seed({ regions: [], organizations: [organization('badkey', { members: [], servers: [], volumes: [], api_keys: [{ name: 'k', scopes: ['vm:read'], token }] })] })),
+      ).resolves.toEqual({ code: 'invalid_request', message: 'Seed file: organizations[0].api_keys[0].token must be cds_live_ followed by at least 32 letters or digits' });
+    }
+    expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_badkey'")).toEqual([]);
+  });
+
+  it('prices a volume at the region offer, bills term_months at that price, defaults expires_at to now + term (month end clamped), detaches it without a server', async () => {
+    const base = organization('fourth');
+    await t.seed({
+      regions: [],
+      organizations: [
+        {
+          ...base,
+          volumes: [
+            // No expires_at: 2027-01-31 + 1 month clamps to 2027-02-28.
+            { id: 'vol_fourthidr', name: 'idr', type: 'ssd', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 40, term_months: 1, currency: 'IDR', mount_path: '/ignored' },
+            { id: 'vol_fourthusd', name: 'usd', type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 150, term_months: 12, currency: 'USD', server: 'vm_fourthweb1', mount_path: '/mnt/x', note: 'n' },
+          ],
+        },
+      ],
+    });
+    const ro = bearer(apiToken('fourth', 'rw'));
+    const idr = await t.http.get('/v1/volumes/vol_fourthidr').set(ro);
+    expect(idr.status).toBe(200);
+    expect(idr.body).toEqual({
+      id: 'vol_fourthidr', name: 'idr', status: 'available', type: 'ssd', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 40,
+      server: null, mount_path: null, mounted: false, term_months: 1,
+      // 40 GB × 200 IDR × 1 month
+      billing: { currency: 'IDR', amount: '8000' },
+      price_per_gb_month: { USD: '0.01250', IDR: '200' },
+      expires_at: '2027-02-28T10:00:00.000Z', note: null, created_at: expect.any(String), deleted_at: null,
+    });
+    const usd = await t.http.get('/v1/volumes/vol_fourthusd').set(ro);
+    expect(usd.body).toEqual({
+      id: 'vol_fourthusd', name: 'usd', status: 'attached', type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 150,
+      server: { id: 'vm_fourthweb1', name: 'web-1' }, mount_path: '/mnt/x', mounted: true, term_months: 12,
+      // 150 GB × 0.02000 USD × 12 months
+      billing: { currency: 'USD', amount: '36.00000' },
+      price_per_gb_month: { USD: '0.02000', IDR: '320' },
+      expires_at: '2028-01-31T10:00:00.000Z', note: 'n', created_at: expect.any(String), deleted_at: null,
+    });
+  });
+
+  it('writes nothing at all when an id exists already (one transaction), with code conflict', async () => {
+    const count = async (): Promise<unknown[]> =>
+      t.sql("SELECT (SELECT count(*) FROM organizations)::int AS orgs, (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM wallet_ledger)::int AS ledger, (SELECT count(*) FROM api_keys)::int AS keys");
+    const before = await count();
+    await expect(
+      refusal(() => t.seed({ regions: [], organizations: [organization('fifth', { servers: [], volumes: [] }), organization('first', { servers: [], volumes: [] })] })),
+    ).resolves.toEqual({ code: 'conflict', message: 'Organization org_first exists already' });
+    expect(await count()).toEqual(before);
+    expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_fifth'")).toEqual([]);
+  });
+});
