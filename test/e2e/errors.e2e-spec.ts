@@ -81,7 +81,10 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     const post = await t.http.get('/v1/auth/login');
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('POST');
-    expect(post.body.error.code).toBe('method_not_allowed');
+    expect(post.headers['x-request-id']).toMatch(REQUEST_ID);
+    expect(post.body).toEqual({
+      error: { code: 'method_not_allowed', message: 'Method GET is not allowed on /v1/auth/login; allowed: POST', request_id: post.headers['x-request-id'], details: {} },
+    });
   });
 
   it('answers a request line and headers over 16 KiB with 431 and the envelope, not a bare status line', async () => {
@@ -126,9 +129,23 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     const big = JSON.stringify({ email: 'a@b.test', password: 'x'.repeat(1024 * 1024) });
     const res = await t.http.post('/v1/auth/login').set('Content-Type', 'application/json').send(big);
     expect(res.status).toBe(413);
+    expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(res.body).toEqual({
       error: { code: 'invalid_request', message: 'Request body is larger than 1 MiB', request_id: res.headers['x-request-id'], details: {} },
     });
+    // Refused after the rate limit, like every body error: counted, with the headers.
+    expect(res.headers['x-ratelimit-limit']).toBe('600');
+    expect(res.headers['x-ratelimit-remaining']).toMatch(/^\d+$/);
+    expect(res.headers['x-ratelimit-reset']).toMatch(/^\d{10}$/);
+    expect(await t.sql('SELECT id FROM sessions')).toEqual([]);
+
+    // On an authenticated route too, with the credential's headers.
+    const authed = await t.http.get('/v1/wallet').set(bearer(token)).set('Content-Type', 'application/json').send(big);
+    expect(authed.status).toBe(413);
+    expect(authed.body).toEqual({
+      error: { code: 'invalid_request', message: 'Request body is larger than 1 MiB', request_id: authed.headers['x-request-id'], details: {} },
+    });
+    expect(authed.headers['x-ratelimit-limit']).toBe('600');
   });
 
   it('answers a validation failure with 400 naming the field, and writes nothing', async () => {
@@ -151,7 +168,15 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
   it('reports body errors only after authentication (check order: 401 before 400)', async () => {
     const res = await t.http.get('/v1/wallet').set('Content-Type', 'application/json').send('{not json');
     expect(res.status).toBe(401);
-    expect(res.body.error.code).toBe('unauthorized');
+    expect(res.body).toEqual({
+      error: {
+        code: 'unauthorized',
+        message: 'Missing Authorization header; send "Authorization: Bearer <token>"',
+        request_id: res.headers['x-request-id'],
+        details: {},
+      },
+    });
+    expect(res.headers['x-ratelimit-limit']).toBeUndefined();
   });
 
   it('answers an unexpected failure with 500 internal and no stack, SQL or class names', async () => {
