@@ -81,6 +81,8 @@ export class LoadSeed {
     const out: SeedResult['organizations'][number] = { id: orgId, users: [], api_keys: [], servers: [], volumes: [] };
 
     for (const [currency, amount] of Object.entries(org.wallet ?? {})) {
+      // The parsed wallet carries every currency member, undefined when the file leaves it out.
+      if (amount === undefined) continue;
       if (!isCurrency(currency)) throw invalidRequest(`Seed file: organizations.${orgId}.wallet: unknown currency ${currency}`);
       const money = Money.parse(amount, currency, `organizations.${orgId}.wallet.${currency}`);
       if (money.minor > 0n) await this.wallet.credit(orgId, money, 'seed');
