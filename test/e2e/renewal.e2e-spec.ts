@@ -270,6 +270,49 @@ describe('POST /v1/volumes/{id}/renew', () => {
       expect(empty.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'body' } });
     });
 
+    it('a volume id holding a NUL character (no 500 from the database)', async () => {
+      const res = await renew('bad', { term_months: 1 }, 'vol_baddata1%00').set('Idempotency-Key', 'nul-id');
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: { code: 'invalid_request', message: 'id must not contain NUL (\\u0000) characters', request_id: res.headers['x-request-id'], details: { field: 'id' } },
+      });
+    });
+
+    it('a body nested deeper than 64 levels, with or without an Idempotency-Key (no 500 from a blown stack)', async () => {
+      for (const depth of [65, 5000]) {
+        for (const key of [undefined, `deep-${depth}`]) {
+          const req = t.http
+            .post('/v1/volumes/vol_baddata1/renew')
+            .set(bearer(apiToken('bad', 'rw')))
+            .set('Content-Type', 'application/json');
+          if (key) req.set('Idempotency-Key', key);
+          const res = await req.send(`{"term_months": 1, "extra": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`);
+          expect(res.status).toBe(400);
+          expect(res.body).toEqual({
+            error: {
+              code: 'invalid_request',
+              message: 'Request body is nested deeper than 64 levels',
+              request_id: res.headers['x-request-id'],
+              details: { field: 'body' },
+            },
+          });
+        }
+      }
+      // 64 levels are parsed: the answer is about term_months, not the nesting.
+      const ok = await t.http
+        .post('/v1/volumes/vol_baddata1/renew')
+        .set(bearer(apiToken('bad', 'rw')))
+        .set('Content-Type', 'application/json')
+        .send(`{"term_months": 2, "extra": ${'['.repeat(63)}${']'.repeat(63)}}`);
+      expect(ok.status).toBe(400);
+      expect(ok.body.error).toEqual({
+        code: 'invalid_request',
+        message: 'term_months must be 1, 3 or 12',
+        request_id: ok.headers['x-request-id'],
+        details: { field: 'term_months' },
+      });
+    });
+
     it('Idempotency-Key longer than 255 or not printable ASCII', async () => {
       for (const key of ['k'.repeat(256), 'café-key', 'tab\there']) {
         const res = await renew('bad', { term_months: 1 }).set('Idempotency-Key', key);

@@ -6,6 +6,23 @@ import { PayloadTooLargeError } from './error-envelope';
 
 export const BODY_LIMIT = '1mb';
 
+/** Deepest nesting of objects and arrays a body may have; deeper ones would blow the stack of recursive code (validation, fingerprints). */
+export const MAX_BODY_DEPTH = 64;
+
+/** Whether `value` nests objects and arrays deeper than `max` levels. Iterative: any depth is safe to measure. */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) {
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 declare module 'express-serve-static-core' {
   interface Request {
     bodyError?: Error;
@@ -27,6 +44,9 @@ export function deferredJsonBody(): (req: Request, res: Response, next: NextFunc
           e.type === 'entity.too.large'
             ? new PayloadTooLargeError('1 MiB')
             : invalidRequest('Request body is not valid JSON', { field: 'body' });
+        req.body = undefined;
+      } else if (nestedDeeperThan(req.body, MAX_BODY_DEPTH)) {
+        req.bodyError = invalidRequest(`Request body is nested deeper than ${MAX_BODY_DEPTH} levels`, { field: 'body' });
         req.body = undefined;
       }
       next();
