@@ -96,11 +96,39 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_idem'`)).toBe(ops);
   });
 
-  it('scopes keys to the organization', async () => {
-    const res = await renew('other', 'vol_otherv1', { term_months: 1, currency: 'USD' }, 'key-1');
-    expect(res.status).toBe(202);
-    expect(res.headers['idempotent-replayed']).toBeUndefined();
-    expect(res.body.volume.id).toBe('vol_otherv1');
+  it('scopes keys to the organization: another organization never gets a replay of this one\'s answer', async () => {
+    // The very request org_idem sent with key-1 (same method, path and body): for org_other it is
+    // a new request, about a volume it cannot see.
+    const same = await renew('other', 'vol_idemv1', { term_months: 1, currency: 'USD' }, 'key-1');
+    expect(same.status).toBe(404);
+    expect(same.headers['idempotent-replayed']).toBeUndefined();
+    expect(same.body).toEqual({
+      error: { code: 'not_found', message: 'Volume vol_idemv1 not found', request_id: same.headers['x-request-id'], details: {} },
+    });
+    const own = await renew('other', 'vol_otherv1', { term_months: 1, currency: 'USD' }, 'key-2');
+    expect(own.status).toBe(202);
+    expect(own.headers['idempotent-replayed']).toBeUndefined();
+    expect(own.body.volume.id).toBe('vol_otherv1');
+    expect(await t.sql(`SELECT org_id, key, status_code FROM idempotency_records WHERE key IN ('key-1', 'key-2') ORDER BY org_id, key`)).toEqual([
+      { org_id: 'org_idem', key: 'key-1', status_code: 202 },
+      { org_id: 'org_other', key: 'key-1', status_code: 404 },
+      { org_id: 'org_other', key: 'key-2', status_code: 202 },
+    ]);
+    expect(await t.sql(`SELECT kind, amount::text AS amount, operation_id FROM wallet_ledger WHERE org_id = 'org_other' AND kind <> 'credit'`)).toEqual([
+      { kind: 'hold', amount: '200000', operation_id: own.body.operation.id },
+    ]);
+  });
+
+  it('accepts a key of exactly 255 printable ASCII characters and replays it', async () => {
+    const key = `${'~ '.repeat(127)}k`;
+    expect(key).toHaveLength(255);
+    const first = await renew('other', 'vol_otherv1', { term_months: 3 }, key);
+    expect(first.status).toBe(409); // vol_otherv1 still has its pending renewal: a stored answer too
+    const again = await renew('other', 'vol_otherv1', { term_months: 3 }, key);
+    expect(again.status).toBe(409);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    expect(await t.sql(`SELECT length(key) AS n FROM idempotency_records WHERE org_id = 'org_other' AND key = $1`, [key])).toEqual([{ n: 255 }]);
   });
 
   it('stores and replays 402, 404 and 409 invalid_state answers with their original request_id', async () => {

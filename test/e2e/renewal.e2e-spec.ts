@@ -313,8 +313,8 @@ describe('POST /v1/volumes/{id}/renew', () => {
       });
     });
 
-    it('Idempotency-Key longer than 255 or not printable ASCII', async () => {
-      for (const key of ['k'.repeat(256), 'café-key', 'tab\there']) {
+    it('Idempotency-Key empty, longer than 255 or not printable ASCII', async () => {
+      for (const key of ['', 'k'.repeat(256), 'café-key', 'tab\there']) {
         const res = await renew('bad', { term_months: 1 }).set('Idempotency-Key', key);
         expect(res.status).toBe(400);
         expect(res.body).toEqual({
@@ -335,16 +335,36 @@ describe('POST /v1/volumes/{id}/renew', () => {
     });
   });
 
-  it('checks in order: 403 before 400, 400 before 404, 404 before 402', async () => {
-    const ro = await t.http.post('/v1/volumes/vol_baddata1/renew').set(bearer(apiToken('bad', 'ro'))).send({ term_months: 7 });
-    expect(ro.status).toBe(403);
-    expect(ro.body.error.code).toBe('forbidden');
+  it('checks in order: 401, 403 before 400, 400 before 409 idempotency_conflict, that before 404, 404 before 402', async () => {
+    const envelope = (res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) => ({
+      error: { code, message, request_id: res.headers['x-request-id'], details },
+    });
     const unauth = await t.http.post('/v1/volumes/vol_baddata1/renew').send({ term_months: 7 });
     expect(unauth.status).toBe(401);
+    expect(unauth.body).toEqual(envelope(unauth, 'unauthorized', 'Missing Authorization header; send "Authorization: Bearer <token>"'));
+    const ro = await t.http.post('/v1/volumes/vol_baddata1/renew').set(bearer(apiToken('bad', 'ro'))).send({ term_months: 7 });
+    expect(ro.status).toBe(403);
+    expect(ro.body).toEqual(envelope(ro, 'forbidden', 'The API key lacks the scope vm:write'));
     const badBodyUnknownVolume = await renew('bad', { term_months: 7 }, 'vol_nope');
     expect(badBodyUnknownVolume.status).toBe(400);
+    expect(badBodyUnknownVolume.body).toEqual(envelope(badBodyUnknownVolume, 'invalid_request', 'term_months must be 1, 3 or 12', { field: 'term_months' }));
+
+    // A key used once (a stored 404): a bad body is still 400, another request with it 409 even for an unknown volume.
+    const first = await renew('poor', { term_months: 12 }, 'vol_nope').set('Idempotency-Key', 'order-key');
+    expect(first.status).toBe(404);
+    expect(first.body).toEqual(envelope(first, 'not_found', 'Volume vol_nope not found'));
+    const badBody = await renew('poor', { term_months: 7 }, 'vol_nope').set('Idempotency-Key', 'order-key');
+    expect(badBody.status).toBe(400);
+    expect(badBody.body).toEqual(envelope(badBody, 'invalid_request', 'term_months must be 1, 3 or 12', { field: 'term_months' }));
+    const reused = await renew('poor', { term_months: 12 }, 'vol_other').set('Idempotency-Key', 'order-key');
+    expect(reused.status).toBe(409);
+    expect(reused.body).toEqual(
+      envelope(reused, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request'),
+    );
+    // 404 before 402: the poor wallet covers no 12 months, the unknown volume answers first.
     const unknownPoor = await renew('poor', { term_months: 12 }, 'vol_nope');
     expect(unknownPoor.status).toBe(404);
+    expect(unknownPoor.body).toEqual(envelope(unknownPoor, 'not_found', 'Volume vol_nope not found'));
   });
 
   it('402 insufficient_balance with required, available and currency; nothing reserved or created', async () => {
