@@ -137,6 +137,14 @@ describe('seed files (seed-format.md notes)', () => {
     });
   });
 
+  it('credits the wallet with the currencies the file names, and only those', async () => {
+    await t.seed({ regions: [], organizations: [organization('usdonly', { wallet: { USD: '12.50000' }, members: [], servers: [], volumes: [] })] });
+    expect(await t.sql("SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_usdonly' AND available > 0 ORDER BY currency")).toEqual([
+      { currency: 'USD', available: '1250000', reserved: '0' },
+    ]);
+    expect(await t.sql("SELECT currency, amount::text FROM wallet_ledger WHERE org_id = 'org_usdonly' ORDER BY currency")).toEqual([{ currency: 'USD', amount: '1250000' }]);
+  });
+
   it('writes nothing at all when an id exists already (one transaction), with code conflict', async () => {
     const count = async (): Promise<unknown[]> =>
       t.sql("SELECT (SELECT count(*) FROM organizations)::int AS orgs, (SELECT count(*) FROM users)::int AS users, (SELECT count(*) FROM wallet_ledger)::int AS ledger, (SELECT count(*) FROM api_keys)::int AS keys");
