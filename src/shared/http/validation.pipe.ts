@@ -39,23 +39,29 @@ export function nulCharacterPath(value: unknown, path = '', depth = 0): string |
   return undefined;
 }
 
+function refuseNul(value: unknown, path: string, fallback: string): void {
+  const nulAt = nulCharacterPath(value, path);
+  if (nulAt !== undefined) {
+    const field = nulAt || fallback;
+    throw invalidRequest(`${field} must not contain NUL (\\u0000) characters`, { field });
+  }
+}
+
 /**
  * Validates bodies and queries against their DTO class. Unknown members are dropped, never
  * trusted; the first failure answers 400 invalid_request naming the field. A NUL character in
- * a path parameter, a query value or a body string is refused the same way.
+ * a path parameter, a query value or a body string is refused the same way; with a DTO class,
+ * only in the members it declares (unknown members are ignored, whatever they hold).
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
-    if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
-      const nulAt = nulCharacterPath(value, metadata.data ?? '');
-      if (nulAt !== undefined) {
-        const field = nulAt || metadata.type;
-        throw invalidRequest(`${field} must not contain NUL (\\u0000) characters`, { field });
-      }
-    }
     const metatype = metadata.metatype;
     if (!metatype || PRIMITIVES.includes(metatype) || (metadata.type !== 'body' && metadata.type !== 'query')) {
+      // Path parameters, single query values and bodies without a DTO class: the value as sent.
+      if (metadata.type === 'body' || metadata.type === 'query' || metadata.type === 'param') {
+        refuseNul(value, metadata.data ?? '', metadata.type);
+      }
       return value;
     }
     if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
@@ -65,6 +71,7 @@ export class RequestValidationPipe implements PipeTransform {
     const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
     if (first) throw invalidRequest(first.message, { field: first.field });
+    refuseNul(instance, '', metadata.type);
     return instance;
   }
 }
