@@ -103,6 +103,29 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     });
   });
 
+  it('closes the connection after such an answer even when the client keeps its side open', async () => {
+    await rawExchange(t, 'GET /v1/health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'); // listening now
+    const server = t.app.getHttpServer() as Server;
+    const connections = (): Promise<number> => new Promise((resolve) => server.getConnections((_err, n) => resolve(n)));
+    const { port } = server.address() as AddressInfo;
+    // A client that does not end its side when the server ends its own.
+    const client = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    try {
+      let answer = '';
+      client.setEncoding('utf8');
+      client.on('data', (chunk: string) => (answer += chunk));
+      client.on('error', () => undefined);
+      const ended = new Promise<void>((resolve) => client.once('end', () => resolve()));
+      client.write(`GET /v1/${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await ended;
+      expect(answer).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+      for (let i = 0; i < 40 && (await connections()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(await connections()).toBe(0);
+    } finally {
+      client.destroy();
+    }
+  });
+
   it('answers a header value with a control character with 400 and the envelope', async () => {
     const res = await rawExchange(t, `GET /v1/wallet HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nX-Org-ID: org_\x01err\r\n\r\n`);
     expect(res.status).toBe(400);

@@ -8,6 +8,8 @@ function answerFor(code: string | undefined): { status: number; reason: string; 
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, reason: 'Request Header Fields Too Large', message: 'Request line and headers are too large (at most 16 KiB together)' };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, reason: 'Payload Too Large', message: 'Chunk extensions of the request body are too large' };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, reason: 'Request Timeout', message: 'The request did not arrive in time' };
     default:
@@ -18,7 +20,7 @@ function answerFor(code: string | undefined): { status: number; reason: string; 
 /**
  * Requests Node's HTTP parser refuses before Express sees them (a path or headers over 16 KiB,
  * a control character in a header value, broken framing) are answered with the error envelope
- * and an X-Request-Id, instead of Node's bare "400 Bad Request" or "431" without a body. As in
+ * and an X-Request-Id, instead of Node's bare 400, 408, 413 or 431 without a body. As in
  * Node's own handler, a socket that cannot be written to, or whose response already started,
  * is closed without an answer.
  */
@@ -40,6 +42,8 @@ export function answerClientErrors(server: Server): void {
         'Connection: close\r\n' +
         '\r\n' +
         body,
+      // The server's sockets allow half-open connections: close this one once the answer is out.
+      () => socket.destroy(),
     );
   });
 }
