@@ -143,6 +143,16 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
       expect(res.body).toEqual(envelope(res, 'invalid_request', message, { field }));
       expect(await t.sql("SELECT id FROM users WHERE email IN ('x@x.test', 'not-an-email') OR email LIKE 'xxxx%'")).toEqual([]);
     });
+
+    it('answers an email that outgrows 254 characters when lower-cased with 400 naming email, not a 500', async () => {
+      // 'İ' lower-cases to two code units: 227 characters as sent, 257 as stored.
+      const email = `${'İ'.repeat(30)}@${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.test`;
+      expect(email.length).toBe(227);
+      const res = await t.http.post('/v1/auth/signup').send({ email, password: 'a long password', organization_name: 'Long' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(envelope(res, 'invalid_request', 'email must be at most 254 characters once lower-cased', { field: 'email' }));
+      expect(await t.sql("SELECT id FROM organizations WHERE name = 'Long'")).toEqual([]);
+    });
   });
 
   describe('a NUL character (PostgreSQL text cannot hold it)', () => {

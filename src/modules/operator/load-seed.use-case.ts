@@ -6,6 +6,7 @@ import { newId } from '../../shared/kernel/ids/ids';
 import { Money, isCurrency } from '../../shared/kernel/money/money';
 import { Accounts } from '../auth/application/accounts.port';
 import { CreateApiKey, OPERATOR } from '../auth/application/api-keys.use-cases';
+import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
 import { ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
@@ -88,7 +89,7 @@ export class LoadSeed {
       if (money.minor > 0n) await this.wallet.credit(orgId, money, 'seed');
     }
     for (const member of org.members) {
-      const email = member.email.toLowerCase();
+      const email = normalizeEmail(member.email, `organizations.${orgId}.members.email`);
       const user =
         (await this.accounts.findUserByEmail(email)) ??
         (await this.accounts.createUser({ id: newId('usr'), email, passwordHash: passwordHashes.get(member.password)! }));

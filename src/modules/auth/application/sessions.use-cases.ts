@@ -4,6 +4,7 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { normalizeEmail } from '../domain/email';
 import { Principal } from '../domain/principal';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPassword } from '../domain/tokens';
 import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
@@ -30,11 +31,12 @@ export class SignUp {
   ) {}
 
   async execute(input: { email: string; password: string; organizationName: string; ip: string | null }): Promise<SessionIssued & { organization: OrganizationRecord }> {
+    const email = normalizeEmail(input.email);
     const passwordHash = await hashPassword(input.password);
     const token = newSessionToken();
     const expiresAt = new Date(this.clock.now().getTime() + SESSION_LIFETIME_MS);
     return this.uow.run(async () => {
-      const user = await this.accounts.createUser({ id: newId('usr'), email: input.email.toLowerCase(), passwordHash });
+      const user = await this.accounts.createUser({ id: newId('usr'), email, passwordHash });
       const organization = await this.accounts.createOrganization({ id: newId('org'), name: input.organizationName });
       await this.accounts.addMember(organization.id, user.id, 'owner');
       const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
