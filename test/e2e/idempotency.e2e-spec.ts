@@ -1,24 +1,13 @@
 import { PurgeExpiredIdempotencyRecords } from '../../src/modules/idempotency/application/purge-expired-records.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
-import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** An organization with `n` detached USD volumes vol_<suffix>v1..vn of 100 GB (2.00000 USD a month). */
-function org(suffix: string, n: number, wallet: Record<string, string> = { USD: '100.00000', IDR: '1500000' }) {
-  const base = organization(suffix);
-  const volumes = Array.from({ length: n }, (_, i) => ({
-    ...base.volumes[0],
-    id: `vol_${suffix}v${i + 1}`,
-    name: `v${i + 1}`,
-    server: undefined,
-    mount_path: undefined,
-  }));
-  return { ...base, wallet, volumes };
-}
+const org = orgWithDetachedVolumes;
 
 describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
   let t: TestApp;

@@ -1,6 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { usingPostgres } from '../support/database';
-import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
 /**
@@ -12,19 +12,9 @@ if (!usingPostgres()) {
   console.log('renewal-concurrency.e2e-spec: skipped, needs DATABASE_URL (PostgreSQL); the embedded engine serialises transactions');
 }
 
-/** An organization with `n` detached volumes of 100 GB at 0.02 USD per GB-month: 2.00000 USD a month each. */
-function org(suffix: string, n: number, wallet: Record<string, string>) {
-  const base = organization(suffix);
-  const volumes = Array.from({ length: n }, (_, i) => ({
-    ...base.volumes[0],
-    id: `vol_${suffix}v${i + 1}`,
-    name: `v${i + 1}`,
-    server: undefined,
-    mount_path: undefined,
-    expires_at: '2030-01-31T00:00:00.000Z',
-  }));
-  return { ...base, wallet, volumes };
-}
+/** Detached 100 GB volumes at 0.02 USD per GB-month: 2.00000 USD a month each. */
+const org = (suffix: string, n: number, wallet: Record<string, string>) =>
+  orgWithDetachedVolumes(suffix, n, wallet, { expires_at: '2030-01-31T00:00:00.000Z' });
 
 describeOnPostgres('renewal under concurrency (PostgreSQL)', () => {
   let t: TestApp;

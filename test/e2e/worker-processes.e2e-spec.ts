@@ -1,5 +1,5 @@
 import { usingPostgres } from '../support/database';
-import { apiToken, organization, region } from '../support/fixtures';
+import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { ServerProcess, startServerProcess } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
 
@@ -16,18 +16,7 @@ const EXPIRES = '2030-01-31T00:00:00.000Z';
 /** One month after EXPIRES, clamped: renewed exactly once. */
 const RENEWED = '2030-02-28T00:00:00.000Z';
 
-function org(suffix: string, n: number) {
-  const base = organization(suffix);
-  const volumes = Array.from({ length: n }, (_, i) => ({
-    ...base.volumes[0],
-    id: `vol_${suffix}v${i + 1}`,
-    name: `v${i + 1}`,
-    server: undefined,
-    mount_path: undefined,
-    expires_at: EXPIRES,
-  }));
-  return { ...base, wallet: { USD: '10000.00000' }, volumes };
-}
+const org = (suffix: string, n: number) => orgWithDetachedVolumes(suffix, n, { USD: '10000.00000' }, { expires_at: EXPIRES });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

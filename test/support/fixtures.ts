@@ -46,3 +46,25 @@ export function apiToken(suffix: string, kind: string): string {
 }
 
 export const bearer = (token: string): { Authorization: string } => ({ Authorization: `Bearer ${token}` });
+
+/**
+ * organization(suffix) with `n` detached USD volumes vol_<suffix>v1..vn of 100 GB, premium at
+ * 0.02 USD per GB-month (2.00000 USD a month each), and the given wallet.
+ */
+export function orgWithDetachedVolumes(
+  suffix: string,
+  n: number,
+  wallet: Record<string, string> = { USD: '100.00000', IDR: '1500000' },
+  volume: Record<string, unknown> = {},
+) {
+  const base = organization(suffix);
+  const volumes = Array.from({ length: n }, (_, i) => ({
+    ...base.volumes[0],
+    id: `vol_${suffix}v${i + 1}`,
+    name: `v${i + 1}`,
+    server: undefined,
+    mount_path: undefined,
+    ...volume,
+  }));
+  return { ...base, wallet, volumes };
+}
