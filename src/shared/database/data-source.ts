@@ -17,8 +17,14 @@ export interface OpenDatabase {
 export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   let embedded: EmbeddedPostgres | undefined;
   let url = settings.databaseUrl;
+  // The embedded engine gets ONE connection: pglite-socket keeps a connection's messages together
+  // only inside a transaction, so with several connections the extended-protocol messages
+  // (Parse/Bind/Execute) of concurrent queries interleave and answer each other's queries
+  // (seen: a valid API key answered 401, "portal does not exist" 500s). PGlite runs one query at
+  // a time anyway; requests queue for the connection instead.
+  const poolSize = url ? settings.dbPoolSize : 1;
   if (!url) {
-    embedded = await startEmbeddedPostgres(settings.dataDir, settings.dbPoolSize);
+    embedded = await startEmbeddedPostgres(settings.dataDir, poolSize);
     url = embedded.url;
   }
   const dataSource = new DataSource({
@@ -29,7 +35,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
     migrationsTransactionMode: 'all',
     synchronize: false,
     logging: false,
-    poolSize: settings.dbPoolSize,
+    poolSize,
     extra: { application_name: 'cloud-disk-service' },
   });
   try {
