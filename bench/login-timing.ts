@@ -15,19 +15,11 @@
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-
-function int(name: string, fallback: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new Error(`${name} must be a whole number from 1 to ${max}`);
-  return Number(raw);
-}
-
-const round3 = (ms: number): number => Math.round(ms * 1000) / 1000;
+import { envInt, percentile, round3 } from './stats';
 
 function summary(values: number[]): { p10: number; p50: number; p90: number; mean: number } {
   const sorted = [...values].sort((a, b) => a - b);
-  const at = (p: number): number => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  const at = (p: number): number => percentile(sorted, p);
   return { p10: round3(at(10)), p50: round3(at(50)), p90: round3(at(90)), mean: round3(sorted.reduce((a, b) => a + b, 0) / sorted.length) };
 }
 
@@ -36,7 +28,7 @@ async function main(): Promise<void> {
   if (base.protocol !== 'http:' || !['127.0.0.1', 'localhost'].includes(base.hostname)) {
     throw new Error('BASE_URL must be http://127.0.0.1:<port> (this benchmark only talks to the local machine)');
   }
-  const rounds = int('ROUNDS', 200, 2000);
+  const rounds = envInt('ROUNDS', 200, 2000);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 
   const post = (path: string, body: object): Promise<{ status: number; ms: number }> =>

@@ -29,33 +29,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { Money } from '../src/shared/kernel/money/money';
+import { envInt, percentile, round3 } from './stats';
+
+/** USD minor units (1e-5) as the API writes them: exactly 5 decimals. */
+const usd = (minor: bigint): string => Money.ofMinor('USD', minor).format();
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
 
-function int(name: string, fallback: number, max: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new Error(`${name} must be a whole number from ${min} to ${max}`);
-  return Number(raw);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)];
-}
-
-const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
-
-/** USD minor units (1e-5) as the API writes them: exactly 5 decimals. */
-function usd(minor: bigint): string {
-  const sign = minor < 0n ? '-' : '';
-  const abs = minor < 0n ? -minor : minor;
-  return `${sign}${abs / 100000n}.${(abs % 100000n).toString().padStart(5, '0')}`;
-}
 
 /** Kibibytes of resident memory of a process, from /proc/<pid>/status (null where unavailable). */
 function rssKb(pid: number | undefined): number | null {
@@ -158,11 +142,11 @@ interface Reply {
 }
 
 async function main(): Promise<void> {
-  const volumes = int('VOLUMES', 200, 2000);
-  const concurrency = int('CONCURRENCY', 16, 256);
-  const waitMs = int('WAIT_S', 120, 600) * 1000;
-  const workerIntervalMs = int('WORKER_INTERVAL_MS', 50, 60_000, 10);
-  const port = process.env.PORT ? int('PORT', 0, 65535) : await freePort();
+  const volumes = envInt('VOLUMES', 200, 2000);
+  const concurrency = envInt('CONCURRENCY', 16, 256);
+  const waitMs = envInt('WAIT_S', 120, 600) * 1000;
+  const workerIntervalMs = envInt('WORKER_INTERVAL_MS', 50, 60_000, 10);
+  const port = process.env.PORT ? envInt('PORT', 0, 65535) : await freePort();
 
   // The seed: one region, one organization, `volumes` detached 10 GB premium volumes at 0.02 USD
   // per GB-month, so one month costs 0.20000 USD; the wallet covers them all plus 100 USD.
@@ -353,20 +337,20 @@ async function main(): Promise<void> {
               statuses,
               errors,
               ...(samples.length > 0 ? { first_failures: samples } : {}),
-              duration_s: round(renewS),
+              duration_s: round3(renewS),
               accepted_per_s: Math.round((accepted / renewS) * 10) / 10,
               latency_ms: {
-                p50: round(percentile(latencies, 50)),
-                p90: round(percentile(latencies, 90)),
-                p99: round(percentile(latencies, 99)),
-                max: round(latencies[latencies.length - 1] ?? 0),
+                p50: round3(percentile(latencies, 50)),
+                p90: round3(percentile(latencies, 90)),
+                p99: round3(percentile(latencies, 99)),
+                max: round3(latencies[latencies.length - 1] ?? 0),
               },
             },
             worker: {
               all_finished: drained,
               polls,
-              finished_after_first_post_s: round(totalS),
-              finished_after_last_post_s: round((doneAt - renewEnd) / 1000),
+              finished_after_first_post_s: round3(totalS),
+              finished_after_last_post_s: round3((doneAt - renewEnd) / 1000),
               operations_per_s: drained ? Math.round((accepted / totalS) * 10) / 10 : null,
             },
             server_rss_mib: { after_start: mib(rssAfterStart), at_end: mib(rssAtEnd), peak_sampled: mib(rssPeak) },

@@ -12,21 +12,8 @@
  * percentiles in milliseconds. Figures, not assertions.
  */
 import http from 'node:http';
+import { envInt, percentile, round3 } from './stats';
 
-function int(name: string, fallback: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || Number(raw) > max) throw new Error(`${name} must be a whole number from 1 to ${max}`);
-  return Number(raw);
-}
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  const index = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
-  return sorted[Math.max(0, index)];
-}
-
-const round = (ms: number): number => Math.round(ms * 1000) / 1000;
 
 async function main(): Promise<void> {
   const token = process.env.TOKEN;
@@ -37,9 +24,9 @@ async function main(): Promise<void> {
   }
   const region = process.env.REGION || 'id-jkt';
   const type = process.env.TYPE || 'premium';
-  const concurrency = int('CONCURRENCY', 16, 256);
-  const durationMs = int('DURATION_S', 10, 60) * 1000;
-  const maxRequests = int('MAX_REQUESTS', 100_000, 1_000_000);
+  const concurrency = envInt('CONCURRENCY', 16, 256);
+  const durationMs = envInt('DURATION_S', 10, 60) * 1000;
+  const maxRequests = envInt('MAX_REQUESTS', 100_000, 1_000_000);
 
   const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
   const path = `/v1/volume-options?region=${encodeURIComponent(region)}&type=${encodeURIComponent(type)}`;
@@ -94,16 +81,16 @@ async function main(): Promise<void> {
       {
         endpoint: `GET ${path}`,
         concurrency,
-        duration_s: round(elapsedS),
+        duration_s: round3(elapsedS),
         requests: latencies.length,
         errors,
         statuses,
         requests_per_s: Math.round(latencies.length / elapsedS),
         latency_ms: {
-          p50: round(percentile(latencies, 50)),
-          p90: round(percentile(latencies, 90)),
-          p99: round(percentile(latencies, 99)),
-          max: round(latencies[latencies.length - 1] ?? 0),
+          p50: round3(percentile(latencies, 50)),
+          p90: round3(percentile(latencies, 90)),
+          p99: round3(percentile(latencies, 99)),
+          max: round3(latencies[latencies.length - 1] ?? 0),
         },
       },
       null,
