@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Page } from '../../../shared/kernel/pagination/cursor';
+import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { JsonObject, Operation, OperationError, OperationStatus, OperationStep, OperationType } from '../domain/operation';
 
@@ -105,12 +105,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
       `SELECT ${COLUMNS} FROM operations WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
       params,
     );
-    const page = rows.slice(0, query.limit);
-    const last = page[page.length - 1];
-    return {
-      items: page.map(toOperation),
-      next: rows.length > query.limit && last ? { createdAt: last.created_at_text, id: last.id } : null,
-    };
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toOperation);
   }
 
   async hasUnfinishedForVolume(volumeId: string): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Page } from '../../../shared/kernel/pagination/cursor';
+import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { Operation, OperationState } from '../domain/operation';
 
@@ -33,12 +33,7 @@ export class InMemoryOperationRepository extends OperationRepository {
       .filter((r) => query.status === undefined || r.status === query.status)
       .sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0))
       .filter((r) => after === undefined || key(r) < after);
-    const items = matching.slice(0, query.limit);
-    const last = items[items.length - 1];
-    return {
-      items: items.map((r) => Operation.restore(r)),
-      next: matching.length > query.limit && last ? { createdAt: cursorText(last.createdAt), id: last.id } : null,
-    };
+    return toPage(matching, query.limit, (r) => ({ createdAt: cursorText(r.createdAt), id: r.id }), (r) => Operation.restore(r));
   }
 
   async hasUnfinishedForVolume(volumeId: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money } from '../../../shared/kernel/money/money';
-import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
 import { RenewedTerms } from '../domain/renewal';
@@ -113,12 +113,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
         ORDER BY l.created_at DESC, l.id DESC`,
       params,
     );
-    const page = rows.slice(0, query.limit);
-    const last = page[page.length - 1];
-    return {
-      items: page.map(toVolume),
-      next: rows.length > query.limit && last ? { createdAt: last.created_at_text, id: last.id } : null,
-    };
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toVolume);
   }
 
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {

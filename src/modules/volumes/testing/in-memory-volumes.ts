@@ -1,5 +1,5 @@
 import { conflict } from '../../../shared/kernel/errors/domain-error';
-import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
 import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
@@ -49,9 +49,7 @@ export class InMemoryVolumeRepository extends VolumeRepository {
       .filter((v) => v.orgId === orgId && !v.deletedAt)
       .sort((a, b) => compare(key(b), key(a)))
       .filter((v) => !after || compare(key(v), [after.createdAt, after.id]) < 0);
-    const items = sorted.slice(0, query.limit);
-    const last = items[items.length - 1];
-    return { items, next: sorted.length > query.limit && last ? { createdAt: cursorText(last.createdAt), id: last.id } : null };
+    return toPage(sorted, query.limit, (v) => ({ createdAt: cursorText(v.createdAt), id: v.id }), (v) => v);
   }
 
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {

@@ -16,6 +16,16 @@ export interface Page<T> {
   next: PageCursor | null;
 }
 
+/**
+ * A page from rows fetched newest first with `limit + 1`: the first `limit`, and a cursor after
+ * the last of them when the extra row shows that more follow.
+ */
+export function toPage<R, T>(rows: R[], limit: number, cursorOf: (row: R) => PageCursor, map: (row: R) => T): Page<T> {
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { items: page.map(map), next: rows.length > limit && last ? cursorOf(last) : null };
+}
+
 export const DEFAULT_PAGE_LIMIT = 20;
 export const MAX_PAGE_LIMIT = 100;
 
