@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { ValidationError, validate } from 'class-validator';
+import { ValidationError, getMetadataStorage, validate } from 'class-validator';
 import { invalidRequest } from '../kernel/errors/domain-error';
 
 export function firstValidationError(errors: ValidationError[], parent = ''): { field: string; message: string } | undefined {
@@ -47,6 +47,32 @@ function refuseNul(value: unknown, path: string, fallback: string): void {
   }
 }
 
+const declaredMembersCache = new WeakMap<object, readonly string[]>();
+
+/** The members a DTO class declares (those with a class-validator decorator), cached per class. */
+function declaredMembers(metatype: new () => object): readonly string[] {
+  let members = declaredMembersCache.get(metatype);
+  if (!members) {
+    const metadata = getMetadataStorage().getTargetValidationMetadatas(metatype, '', true, false);
+    members = [...new Set(metadata.map((m) => m.propertyName))];
+    declaredMembersCache.set(metatype, members);
+  }
+  return members;
+}
+
+/**
+ * Only the members the DTO declares, before class-transformer sees the value: unknown members
+ * are dropped at once, whatever their number (class-transformer's handling of member names is
+ * quadratic in their count, and would run before the whitelist).
+ */
+function declaredOnly(metatype: new () => object, value: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of declaredMembers(metatype)) {
+    if (Object.prototype.hasOwnProperty.call(value, key)) out[key] = (value as Record<string, unknown>)[key];
+  }
+  return out;
+}
+
 /**
  * Validates bodies and queries against their DTO class. Unknown members are dropped, never
  * trusted; the first failure answers 400 invalid_request naming the field. A NUL character in
@@ -67,7 +93,8 @@ export class RequestValidationPipe implements PipeTransform {
     if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
       throw invalidRequest('Request body must be a JSON object', { field: 'body' });
     }
-    const instance = plainToInstance(metatype as new () => object, value ?? {}, { enableImplicitConversion: false });
+    const dto = metatype as new () => object;
+    const instance = plainToInstance(dto, declaredOnly(dto, (value ?? {}) as object), { enableImplicitConversion: false });
     const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
     if (first) throw invalidRequest(first.message, { field: first.field });
