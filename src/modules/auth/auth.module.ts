@@ -27,13 +27,14 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     RevokeApiKey,
     // The throttler's options and storage (fixed windows; Redis when REDIS_URL is set).
     { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
-    { provide: getStorageToken(), useClass: FixedWindowRateLimitStorage },
+    FixedWindowRateLimitStorage,
+    { provide: getStorageToken(), useExisting: FixedWindowRateLimitStorage },
     // Global guards, run in this order (decisions.md check order):
     // 401 authentication, then 429 rate limit, then 403 permission.
     { provide: APP_GUARD, useClass: AuthenticationGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: PermissionGuard },
   ],
-  exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey],
+  exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey, FixedWindowRateLimitStorage],
 })
 export class AuthModule {}

@@ -1,8 +1,9 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { CheckReadiness } from './application/check-readiness.use-case';
 import { DatabaseHealth, RedisHealth } from './application/readiness.port';
 import { ServiceStats } from './application/service-stats.port';
-import { IoRedisHealth } from './infrastructure/ioredis-health';
+import { RateLimitRedisHealth } from './infrastructure/rate-limit-redis-health';
 import { TypeOrmDatabaseHealth } from './infrastructure/typeorm-database-health';
 import { TypeOrmServiceStats } from './infrastructure/typeorm-service-stats';
 import { HealthController } from './interface/http/health.controller';
@@ -10,10 +11,11 @@ import { ServiceGauges } from './interface/metrics/service-gauges';
 
 /** Health and readiness probes, and the gauges Prometheus reads from the database. */
 @Module({
+  imports: [AuthModule],
   controllers: [HealthController],
   providers: [
     { provide: DatabaseHealth, useClass: TypeOrmDatabaseHealth },
-    { provide: RedisHealth, useClass: IoRedisHealth },
+    { provide: RedisHealth, useClass: RateLimitRedisHealth },
     { provide: ServiceStats, useClass: TypeOrmServiceStats },
     CheckReadiness,
     ServiceGauges,

@@ -76,18 +76,33 @@ return {count, ttl}
 
 type RedisWithWindow = Redis & { cdsFixedWindowHit(key: string, windowMs: number): Promise<[number, number]> };
 
+/** While Redis is considered down, how often a PING checks whether it answers again. */
+export const REDIS_PROBE_INTERVAL_MS = 1000;
+
 /**
  * The throttler's storage: fixed windows, in Redis when REDIS_URL is set (shared by every
  * server process), else in memory. When Redis cannot be reached, requests are counted in this
  * process's memory meanwhile (a warning is logged once per outage): the API keeps answering and
  * stays limited per process, rather than failing every request or lifting all limits.
+ *
+ * A circuit: once a command fails (refused, closed, or no answer within the 1 s command timeout:
+ * a Redis that hangs), Redis is left alone and every request counts in memory at once, so a hung
+ * Redis costs the requests in flight at that moment one timeout, and no request after them. A
+ * PING every second (in the background) closes the circuit again when Redis answers, as does
+ * the connection becoming ready after a reconnection.
  */
 @Injectable()
 export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('RateLimit');
   private readonly memory = new MemoryWindowCounter();
   private readonly redis: RedisWithWindow | undefined;
-  private redisDown = false;
+  /** Whether requests are counted in Redis now (the circuit is closed). */
+  private redisUp = false;
+  /** Whether the current outage was logged (once per outage). */
+  private outageLogged = false;
+  private probeTimer: NodeJS.Timeout | undefined;
+  private probing = false;
+  private closing = false;
 
   constructor(
     settings: Settings,
@@ -106,6 +121,7 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
       });
       redis.defineCommand('cdsFixedWindowHit', { numberOfKeys: 1, lua: FIXED_WINDOW_SCRIPT });
       redis.on('error', (err: Error) => this.markRedisDown(err));
+      redis.on('close', () => this.markRedisDown(new Error('connection closed')));
       redis.on('ready', () => this.markRedisUp());
       this.redis = redis as RedisWithWindow;
     }
@@ -113,6 +129,11 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
 
   get usesRedis(): boolean {
     return this.redis !== undefined;
+  }
+
+  /** Whether requests are counted in Redis right now (false while it is unreachable or hangs, and without Redis). */
+  get redisReachable(): boolean {
+    return this.redis !== undefined && this.redisUp;
   }
 
   /** The Redis connection's state ('ready', 'reconnecting', 'end'...), undefined without Redis. */
@@ -127,6 +148,8 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    this.stopProbe();
     this.memory.clear();
     const redis = this.redis;
     if (!redis || redis.status === 'end') return;
@@ -136,9 +159,10 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
       redis.once('end', () => resolve());
       timer = setTimeout(resolve, 2000);
     });
-    if (redis.status === 'ready') {
+    if (redis.status === 'ready' && this.redisUp) {
       await redis.quit().catch(() => redis.disconnect());
     } else {
+      // disconnect, not quit: quit would wait on a Redis that does not answer.
       redis.disconnect();
     }
     await ended;
@@ -161,10 +185,9 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
   }
 
   private async hit(key: string, windowMs: number): Promise<WindowHit> {
-    if (this.redis) {
+    if (this.redis && this.redisUp) {
       try {
         const [count, ttlMs] = await this.redis.cdsFixedWindowHit(key, windowMs);
-        this.markRedisUp();
         return { count: Number(count), resetAtMs: this.clock.now().getTime() + Number(ttlMs) };
       } catch (err) {
         this.markRedisDown(err as Error);
@@ -174,14 +197,47 @@ export class FixedWindowRateLimitStorage implements ThrottlerStorage, OnModuleIn
   }
 
   private markRedisDown(err: Error): void {
-    if (this.redisDown) return;
-    this.redisDown = true;
+    if (this.closing) return;
+    this.redisUp = false;
+    this.startProbe();
+    if (this.outageLogged) return;
+    this.outageLogged = true;
     this.logger.warn(`Redis unreachable for rate limits (${err.message}); counting in this process's memory until it is back`);
   }
 
   private markRedisUp(): void {
-    if (!this.redisDown) return;
-    this.redisDown = false;
+    if (this.closing) return;
+    this.stopProbe();
+    if (this.redisUp) return;
+    this.redisUp = true;
+    if (!this.outageLogged) return;
+    this.outageLogged = false;
     this.logger.log('Redis reachable again; rate limits are shared again');
+  }
+
+  /** While Redis is down: a PING now and then, on the same connection, in the background. */
+  private startProbe(): void {
+    if (this.probeTimer || !this.redis) return;
+    this.probeTimer = setInterval(() => void this.probe(), REDIS_PROBE_INTERVAL_MS);
+    this.probeTimer.unref();
+  }
+
+  private stopProbe(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = undefined;
+  }
+
+  private async probe(): Promise<void> {
+    const redis = this.redis;
+    // Not connected: the reconnection's 'ready' event closes the circuit.
+    if (!redis || this.probing || redis.status !== 'ready') return;
+    this.probing = true;
+    try {
+      if ((await redis.ping()) === 'PONG') this.markRedisUp();
+    } catch {
+      // Still hanging or down: the next probe tries again.
+    } finally {
+      this.probing = false;
+    }
   }
 }

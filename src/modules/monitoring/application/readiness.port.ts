@@ -9,6 +9,10 @@ export abstract class DatabaseHealth {
 /** Redis (shared rate-limit counters), when REDIS_URL configures one. */
 export abstract class RedisHealth {
   abstract configured(): boolean;
-  /** Resolves when Redis answers PING; rejects otherwise. */
-  abstract ping(): Promise<void>;
+  /**
+   * Whether the rate limiter counts in Redis right now. False while Redis is unreachable or hangs:
+   * requests are then limited in each process's memory (degraded, still serving). No I/O: the
+   * rate limiter's circuit is the one judge of Redis, so a probe never waits on a hung Redis.
+   */
+  abstract reachable(): boolean;
 }

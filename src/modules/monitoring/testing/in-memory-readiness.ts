@@ -24,14 +24,13 @@ export class InMemoryDatabaseHealth extends DatabaseHealth {
 }
 
 export class InMemoryRedisHealth extends RedisHealth {
-  state: FakeState | 'not_configured' = 'not_configured';
+  state: 'up' | 'down' | 'not_configured' = 'not_configured';
 
   configured(): boolean {
     return this.state !== 'not_configured';
   }
 
-  ping(): Promise<void> {
-    if (this.state === 'not_configured') return Promise.reject(new Error('REDIS_URL is not set'));
-    return answer(this.state);
+  reachable(): boolean {
+    return this.state === 'up';
   }
 }

@@ -20,8 +20,14 @@ export class ReadinessChecksResponse {
   @ApiProperty({ enum: ['ok', 'pending', 'error'], description: 'Every migration of this build is applied', example: 'ok' })
   migrations: 'ok' | 'pending' | 'error';
 
-  @ApiProperty({ enum: ['ok', 'error', 'not_configured'], description: 'Redis answers PING (only when REDIS_URL is set)', example: 'not_configured' })
-  redis: 'ok' | 'error' | 'not_configured';
+  @ApiProperty({
+    enum: ['ok', 'degraded', 'not_configured'],
+    description:
+      'ok: rate limits are counted in Redis (REDIS_URL). degraded: Redis is unreachable or does not answer; requests are ' +
+      'still served, rate limited in each process\'s memory, so readiness stays 200. not_configured: no REDIS_URL',
+    example: 'not_configured',
+  })
+  redis: 'ok' | 'degraded' | 'not_configured';
 }
 
 @ApiSchema({ name: 'Readiness' })
@@ -54,7 +60,7 @@ export class HealthController {
   @Get('ready')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
-    summary: 'Readiness: the database answers, its migrations are applied, Redis answers when configured',
+    summary: 'Readiness: the database answers and its migrations are applied; Redis is reported (degraded does not fail readiness)',
     description:
       'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
       '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
