@@ -154,9 +154,9 @@ describeWithRedisAndPostgres('rate limits shared through Redis by two server pro
     const resets = seen.map((s) => s.reset);
     expect(Math.max(...resets) - Math.min(...resets)).toBeLessThanOrEqual(1);
 
-    // Signup was counted in the client IP's bucket, not the session's: one key each.
+    // Signup was counted in the client IP's bucket, the requests in the user's: one key each.
     expect((await redis.keys(`${prefix}*`)).sort()).toEqual([
-      expect.stringMatching(new RegExp(`^${prefix}ratelimit:default:cred:ses_`)),
+      `${prefix}ratelimit:default:user:${signup.body.user.id}`,
       expect.stringMatching(new RegExp(`^${prefix}ratelimit:default:ip:`)),
     ].sort());
   });

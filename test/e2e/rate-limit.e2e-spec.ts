@@ -199,7 +199,39 @@ describe('rate limits (in memory): per credential, fixed 60 s windows, headers o
     expect(unauthorized.headers['x-ratelimit-reset']).toBeUndefined();
   });
 
-  it('limits sessions per session, separately from the API keys of the same organization', async () => {
+  it('limits sessions per user: every session of a user shares one bucket, so logging in again does not multiply the limit', async () => {
+    const login = () => t.http.post('/v1/auth/login').send({ email: 'owner@rl.test', password: OWNER_PASSWORD });
+    const first = (await login()).body.token as string;
+    const second = (await login()).body.token as string;
+    expect(first).not.toBe(second);
+
+    const seen: { session: string; status: number; remaining: string }[] = [];
+    for (const [name, token] of [['first', first], ['first', first], ['second', second], ['first', first], ['second', second], ['second', second]]) {
+      const res = await t.http.get('/v1/wallet').set(bearer(token));
+      seen.push({ session: name, status: res.status, remaining: res.headers['x-ratelimit-remaining'] });
+    }
+    expect(seen).toEqual([
+      { session: 'first', status: 200, remaining: '4' },
+      { session: 'first', status: 200, remaining: '3' },
+      { session: 'second', status: 200, remaining: '2' },
+      { session: 'first', status: 200, remaining: '1' },
+      { session: 'second', status: 200, remaining: '0' },
+      { session: 'second', status: 429, remaining: '0' },
+    ]);
+    // A third login does not help either.
+    const third = (await login()).body.token as string;
+    expectRateLimited(await t.http.get('/v1/wallet').set(bearer(third)));
+
+    // Another user of the same organization, and the organization's API keys, keep their own buckets.
+    const viewer = await t.http.get('/v1/wallet').set(bearer(viewerSession));
+    expect(viewer.status).toBe(200);
+    expect(viewer.headers['x-ratelimit-remaining']).toBe('4');
+    const keyed = await t.http.get('/v1/wallet').set(bearer(rw));
+    expect(keyed.status).toBe(200);
+    expect(keyed.headers['x-ratelimit-remaining']).toBe('4');
+  });
+
+  it('limits sessions per user, separately from the API keys of the same organization', async () => {
     for (let i = 0; i < LIMIT; i++) expect((await t.http.get('/v1/wallet').set(bearer(rw))).status).toBe(200);
     expect((await t.http.get('/v1/wallet').set(bearer(rw))).status).toBe(429);
     const session = await t.http.get('/v1/wallet').set(bearer(viewerSession));

@@ -30,8 +30,8 @@ export function rateLimitOptions(settings: Settings): ThrottlerModuleOptions {
 
 /**
  * The second global guard, between authentication (401) and permission (403):
- * - one bucket per credential (API key id or session id) across every route, and one per client
- *   IP on public routes (login, signup);
+ * - one bucket per API key and one per user (shared by all of the user's sessions) across every
+ *   route, and one per client IP on public routes (login, signup);
  * - X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset (Unix seconds when the
  *   window ends) on every response that gets this far, errors included, and on the 429 itself,
  *   which also carries Retry-After (whole seconds, at least 1).
@@ -48,8 +48,12 @@ export class RateLimitGuard extends ThrottlerGuard {
     super(options, storage, reflector);
   }
 
-  /** Whose bucket: the authenticated credential, else the client IP. */
+  /**
+   * Whose bucket: the user for sessions (all of a user's sessions share it: logging in again does
+   * not multiply the limit), the API key for keys (each key its own), else the client IP.
+   */
   protected override async getTracker(req: Request): Promise<string> {
+    if (req.credential?.kind === 'session') return `user:${req.credential.userId}`;
     if (req.credential) return `cred:${req.credential.id}`;
     return `ip:${normalizeIp(req.ip ?? req.socket.remoteAddress ?? 'unknown', this.ipv6SubnetPrefix)}`;
   }
