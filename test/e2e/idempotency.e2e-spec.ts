@@ -15,7 +15,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
 
   beforeAll(async () => {
     t = await startTestApp({}, clock);
-    await t.seed({ regions: [region()], organizations: [org('idem', 6), org('other', 1), org('poor', 1, { USD: '1.00000' })] });
+    await t.seed({ regions: [region()], organizations: [org('idem', 7), org('other', 1), org('poor', 1, { USD: '1.00000' })] });
   });
   afterAll(async () => t?.close());
   afterEach(() => clock.set(NOW));
@@ -83,6 +83,24 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     const extraMember = await renew('idem', 'vol_idemv1', { term_months: 1, currency: 'USD', note: 'x' }, 'key-1');
     expect(extraMember.status).toBe(409);
     expect(await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_idem'`)).toBe(ops);
+  });
+
+  it('fingerprints the path as routing matches it: another case, a trailing slash or %-encoded characters replay instead of 409', async () => {
+    const body = { term_months: 1 };
+    const first = await t.http.post('/v1/volumes/vol_idemv7/renew').set(bearer(apiToken('idem', 'rw'))).set('Idempotency-Key', 'path-key').send(body);
+    expect(first.status).toBe(202);
+    for (const path of ['/V1/VOLUMES/vol_idemv7/RENEW', '/v1/volumes/vol_idemv7/renew/', '/v1/volumes/vol%5Fidemv7/renew', '/v1/Volumes/%76ol_idemv7/Renew/']) {
+      const again = await t.http.post(path).set(bearer(apiToken('idem', 'rw'))).set('Idempotency-Key', 'path-key').send(body);
+      expect({ path, status: again.status, replayed: again.headers['idempotent-replayed'] }).toEqual({ path, status: 202, replayed: 'true' });
+      expect(again.text).toBe(first.text);
+      expect(again.headers.location).toBe(first.headers.location);
+    }
+    expect(await count(`SELECT count(*) AS n FROM operations WHERE volume_id = 'vol_idemv7'`)).toBe(1);
+    expect(await holdsOf('vol_idemv7')).toBe(1);
+    // The id is still part of the path: another volume with the same key is another request.
+    const other = await t.http.post('/v1/volumes/VOL_IDEMV7/renew').set(bearer(apiToken('idem', 'rw'))).set('Idempotency-Key', 'path-key').send(body);
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_conflict');
   });
 
   it('scopes keys to the organization: another organization never gets a replay of this one\'s answer', async () => {

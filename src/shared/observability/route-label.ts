@@ -15,3 +15,16 @@ export function routeOf(req: Request): string {
   if (!route || typeof route.path !== 'string' || (route.methods && isCatchAllRoute({ methods: route.methods }))) return UNMATCHED_ROUTE;
   return route.path;
 }
+
+/**
+ * The path as routing matched it: the route pattern with each parameter's decoded value put back
+ * (encoded the one canonical way), so another case, a trailing slash or %-encoded characters,
+ * which the router ignores, give the same path (`/V1/VOLUMES/vol%5Fx/RENEW/` → `/v1/volumes/vol_x/renew`).
+ * The raw path for a request no route matched.
+ */
+export function routedPath(req: Request): string {
+  const route = routeOf(req);
+  if (route === UNMATCHED_ROUTE) return req.path;
+  const params = (req.params ?? {}) as Record<string, unknown>;
+  return route.replace(/:([A-Za-z0-9_]+)/g, (_match, name: string) => encodeURIComponent(String(params[name] ?? '')));
+}

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { domainErrorResponse } from '../../../../shared/http/error-envelope';
 import { requestIdOf } from '../../../../shared/http/request-id';
+import { routedPath } from '../../../../shared/observability/route-label';
 import { DomainError, ErrorCode, invalidRequest } from '../../../../shared/kernel/errors/domain-error';
 import { IdempotentOutcome } from '../../application/idempotent-execution';
 import { IdempotencyScope, StoredResponse, isValidIdempotencyKey, requestFingerprint } from '../../domain/idempotency';
@@ -9,8 +10,8 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
 /**
  * The request's Idempotency-Key scope (undefined without the header): the key, checked
- * (1–255 printable ASCII, else 400 naming the header), and the fingerprint of method, path and
- * parsed body. Call it in the handler, after body validation (decisions.md check order).
+ * (1–255 printable ASCII, else 400 naming the header), and the fingerprint of method, path as
+ * routing matched it (case, a trailing slash and %-encoding ignored) and parsed body. Call it in the handler, after body validation (decisions.md check order).
  */
 export function idempotencyScope(req: Request, orgId: string): IdempotencyScope | undefined {
   const key = req.headers['idempotency-key'];
@@ -18,7 +19,7 @@ export function idempotencyScope(req: Request, orgId: string): IdempotencyScope 
   if (typeof key !== 'string' || !isValidIdempotencyKey(key)) {
     throw invalidRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`, { field: IDEMPOTENCY_KEY_HEADER });
   }
-  return { orgId, key, fingerprint: requestFingerprint(req.method, req.path, req.body) };
+  return { orgId, key, fingerprint: requestFingerprint(req.method, routedPath(req), req.body) };
 }
 
 /** Domain errors that are the request's answer and are stored for replay (decisions.md). */
