@@ -24,6 +24,8 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   });
   if (options.logger !== false) app.useLogger(app.get(PinoNestLogger));
   app.disable('x-powered-by');
+  // TRUST_PROXY: only then does the client IP (per-IP rate limits, audit log) come from X-Forwarded-For.
+  if (settings.trustProxy !== false) app.set('trust proxy', settings.trustProxy);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
   app.use(requestIdMiddleware);

@@ -65,6 +65,31 @@ describe('first run', () => {
     }
   });
 
+  it('under NODE_ENV=production (the Docker image) starts empty: no demo owner with its public password', async () => {
+    const own = await createTestDatabase();
+    const ownDir = tempDir('cds-first-run-prod-');
+    const ownEnv = own.url ? { DATABASE_URL: own.url } : { DATA_DIR: join(ownDir.path, 'data') };
+    try {
+      const server = await startServerProcess({ ...ownEnv, NODE_ENV: 'production', WORKER_ENABLED: 'false', DEMO_SEED: undefined });
+      try {
+        await new Promise((r) => setTimeout(r, 300));
+        expect(server.output()).not.toMatch(/Demo data loaded|curl -s/);
+        const login = await fetch(`${server.url}/v1/auth/login`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ email: 'owner@demo.test', password: 'demo password 123' }),
+        });
+        expect(login.status).toBe(401);
+        expect(((await login.json()) as { error: { code: string } }).error.code).toBe('invalid_credentials');
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      await own.drop();
+      ownDir.remove();
+    }
+  });
+
   // Only the embedded engine has a data directory to lock.
   const itEmbedded = process.env.DATABASE_URL ? it.skip : it;
   itEmbedded('refuses a second process on the same embedded data directory with a clear message', async () => {

@@ -20,6 +20,12 @@ describe('docker/Dockerfile and docker/compose.yaml', () => {
     expect(runtime).toContain('COPY --from=build --chown=node:node /app/dist ./dist');
   });
 
+  it('runs the image with NODE_ENV=production, so the demo seed is off unless DEMO_SEED=true (issue 9)', () => {
+    const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+    expect(runtime).toMatch(/\nENV NODE_ENV=production /);
+    expect(runtime).not.toMatch(/DEMO_SEED/);
+  });
+
   it('deploys without the demo data (its owner password is public) and with no password in the file', () => {
     expect(compose).toMatch(/\n {6}DEMO_SEED: "false"\n/);
     expect(compose).toContain('POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}');

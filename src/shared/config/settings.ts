@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Every setting of decisions.md "Settings", read once from the environment and checked.
  * The abstract class is the DI token; the interface merged into it gives the fields.
@@ -19,7 +21,7 @@ export interface Settings {
   workerLeaseMs: number;
   logLevel: string;
   migrationsRun: boolean;
-  /** Seed the demo data into an empty database at start (default true unless NODE_ENV=test). */
+  /** Seed the demo data into an empty database at start (default true unless NODE_ENV is production or test). */
   demoSeed: boolean;
   dbPoolSize: number;
   metricsPort: number;
@@ -27,7 +29,14 @@ export interface Settings {
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
   shutdownTimeoutMs: number;
+  /**
+   * Express 'trust proxy': false (default: the socket's address is the client), a number of proxy
+   * hops, or the proxies' addresses; then the client IP comes from X-Forwarded-For.
+   */
+  trustProxy: TrustProxy;
 }
+
+export type TrustProxy = false | number | string[];
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -44,6 +53,30 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new Error(`Setting ${name} must be true or false, got "${raw}"`);
+}
+
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyAddress(entry: string): boolean {
+  if (PROXY_NAMES.includes(entry)) return true;
+  const [address, bits, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (bits === undefined) return true;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128);
+}
+
+/** TRUST_PROXY: unset, false or 0 (off), a hop count 1–10, or a comma-separated list of proxy addresses. */
+function trustProxy(env: NodeJS.ProcessEnv): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  if (raw === '' || raw === 'false' || raw === '0') return false;
+  if (/^\d+$/.test(raw) && Number(raw) >= 1 && Number(raw) <= 10) return Number(raw);
+  const entries = raw.split(',').map((e) => e.trim());
+  if (!/^\d+$/.test(raw) && entries.every(isProxyAddress)) return entries;
+  throw new Error(
+    'Setting TRUST_PROXY must be false, a number of proxy hops from 1 to 10, or a comma-separated list of proxy addresses ' +
+      `(IP, CIDR, loopback, linklocal, uniquelocal), got "${env.TRUST_PROXY}"`,
+  );
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -65,11 +98,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     workerLeaseMs: int(env, 'WORKER_LEASE_MS', 30_000, 100, 3_600_000),
     logLevel,
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
-    demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test'),
+    // The demo owner's password is public: never loaded by default in production (the Docker image sets NODE_ENV=production).
+    demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
     host: env.HOST || '0.0.0.0',
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    trustProxy: trustProxy(env),
   };
 }
 
