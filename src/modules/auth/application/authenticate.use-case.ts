@@ -8,6 +8,9 @@ import { Credentials } from './credentials.port';
 
 const UNAUTHORIZED = (message: string): DomainError => new DomainError('unauthorized', message);
 
+/** The one message for a token that is unknown, revoked or expired. */
+export const INVALID_TOKEN = 'Invalid token';
+
 /**
  * Turns a bearer token (and, for sessions, the X-Org-ID header) into a Principal, in two steps so
  * that the rate limit can run between them (decisions.md check order: 401, 429, 403):
@@ -36,19 +39,17 @@ export class Authenticate {
     if (!match) throw UNAUTHORIZED('Malformed Authorization header; expected "Bearer <token>"');
     const token = match[1];
     const kind = tokenKind(token);
-    if (!kind) throw UNAUTHORIZED('Invalid token');
+    if (!kind) throw UNAUTHORIZED(INVALID_TOKEN);
 
+    // Unknown, revoked and expired tokens get the same answer: it tells a caller nothing about a token.
     if (kind === 'api_key') {
       const key = await this.credentials.findApiKeyByHash(hashToken(token));
-      if (!key) throw UNAUTHORIZED('Invalid token');
-      if (key.revokedAt) throw UNAUTHORIZED('Token has been revoked');
+      if (!key || key.revokedAt) throw UNAUTHORIZED(INVALID_TOKEN);
       return { kind: 'api_key', id: key.id, orgId: key.orgId, scopes: key.scopes };
     }
 
     const session = await this.credentials.findSessionByHash(hashToken(token));
-    if (!session) throw UNAUTHORIZED('Invalid token');
-    if (session.revokedAt) throw UNAUTHORIZED('Token has been revoked');
-    if (session.expiresAt.getTime() <= this.clock.now().getTime()) throw UNAUTHORIZED('Token has expired; log in again');
+    if (!session || session.revokedAt || session.expiresAt.getTime() <= this.clock.now().getTime()) throw UNAUTHORIZED(INVALID_TOKEN);
     return { kind: 'session', id: session.id, userId: session.userId };
   }
 
