@@ -63,6 +63,42 @@ describe('seed files (seed-format.md notes)', () => {
     expect((await t.http.post('/v1/auth/login').send({ email: 'owner@first.test', password: 'a different password' })).status).toBe(401);
   });
 
+  it('accepts an existing member whose password is short or empty: it is ignored (seed-format.md)', async () => {
+    const [user] = await t.sql<{ id: string; password_hash: string }>("SELECT id, password_hash FROM users WHERE email = 'owner@first.test'");
+    for (const [suffix, password] of [['shortpw', 'x'], ['emptypw', '']]) {
+      const result = await t.seed({
+        regions: [],
+        organizations: [organization(suffix, { members: [{ email: 'owner@first.test', password, role: 'admin' }], api_keys: [], servers: [], volumes: [] })],
+      });
+      expect(result.organizations).toEqual([{ id: `org_${suffix}`, users: [{ id: user.id, email: 'owner@first.test' }], api_keys: [], servers: [], volumes: [] }]);
+      expect(await t.sql('SELECT role FROM memberships WHERE user_id = $1 AND org_id = $2', [user.id, `org_${suffix}`])).toEqual([{ role: 'admin' }]);
+    }
+    expect(await t.sql("SELECT id, password_hash FROM users WHERE email = 'owner@first.test'")).toEqual([user]);
+  });
+
+  it('refuses a new member whose password is not 8 to 200 characters, naming it, writing nothing', async () => {
+    const seed = {
+      regions: [],
+      organizations: [
+        organization('newpw', {
+          members: [
+            { email: 'owner@first.test', password: 'x', role: 'viewer' },
+            { email: 'new@newpw.test', password: 'short', role: 'owner' },
+          ],
+          api_keys: [],
+          servers: [],
+          volumes: [],
+        }),
+      ],
+    };
+    await expect(refusal(() => t.seed(seed))).resolves.toEqual({
+      code: 'invalid_request',
+      message: 'Seed file: organizations[0].members[1].password must be 8 to 200 characters (new@newpw.test is a new user)',
+    });
+    expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_newpw'")).toEqual([]);
+    expect(await t.sql("SELECT id FROM users WHERE email = 'new@newpw.test'")).toEqual([]);
+  });
+
   it('uses a given token as it is, generates one otherwise, and lists every token in the output', async () => {
     const given = apiToken('third', 'given');
     const result = await t.seed({

@@ -14,6 +14,11 @@ import { termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
 import { SeedFile, SeedOrganization } from './seed-file';
 
+const PASSWORD_MIN = 8;
+const PASSWORD_MAX = 200;
+/** A new user's password: 8 to 200 characters, as signup asks. */
+const validNewPassword = (password: string): boolean => password.length >= PASSWORD_MIN && password.length <= PASSWORD_MAX;
+
 export interface SeedResult {
   regions: string[];
   organizations: {
@@ -40,10 +45,13 @@ export class LoadSeed {
   ) {}
 
   async execute(seed: SeedFile): Promise<SeedResult> {
-    // Hash passwords before the transaction: scrypt is slow and needs no lock.
+    // Hash passwords before the transaction: scrypt is slow and needs no lock. Only those a new
+    // user may have: whether a member is new is known in the transaction (else its password is ignored).
     const passwordHashes = new Map<string, string>();
     for (const org of seed.organizations) {
-      for (const m of org.members) passwordHashes.set(m.password, passwordHashes.get(m.password) ?? (await hashPassword(m.password)));
+      for (const m of org.members) {
+        if (validNewPassword(m.password)) passwordHashes.set(m.password, passwordHashes.get(m.password) ?? (await hashPassword(m.password)));
+      }
     }
     return this.uow.run(async () => {
       const result: SeedResult = { regions: [], organizations: [] };
@@ -68,14 +76,14 @@ export class LoadSeed {
         });
         result.regions.push(region.id);
       }
-      for (const org of seed.organizations) {
-        result.organizations.push(await this.loadOrganization(org, passwordHashes));
+      for (const [i, org] of seed.organizations.entries()) {
+        result.organizations.push(await this.loadOrganization(org, i, passwordHashes));
       }
       return result;
     });
   }
 
-  private async loadOrganization(org: SeedOrganization, passwordHashes: Map<string, string>): Promise<SeedResult['organizations'][number]> {
+  private async loadOrganization(org: SeedOrganization, index: number, passwordHashes: Map<string, string>): Promise<SeedResult['organizations'][number]> {
     const orgId = org.id ?? newId('org');
     if (await this.accounts.organizationExists(orgId)) throw conflict(`Organization ${orgId} exists already`);
     await this.accounts.createOrganization({ id: orgId, name: org.name });
@@ -88,11 +96,17 @@ export class LoadSeed {
       const money = Money.parse(amount, currency, `organizations.${orgId}.wallet.${currency}`);
       if (money.minor > 0n) await this.wallet.credit(orgId, money, 'seed');
     }
-    for (const member of org.members) {
+    for (const [m, member] of org.members.entries()) {
       const email = normalizeEmail(member.email, `organizations.${orgId}.members.email`);
-      const user =
-        (await this.accounts.findUserByEmail(email)) ??
-        (await this.accounts.createUser({ id: newId('usr'), email, passwordHash: passwordHashes.get(member.password)! }));
+      let user = await this.accounts.findUserByEmail(email);
+      if (!user) {
+        const passwordHash = passwordHashes.get(member.password);
+        if (!validNewPassword(member.password) || !passwordHash) {
+          const field = `organizations[${index}].members[${m}].password`;
+          throw invalidRequest(`Seed file: ${field} must be ${PASSWORD_MIN} to ${PASSWORD_MAX} characters (${email} is a new user)`, { field });
+        }
+        user = await this.accounts.createUser({ id: newId('usr'), email, passwordHash });
+      }
       await this.accounts.addMember(orgId, user.id, member.role);
       out.users.push({ id: user.id, email: user.email });
     }
