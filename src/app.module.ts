@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './modules/audit/audit.module';
+import { AuthJobsModule } from './modules/auth/auth-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
@@ -41,6 +42,7 @@ export class AppModule {
         VolumesModule,
         OperationsWorkerModule,
         IdempotencyJobsModule,
+        AuthJobsModule,
         OperatorModule,
         MonitoringModule,
         DocsModule,

@@ -1,6 +1,7 @@
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { CreateApiKey, MAX_API_KEYS_PER_ORG, OPERATOR, RevokeApiKey } from '../../src/modules/auth/application/api-keys.use-cases';
 import { Authenticate } from '../../src/modules/auth/application/authenticate.use-case';
+import { PurgeExpiredSessions } from '../../src/modules/auth/application/purge-expired-sessions.use-case';
 import { LogIn, LogOut, SESSION_LIFETIME_MS, SignUp } from '../../src/modules/auth/application/sessions.use-cases';
 import { ADMIN_ROLES, ANY_ROLE, Principal, WRITER_ROLES, checkAccess } from '../../src/modules/auth/domain/principal';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newApiKeyToken, newSessionToken, tokenKind, verifyPassword } from '../../src/modules/auth/domain/tokens';
@@ -38,6 +39,7 @@ function setup() {
     logOut: new LogOut(uow, credentials, audit, clock),
     createKey: new CreateApiKey(uow, accounts, credentials, audit),
     revokeKey: new RevokeApiKey(uow, credentials, audit, clock),
+    purgeSessions: new PurgeExpiredSessions(credentials, clock),
   };
 }
 
@@ -193,5 +195,23 @@ describe('API keys', () => {
     });
     await s.revokeKey.execute({ id: ids[0] }, OPERATOR);
     expect((await s.createKey.execute({ orgId: 'org_a', name: 'replacement', scopes: ['vm:write'] }, OPERATOR)).key.scopes).toEqual(['vm:write']);
+  });
+});
+
+describe('PurgeExpiredSessions', () => {
+  it('deletes the sessions whose 24 hours are over, in batches, and keeps the others', async () => {
+    const s = setup();
+    const first = await s.signUp.execute({ email: 'me@purge.test', password: 'a long password', organizationName: 'Mine', ip: null });
+    s.clock.set(new Date(NOW.getTime() + 60_000));
+    const second = await s.logIn.execute({ email: 'me@purge.test', password: 'a long password', ip: null });
+    expect(s.credentials.sessions.size).toBe(2);
+
+    s.clock.set(new Date(NOW.getTime() + SESSION_LIFETIME_MS - 1));
+    expect(await s.purgeSessions.execute()).toBe(0);
+    s.clock.set(new Date(NOW.getTime() + SESSION_LIFETIME_MS));
+    expect(await s.purgeSessions.execute()).toBe(1);
+    expect((await failure(s.authenticate.identify(`Bearer ${first.token}`))).message).toBe('Invalid token');
+    expect((await s.authenticate.identify(`Bearer ${second.token}`)).kind).toBe('session');
+    expect([...s.credentials.sessions.values()].map((x) => x.expiresAt)).toEqual([second.expiresAt]);
   });
 });

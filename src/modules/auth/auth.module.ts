@@ -6,6 +6,7 @@ import { Accounts } from './application/accounts.port';
 import { CreateApiKey, RevokeApiKey } from './application/api-keys.use-cases';
 import { Authenticate } from './application/authenticate.use-case';
 import { Credentials } from './application/credentials.port';
+import { PurgeExpiredSessions } from './application/purge-expired-sessions.use-case';
 import { LogIn, LogOut, SignUp } from './application/sessions.use-cases';
 import { TypeOrmAccounts } from './infrastructure/typeorm-accounts.repository';
 import { FixedWindowRateLimitStorage } from './infrastructure/rate-limit.storage';
@@ -25,6 +26,7 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     LogOut,
     CreateApiKey,
     RevokeApiKey,
+    PurgeExpiredSessions,
     // The throttler's options and storage (fixed windows; Redis when REDIS_URL is set).
     { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
     FixedWindowRateLimitStorage,
@@ -35,6 +37,6 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: PermissionGuard },
   ],
-  exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey, FixedWindowRateLimitStorage],
+  exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey, PurgeExpiredSessions, FixedWindowRateLimitStorage],
 })
 export class AuthModule {}

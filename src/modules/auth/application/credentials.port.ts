@@ -28,4 +28,6 @@ export abstract class Credentials {
   abstract revokeApiKey(id: string, orgId: string | undefined, at: Date): Promise<ApiKeyRecord | undefined>;
   abstract createSession(session: { id: string; userId: string; tokenHash: Buffer; expiresAt: Date }): Promise<SessionRecord>;
   abstract revokeSession(id: string, at: Date): Promise<void>;
+  /** Deletes up to `limit` sessions that expired at or before `now`; how many. */
+  abstract purgeExpiredSessions(now: Date, limit: number): Promise<number>;
 }

@@ -84,4 +84,13 @@ export class TypeOrmCredentials extends Credentials {
   async revokeSession(id: string, at: Date): Promise<void> {
     await this.db.query('UPDATE sessions SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1', [id, at]);
   }
+
+  async purgeExpiredSessions(now: Date, limit: number): Promise<number> {
+    // sessions_expires_at_idx bounds the scan to the expired sessions.
+    const { affected } = await this.db.exec(
+      'DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at <= $1 LIMIT $2)',
+      [now, limit],
+    );
+    return affected;
+  }
 }

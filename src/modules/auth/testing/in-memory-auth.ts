@@ -95,4 +95,10 @@ export class InMemoryCredentials extends Credentials {
     const session = this.sessions.get(id);
     if (session) session.revokedAt ??= at;
   }
+
+  async purgeExpiredSessions(now: Date, limit: number): Promise<number> {
+    const expired = [...this.sessions.values()].filter((s) => s.expiresAt.getTime() <= now.getTime()).slice(0, limit);
+    for (const s of expired) this.sessions.delete(s.id);
+    return expired.length;
+  }
 }

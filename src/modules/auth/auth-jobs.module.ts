@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { AuthModule } from './auth.module';
+import { PurgeExpiredSessionsJob } from './interface/jobs/purge-expired-sessions.job';
+
+/** The hourly purge of expired sessions (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
+@Module({
+  imports: [AuthModule],
+  providers: [PurgeExpiredSessionsJob],
+})
+export class AuthJobsModule {}

@@ -1,0 +1,60 @@
+import { BeforeApplicationShutdown, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Settings } from '../config/settings';
+
+/**
+ * A housekeeping job run every `intervalMs` in processes that run the worker (WORKER_ENABLED),
+ * never overlapping itself; shutdown waits for a run in flight. Subclasses say what one run does
+ * and return how many rows it removed (logged when not zero). Needs ScheduleModule.forRoot().
+ */
+export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger: Logger;
+  private inFlight: Promise<void> | undefined;
+
+  protected constructor(
+    /** The interval's name in the SchedulerRegistry, and the log context. */
+    readonly name: string,
+    private readonly intervalMs: number,
+    private readonly settings: Settings,
+    private readonly scheduler: SchedulerRegistry,
+  ) {
+    this.logger = new Logger(name);
+  }
+
+  /** One run; how many rows it removed. */
+  protected abstract runOnce(): Promise<number>;
+
+  onApplicationBootstrap(): void {
+    if (!this.settings.workerEnabled) return;
+    this.scheduler.addInterval(this.name, setInterval(() => void this.tick(), this.intervalMs));
+  }
+
+  /** Runs once now, or joins the run in flight. */
+  tick(): Promise<void> {
+    this.inFlight ??= this.runOnce()
+      .then((n) => {
+        if (n > 0) this.logger.log({ msg: `${this.name}: rows purged`, count: n });
+      })
+      .catch((err: unknown) => this.logger.error({ msg: `${this.name} failed`, err: err instanceof Error ? err.message : String(err) }))
+      .finally(() => {
+        this.inFlight = undefined;
+      });
+    return this.inFlight;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
+    await this.inFlight;
+  }
+}
+
+/** Calls `step(limit)` (which deletes up to `limit` rows and says how many) until a batch is short; the total. */
+export async function purgeInBatches(step: (limit: number) => Promise<number>, batch = 1000, maxBatches = 1000): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < maxBatches; i++) {
+    const n = await step(batch);
+    total += n;
+    if (n < batch) break;
+  }
+  return total;
+}
