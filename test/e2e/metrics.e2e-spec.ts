@@ -1,3 +1,4 @@
+import { UNFINISHED_OPERATION_COUNTS_SQL } from '../../src/modules/monitoring/infrastructure/typeorm-service-stats';
 import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
@@ -102,7 +103,6 @@ describe('Prometheus metrics on the metrics port', () => {
       expect.arrayContaining([
         '# TYPE cds_operations gauge',
         'cds_operations{type="volume.renew",status="pending"} 1',
-        'cds_operations{type="volume.renew",status="succeeded"} 1',
         'cds_worker_lag_seconds 90',
         'cds_wallet_holds_outstanding{currency="USD"} 1',
         'cds_wallet_holds_outstanding{currency="IDR"} 0',
@@ -110,6 +110,34 @@ describe('Prometheus metrics on the metrics port', () => {
         'cds_wallet_reserved_minor_units{currency="IDR"} 0',
       ]),
     );
+  });
+
+  it('counts only unfinished operations (pending, running), through the partial index: finished ones are never scanned', async () => {
+    // Thousands of finished operations, a few unfinished.
+    await t.sql(
+      `INSERT INTO operations (id, org_id, type, status, volume_id, steps, result, created_at, finished_at)
+       SELECT 'op_metbulk' || lpad(g::text, 14, '0'), 'org_met', 'volume.renew', 'succeeded', 'vol_metdata1', '[]', '{}', $1, $1
+         FROM generate_series(1, 5000) AS g`,
+      [new Date(NOW.getTime() - 7_200_000)],
+    );
+    await t.sql(
+      `INSERT INTO operations (id, org_id, type, status, steps, created_at, locked_by, locked_until, started_at)
+       VALUES ('op_metrunning00000000000', 'org_met', 'volume.detach', 'running', '[]', $1, 'test', $1, $1)`,
+      [new Date(NOW.getTime() - 30_000)],
+    );
+    await t.sql('ANALYZE operations');
+
+    const lines = (await scrape(t)).lines.filter((l) => l.startsWith('cds_operations{'));
+    expect(lines.sort()).toEqual([
+      'cds_operations{type="volume.detach",status="running"} 1',
+      'cds_operations{type="volume.renew",status="pending"} 1',
+    ]);
+
+    // The gauge's query reads operations through operations_claim_idx (unfinished rows only), never the whole table.
+    const [{ 'QUERY PLAN': plan }] = await t.sql<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${UNFINISHED_OPERATION_COUNTS_SQL}`);
+    const text = JSON.stringify(plan);
+    expect(text).toContain('"Index Name":"operations_claim_idx"');
+    expect(text).not.toContain('"Node Type":"Seq Scan"');
   });
 
   it('serves only /metrics on the metrics port, and the public API has no metrics path', async () => {

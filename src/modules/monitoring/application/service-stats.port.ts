@@ -16,6 +16,7 @@ export interface HoldTotals {
 
 /** Figures read from the database when Prometheus scrapes. */
 export abstract class ServiceStats {
+  /** Unfinished operations (pending, running) by type and status; finished ones are not counted (that would scan the table). */
   abstract operationCounts(): Promise<OperationCount[]>;
   /** Creation time of the oldest operation still pending; null when none is. */
   abstract oldestPendingOperation(): Promise<Date | null>;

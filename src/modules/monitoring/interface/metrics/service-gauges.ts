@@ -5,7 +5,7 @@ import { Clock } from '../../../../shared/kernel/clock/clock';
 import { ServiceStats } from '../../application/service-stats.port';
 
 /**
- * Gauges read from the database at each scrape: operations by type and status, worker lag
+ * Gauges read from the database at each scrape: unfinished operations by type and status, worker lag
  * (age of the oldest pending operation) and wallet holds. A failed read leaves the gauge empty
  * for that scrape (and logs a warning) rather than failing the whole scrape.
  */
@@ -27,7 +27,7 @@ export class ServiceGauges implements OnModuleInit {
 
     new Gauge({
       name: 'cds_operations',
-      help: 'Operations in the database, by type and status',
+      help: 'Unfinished operations (pending, running) in the database, by type and status',
       labelNames: ['type', 'status'] as const,
       registers,
       async collect() {
