@@ -1,5 +1,6 @@
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { errorBody } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = '2026-11-23T10:00:00.000Z';
@@ -15,9 +16,6 @@ describe('quotes', () => {
   let viewer: { Authorization: string };
   let developer: { Authorization: string };
 
-  const ERROR = (res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) => ({
-    error: { code, message, request_id: res.headers['x-request-id'], details },
-  });
 
   beforeAll(async () => {
     t = await startTestApp({}, clock);
@@ -113,7 +111,7 @@ describe('quotes', () => {
     for (const [headers, id] of [[other, res.body.id], [rw, 'quo_nope']] as const) {
       const miss = await t.http.get(`/v1/quotes/${id}`).set(headers);
       expect(miss.status).toBe(404);
-      expect(miss.body).toEqual(ERROR(miss, 'not_found', `Quote ${id} not found`));
+      expect(miss.body).toEqual(errorBody(miss, 'not_found', `Quote ${id} not found`));
     }
   });
 
@@ -122,10 +120,10 @@ describe('quotes', () => {
     const body = { region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD' };
     const key = await t.http.post('/v1/quotes').set(ro).send(body);
     expect(key.status).toBe(403);
-    expect(key.body).toEqual(ERROR(key, 'forbidden', 'The API key lacks the scope vm:write'));
+    expect(key.body).toEqual(errorBody(key, 'forbidden', 'The API key lacks the scope vm:write'));
     const session = await t.http.post('/v1/quotes').set(viewer).send(body);
     expect(session.status).toBe(403);
-    expect(session.body).toEqual(ERROR(session, 'forbidden', 'Role viewer may not do this; it needs one of: developer, admin, owner'));
+    expect(session.body).toEqual(errorBody(session, 'forbidden', 'Role viewer may not do this; it needs one of: developer, admin, owner'));
     expect(await count()).toBe(n);
   });
 
@@ -157,7 +155,7 @@ describe('quotes', () => {
     const n = await count();
     const res = await t.http.post('/v1/quotes').set(rw).send(body as object);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual(ERROR(res, 'invalid_request', message, { field }));
+    expect(res.body).toEqual(errorBody(res, 'invalid_request', message, { field }));
     expect(await count()).toBe(n);
   });
 
@@ -165,10 +163,10 @@ describe('quotes', () => {
     const n = await count();
     const unknown = await t.http.post('/v1/quotes').set(rw).send({ ...ok, region: 'xx-nowhere' });
     expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual(ERROR(unknown, 'not_found', 'Region xx-nowhere not found'));
+    expect(unknown.body).toEqual(errorBody(unknown, 'not_found', 'Region xx-nowhere not found'));
     const noSsd = await t.http.post('/v1/quotes').set(rw).send({ ...ok, region: 'sg-sin', type: 'ssd', size_gb: 3 });
     expect(noSsd.status).toBe(404);
-    expect(noSsd.body).toEqual(ERROR(noSsd, 'not_found', 'Region sg-sin sells no ssd disks'));
+    expect(noSsd.body).toEqual(errorBody(noSsd, 'not_found', 'Region sg-sin sells no ssd disks'));
     expect(await count()).toBe(n);
   });
 
@@ -196,7 +194,7 @@ describe('quotes', () => {
       const conflict = await post({ ...ok, size_gb: 200 }, 'quote-key-1');
       expect(conflict.status).toBe(409);
       expect(conflict.body).toEqual(
-        ERROR(conflict, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request'),
+        errorBody(conflict, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request'),
       );
       // A body error is answered before the key is looked at.
       const bad = await post({ ...ok, currency: 'EUR' }, 'quote-key-1');

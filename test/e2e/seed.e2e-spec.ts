@@ -1,21 +1,13 @@
 import { createHash } from 'node:crypto';
-import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { asyncRefusal } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = new Date('2027-01-31T10:00:00.000Z');
 const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-async function refusal(work: () => Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await work();
-  } catch (err) {
-    if (err instanceof DomainError) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('the seed was accepted');
-}
+const refusal = asyncRefusal;
 
 /**
  * The notes of seed-format.md, through the seed use case the CLI runs (LoadSeed), on a real

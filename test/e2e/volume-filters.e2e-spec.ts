@@ -1,4 +1,5 @@
 import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { errorBody } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 /** GET /v1/volumes filters (lifecycle.md): region, zone, type, status, server_id, name, label (repeatable), expires_before. */
@@ -6,9 +7,6 @@ describe('GET /v1/volumes filters', () => {
   let t: TestApp;
   const rw = bearer(apiToken('flt', 'rw'));
 
-  const ERROR = (res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) => ({
-    error: { code, message, request_id: res.headers['x-request-id'], details },
-  });
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -138,7 +136,7 @@ describe('GET /v1/volumes filters', () => {
   ])('400 for %j naming %s', async (query, field, message) => {
     const res = await t.http.get('/v1/volumes').query(query).set(rw);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual(ERROR(res, 'invalid_request', message, { field }));
+    expect(res.body).toEqual(errorBody(res, 'invalid_request', message, { field }));
     expect(res.headers['x-ratelimit-limit']).toBe('600');
   });
 });

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
-import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { QuoteRepository } from '../../src/modules/volumes/application/quotes.port';
 import { organization, region } from '../support/fixtures';
+import { asyncRefusal } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 async function sqlError(work: () => Promise<unknown>): Promise<{ code: string; constraint: string | undefined }> {
@@ -13,16 +13,6 @@ async function sqlError(work: () => Promise<unknown>): Promise<{ code: string; c
     return { code: e.driverError?.code ?? e.code ?? '?', constraint: e.driverError?.constraint ?? e.constraint };
   }
   throw new Error('the statement was accepted');
-}
-
-async function refusal(work: () => Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await work();
-  } catch (err) {
-    if (err instanceof DomainError) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('the seed was accepted');
 }
 
 /**
@@ -129,13 +119,13 @@ describe('volume names, labels and quotes in the database', () => {
     const base = organization('seedn');
     const vol = { ...base.volumes[0], server: undefined, mount_path: undefined };
     expect(
-      await refusal(() => t.seed({ regions: [], organizations: [{ ...base, volumes: [{ ...vol, id: 'vol_seedn1', name: 'has space' }] }] })),
+      await asyncRefusal(() => t.seed({ regions: [], organizations: [{ ...base, volumes: [{ ...vol, id: 'vol_seedn1', name: 'has space' }] }] })),
     ).toEqual({
       code: 'invalid_request',
       message: 'Seed file: organizations[0].volumes[0].name must be 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit',
     });
     expect(
-      await refusal(() =>
+      await asyncRefusal(() =>
         t.seed({ regions: [], organizations: [{ ...base, volumes: [{ ...vol, id: 'vol_seedn1', name: 'same' }, { ...vol, id: 'vol_seedn2', name: 'same' }] }] }),
       ),
     ).toEqual({ code: 'conflict', message: 'The organization already has a volume named same; names are unique among volumes not deleted' });

@@ -1,4 +1,5 @@
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { errorBody } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 /** PATCH /v1/volumes/{id} (lifecycle.md "Attach, detach, delete, edit"): whole bodies, the row and the audit log left behind. */
@@ -9,9 +10,6 @@ describe('PATCH /v1/volumes/{id}', () => {
   const session: Record<string, { token: string; userId: string }> = {};
   let keyId: string;
 
-  const ERROR = (res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) => ({
-    error: { code, message, request_id: res.headers['x-request-id'], details },
-  });
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -139,7 +137,7 @@ describe('PATCH /v1/volumes/{id}', () => {
 
       const off = await t.http.patch('/v1/volumes/vol_updb').set(as('dev')).send({ delete_protection: false, note: 'with it' });
       expect(off.status).toBe(403);
-      expect(off.body).toEqual(ERROR(off, 'forbidden', 'Role developer may not turn delete_protection off; it needs one of: admin, owner'));
+      expect(off.body).toEqual(errorBody(off, 'forbidden', 'Role developer may not turn delete_protection off; it needs one of: admin, owner'));
       expect(off.headers['x-ratelimit-limit']).toBe('600');
       expect(await row('vol_updb')).toEqual(expect.objectContaining({ note: null, delete_protection: true }));
       expect(await auditRows('vol_updb')).toHaveLength(audits);
@@ -173,7 +171,7 @@ describe('PATCH /v1/volumes/{id}', () => {
     const res = await t.http.patch('/v1/volumes/vol_updb').set(rw).send({ name: 'data-main', note: 'not written' });
     expect(res.status).toBe(409);
     expect(res.body).toEqual(
-      ERROR(res, 'conflict', 'The organization already has a volume named data-main; names are unique among volumes not deleted', { field: 'name' }),
+      errorBody(res, 'conflict', 'The organization already has a volume named data-main; names are unique among volumes not deleted', { field: 'name' }),
     );
     expect(await row('vol_updb')).toEqual(before);
     const reused = await t.http.patch('/v1/volumes/vol_updb').set(rw).send({ name: 'gone' });
@@ -191,12 +189,12 @@ describe('PATCH /v1/volumes/{id}', () => {
   it('a deleted volume is 409 invalid_state; an unknown or another organization\'s is 404', async () => {
     const deleted = await t.http.patch('/v1/volumes/vol_updc').set(rw).send({ note: 'x' });
     expect(deleted.status).toBe(409);
-    expect(deleted.body).toEqual(ERROR(deleted, 'invalid_state', 'Volume vol_updc is deleted and cannot be changed'));
+    expect(deleted.body).toEqual(errorBody(deleted, 'invalid_state', 'Volume vol_updc is deleted and cannot be changed'));
     expect(await row('vol_updc')).toEqual({ name: 'gone', note: null, labels: {}, delete_protection: false });
     for (const id of ['vol_nope', 'vol_updxdata1']) {
       const res = await t.http.patch(`/v1/volumes/${id}`).set(rw).send({ note: 'x' });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual(ERROR(res, 'not_found', `Volume ${id} not found`));
+      expect(res.body).toEqual(errorBody(res, 'not_found', `Volume ${id} not found`));
     }
     expect(await row('vol_updxdata1')).toEqual({ name: 'data-1', note: null, labels: {}, delete_protection: false });
   });
@@ -204,10 +202,10 @@ describe('PATCH /v1/volumes/{id}', () => {
   it('a viewer session and a read-only key are 403 before the body is read', async () => {
     const viewer = await t.http.patch('/v1/volumes/vol_upda').set(as('viewer')).send({ name: '' });
     expect(viewer.status).toBe(403);
-    expect(viewer.body).toEqual(ERROR(viewer, 'forbidden', 'Role viewer may not do this; it needs one of: developer, admin, owner'));
+    expect(viewer.body).toEqual(errorBody(viewer, 'forbidden', 'Role viewer may not do this; it needs one of: developer, admin, owner'));
     const key = await t.http.patch('/v1/volumes/vol_upda').set(ro).send({ name: 'x' });
     expect(key.status).toBe(403);
-    expect(key.body).toEqual(ERROR(key, 'forbidden', 'The API key lacks the scope vm:write'));
+    expect(key.body).toEqual(errorBody(key, 'forbidden', 'The API key lacks the scope vm:write'));
   });
 
   const NAME_RULE = '1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
@@ -240,7 +238,7 @@ describe('PATCH /v1/volumes/{id}', () => {
     const audits = (await auditRows('vol_upda')).length;
     const res = await t.http.patch('/v1/volumes/vol_upda').set(rw).send(body as object);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual(ERROR(res, 'invalid_request', message, { field }));
+    expect(res.body).toEqual(errorBody(res, 'invalid_request', message, { field }));
     expect(await row('vol_upda')).toEqual(before);
     expect(await auditRows('vol_upda')).toHaveLength(audits);
   });

@@ -1,5 +1,5 @@
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
-import { DomainError } from '../../src/shared/kernel/errors/domain-error';
+import { refusalOf } from '../support/assertions';
 import { Money } from '../../src/shared/kernel/money/money';
 import { VolumeOffer } from '../../src/modules/options/domain/catalog';
 import { OrderTerms, Quote, applyQuote, makeQuote } from '../../src/modules/volumes/domain/quote';
@@ -12,15 +12,6 @@ const OFFER: VolumeOffer = {
 const ORDER: OrderTerms = { regionId: 'id-jkt', type: 'premium', sizeGb: 150, termMonths: 12, currency: 'USD' };
 const T0 = new Date('2026-11-23T10:00:00.000Z');
 
-function refusal(fn: () => unknown): { code: string; message: string; details: unknown } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return { code: err.code, message: err.message, details: err.details };
-    throw err;
-  }
-  throw new Error('expected a refusal');
-}
 
 describe('makeQuote', () => {
   it('freezes both prices and the exact amount: 150 GB × 0.02000 USD × 12 = 36.00000; expires 10 minutes later', () => {
@@ -41,12 +32,12 @@ describe('makeQuote', () => {
     [{ sizeGb: 4010 }, 'size_gb', 'size_gb must be from 10 to 4000 in steps of 10 (10, 20, ...) for premium in id-jkt; got 4010'],
     [{ sizeGb: 15 }, 'size_gb', 'size_gb must be from 10 to 4000 in steps of 10 (10, 20, ...) for premium in id-jkt; got 15'],
   ])('refuses %p with 400 naming %s', (change, field, message) => {
-    expect(refusal(() => makeQuote('quo_1', 'org_1', OFFER, { ...ORDER, ...change }, T0))).toEqual({ code: 'invalid_request', message, details: { field } });
+    expect(refusalOf(() => makeQuote('quo_1', 'org_1', OFFER, { ...ORDER, ...change }, T0))).toEqual({ code: 'invalid_request', message, details: { field } });
   });
 
   it('refuses a term the offer does not sell', () => {
     const offer = { ...OFFER, terms: [12, 1] };
-    expect(refusal(() => makeQuote('quo_1', 'org_1', offer, { ...ORDER, termMonths: 3 }, T0))).toEqual({
+    expect(refusalOf(() => makeQuote('quo_1', 'org_1', offer, { ...ORDER, termMonths: 3 }, T0))).toEqual({
       code: 'invalid_request',
       message: 'term_months must be one of the terms sold for premium in id-jkt: 1, 12',
       details: { field: 'term_months' },
@@ -77,12 +68,12 @@ describe('applyQuote', () => {
     [{ termMonths: 1 as const }, 'term_months', 'term_months (1) differs from quote quo_1 (12); send the quote\'s term_months or leave out quote_id'],
     [{ currency: 'IDR' as const }, 'currency', 'currency ("IDR") differs from quote quo_1 ("USD"); send the quote\'s currency or leave out quote_id'],
   ])('a differing member %p is 400 naming %s', (change, field, message) => {
-    expect(refusal(() => applyQuote(quote, { ...ORDER, ...change }, clock.now()))).toEqual({ code: 'invalid_request', message, details: { field } });
+    expect(refusalOf(() => applyQuote(quote, { ...ORDER, ...change }, clock.now()))).toEqual({ code: 'invalid_request', message, details: { field } });
   });
 
   it('older than 10 minutes: 409 quote_expired', () => {
     clock.advance(10 * 60 * 1000 + 1);
-    expect(refusal(() => applyQuote(quote, ORDER, clock.now()))).toEqual({
+    expect(refusalOf(() => applyQuote(quote, ORDER, clock.now()))).toEqual({
       code: 'quote_expired',
       message: 'Quote quo_1 expired at 2026-11-23T10:10:00.000Z (quotes last 10 minutes); request a new one',
       details: undefined,
@@ -91,14 +82,14 @@ describe('applyQuote', () => {
 
   it('used: 409 invalid_state; a differing member is still 400 first, and expiry comes before use', () => {
     const used = { ...quote, usedAt: new Date('2026-11-23T10:01:00.000Z') };
-    expect(refusal(() => applyQuote(used, ORDER, clock.now()))).toEqual({
+    expect(refusalOf(() => applyQuote(used, ORDER, clock.now()))).toEqual({
       code: 'invalid_state',
       message: 'Quote quo_1 was already used by a purchase at 2026-11-23T10:01:00.000Z; request a new one',
       details: undefined,
     });
-    expect(refusal(() => applyQuote(used, { ...ORDER, sizeGb: 10 }, clock.now())).code).toBe('invalid_request');
+    expect(refusalOf(() => applyQuote(used, { ...ORDER, sizeGb: 10 }, clock.now())).code).toBe('invalid_request');
     clock.advance(11 * 60 * 1000);
-    expect(refusal(() => applyQuote(used, ORDER, clock.now())).code).toBe('quote_expired');
+    expect(refusalOf(() => applyQuote(used, ORDER, clock.now())).code).toBe('quote_expired');
   });
 
   it('a quote is marked used once (the in-memory port, as the database does with its conditional update)', async () => {

@@ -1,17 +1,14 @@
 import fc from 'fast-check';
-import { DomainError } from '../../src/shared/kernel/errors/domain-error';
+import { refusalOf } from '../support/assertions';
 import { checkLabels, checkVolumeName, parseLabelSelector, sameLabels } from '../../src/modules/volumes/domain/volume-attributes';
 import { Volume, matchesFilter } from '../../src/modules/volumes/domain/volume';
 import { Money } from '../../src/shared/kernel/money/money';
 
+
+/** The refusal with the field it names. */
 function refusal(fn: () => unknown): { code: string; message: string; field: unknown } {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return { code: err.code, message: err.message, field: err.details?.field };
-    throw err;
-  }
-  throw new Error('expected a refusal');
+  const { code, message, details } = refusalOf(fn);
+  return { code, message, field: (details as { field?: unknown } | undefined)?.field };
 }
 
 describe('volume names', () => {

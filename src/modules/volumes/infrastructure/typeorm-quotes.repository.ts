@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
-import { Currency, Money } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
 import { QuoteRepository } from '../application/quotes.port';
 import { Quote } from '../domain/quote';
@@ -33,7 +33,7 @@ const toQuote = (r: QuoteRow): Quote => ({
   sizeGb: r.size_gb,
   termMonths: r.term_months,
   currency: r.currency,
-  price: { USD: Money.ofMinor('USD', BigInt(r.price_usd_minor)), IDR: Money.ofMinor('IDR', BigInt(r.price_idr_minor)) },
+  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
   amount: Money.ofMinor(r.currency, BigInt(r.amount)),
   createdAt: r.created_at,
   expiresAt: r.expires_at,

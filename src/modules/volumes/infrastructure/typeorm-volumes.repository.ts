@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
@@ -59,7 +59,7 @@ export function toVolume(r: VolumeRow): Volume {
     mounted: r.mounted,
     termMonths: r.term_months,
     billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
-    price: { USD: Money.ofMinor('USD', BigInt(r.price_usd_minor)), IDR: Money.ofMinor('IDR', BigInt(r.price_idr_minor)) },
+    price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
     expiresAt: r.expires_at,
     note: r.note,
     labels: r.labels,
