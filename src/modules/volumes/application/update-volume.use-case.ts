@@ -33,7 +33,7 @@ export class UpdateVolume {
     private readonly audit: AuditTrail,
   ) {}
 
-  execute(principal: Principal, input: UpdateVolumeInput, ip: string | null): Promise<Volume> {
+  async execute(principal: Principal, input: UpdateVolumeInput, ip: string | null): Promise<Volume> {
     // Body errors (400) come before the volume is looked up (404, 409).
     const name = input.name === undefined ? undefined : checkVolumeName(input.name);
     const labels: Labels | undefined = input.labels === undefined ? undefined : checkLabels(input.labels);
