@@ -104,6 +104,15 @@ describe('PATCH /v1/volumes/{id}', () => {
     ]);
   });
 
+  it('a "__proto__" label key (valid by the key rule) is kept like any other', async () => {
+    const res = await t.http.patch('/v1/volumes/vol_updb').set(rw).set('Content-Type', 'application/json').send('{"labels": {"__proto__": "x", "a": "b"}}');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('"labels":{"a":"b","__proto__":"x"}');
+    expect(await t.sql(`SELECT labels::text FROM volumes WHERE id = 'vol_updb'`)).toEqual([{ labels: '{"a": "b", "__proto__": "x"}' }]);
+    expect((await t.http.get('/v1/volumes/vol_updb').set(rw)).text).toContain('"labels":{"a":"b","__proto__":"x"}');
+    expect((await t.http.patch('/v1/volumes/vol_updb').set(rw).send({ labels: {} })).body.labels).toEqual({});
+  });
+
   it('note: a string sets it, null clears it; members left out are unchanged', async () => {
     const set = await t.http.patch('/v1/volumes/vol_updb').set(rw).send({ note: 'nightly backups' });
     expect(set.status).toBe(200);

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
@@ -93,6 +94,8 @@ export class UpdateVolumeBody {
   })
   @IsObject({ message: 'labels must be an object of string values' })
   @ValidateIf((body: UpdateVolumeBody) => body.labels !== undefined)
+  // The map as parsed: class-transformer would rebuild it and silently drop a "__proto__" key (a valid label key).
+  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', example: true })
