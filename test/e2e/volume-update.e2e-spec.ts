@@ -195,6 +195,23 @@ describe('PATCH /v1/volumes/{id}', () => {
     ]);
   });
 
+  it('10 volumes renamed to one name at the same moment: exactly one gets it, nine 409 conflict (the unique index decides)', async () => {
+    const ids = Array.from({ length: 10 }, (_, i) => `vol_updr${i}`);
+    for (const id of ids) {
+      await t.sql(
+        `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, term_months, billing_currency, billing_amount,
+                              price_usd_minor, price_idr_minor, expires_at)
+         VALUES ($1, 'org_upd', $1, 'available', 'premium', 'id-jkt', 'id-jkt-a', 10, 1, 'USD', 0, 0, 0, now())`,
+        [id],
+      );
+    }
+    const answers = await Promise.all(ids.map((id) => t.http.patch(`/v1/volumes/${id}`).set(rw).send({ name: 'contested' })));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+    for (const r of answers.filter((a) => a.status === 409)) expect(r.body.error).toEqual(expect.objectContaining({ code: 'conflict', details: { field: 'name' } }));
+    expect(await t.sql(`SELECT count(*)::int AS n FROM volumes WHERE name = 'contested'`)).toEqual([{ n: 1 }]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM audit_log WHERE action = 'volume.update' AND target_id LIKE 'vol_updr%'`)).toEqual([{ n: 1 }]);
+  });
+
   it('a deleted volume is 409 invalid_state; an unknown or another organization\'s is 404', async () => {
     const deleted = await t.http.patch('/v1/volumes/vol_updc').set(rw).send({ note: 'x' });
     expect(deleted.status).toBe(409);
