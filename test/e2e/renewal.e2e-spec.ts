@@ -85,6 +85,8 @@ describe('POST /v1/volumes/{id}/renew', () => {
         price_per_gb_month: { USD: '0.02000', IDR: '320' },
         expires_at: '2026-12-21T00:00:00.000Z',
         note: null,
+        labels: {},
+        delete_protection: false,
         created_at: before.created_at,
         deleted_at: null,
       },

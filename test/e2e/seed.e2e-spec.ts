@@ -1,21 +1,13 @@
 import { createHash } from 'node:crypto';
-import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { asyncRefusal } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = new Date('2027-01-31T10:00:00.000Z');
 const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
 
-async function refusal(work: () => Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await work();
-  } catch (err) {
-    if (err instanceof DomainError) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error('the seed was accepted');
-}
+const refusal = asyncRefusal;
 
 /**
  * The notes of seed-format.md, through the seed use case the CLI runs (LoadSeed), on a real
@@ -160,7 +152,7 @@ describe('seed files (seed-format.md notes)', () => {
       // 40 GB × 200 IDR × 1 month
       billing: { currency: 'IDR', amount: '8000' },
       price_per_gb_month: { USD: '0.01250', IDR: '200' },
-      expires_at: '2027-02-28T10:00:00.000Z', note: null, created_at: expect.any(String), deleted_at: null,
+      expires_at: '2027-02-28T10:00:00.000Z', note: null, labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null,
     });
     const usd = await t.http.get('/v1/volumes/vol_fourthusd').set(ro);
     expect(usd.body).toEqual({
@@ -169,7 +161,7 @@ describe('seed files (seed-format.md notes)', () => {
       // 150 GB × 0.02000 USD × 12 months
       billing: { currency: 'USD', amount: '36.00000' },
       price_per_gb_month: { USD: '0.02000', IDR: '320' },
-      expires_at: '2028-01-31T10:00:00.000Z', note: 'n', created_at: expect.any(String), deleted_at: null,
+      expires_at: '2028-01-31T10:00:00.000Z', note: 'n', labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null,
     });
   });
 

@@ -57,6 +57,8 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     price_per_gb_month: { USD: '0.02000', IDR: '320' },
     expires_at: '2026-12-21T00:00:00.000Z',
     note: null,
+    labels: {},
+    delete_protection: false,
     created_at: createdLater,
     deleted_at: null,
   });
@@ -76,6 +78,8 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     price_per_gb_month: { USD: '0.01250', IDR: '200' },
     expires_at: '2026-12-21T00:00:00.000Z',
     note: 'backups',
+    labels: {},
+    delete_protection: false,
     created_at: createdAt,
     deleted_at: null,
   });

@@ -1,4 +1,5 @@
 import type { Response } from 'supertest';
+import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 
 /** A 429 as a client sees it: the whole rate_limited envelope and a Retry-After of 1 to 60 whole seconds. */
 export function expectRateLimited(res: Response): number {
@@ -15,4 +16,31 @@ export function expectRateLimited(res: Response): number {
   const retryAfter = Number(res.headers['retry-after']);
   expect(retryAfter).toBeLessThanOrEqual(60);
   return retryAfter;
+}
+
+/** The error envelope a client gets, with the response's own request id. */
+export function errorBody(res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) {
+  return { error: { code, message, request_id: res.headers['x-request-id'], details } };
+}
+
+/** The DomainError `work` throws (code, message, details); fails when it throws none. */
+export function refusalOf(work: () => unknown): { code: string; message: string; details: unknown } {
+  try {
+    work();
+  } catch (err) {
+    if (err instanceof DomainError) return { code: err.code, message: err.message, details: err.details };
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** The DomainError the async `work` rejects with (code and message); fails when it resolves. */
+export async function asyncRefusal(work: () => Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await work();
+  } catch (err) {
+    if (err instanceof DomainError) return { code: err.code, message: err.message };
+    throw err;
+  }
+  throw new Error('the work was accepted');
 }

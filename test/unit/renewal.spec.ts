@@ -35,6 +35,8 @@ function volume(overrides: Partial<Volume> = {}): Volume {
     price: { USD: Money.parse('0.02', 'USD'), IDR: Money.parse('320', 'IDR') },
     expiresAt: new Date('2026-12-21T00:00:00.000Z'),
     note: null,
+    labels: {},
+    deleteProtection: false,
     createdAt: new Date('2026-01-01T00:00:00.000Z'),
     deletedAt: null,
     ...overrides,

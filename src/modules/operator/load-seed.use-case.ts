@@ -150,6 +150,9 @@ export class LoadSeed {
         price: offer.price,
         expiresAt: v.expires_at ? new Date(v.expires_at) : addMonthsClamped(now, v.term_months),
         note: v.note ?? null,
+        // seed-format.md has no labels or delete_protection: the defaults of lifecycle.md.
+        labels: {},
+        deleteProtection: false,
       });
       out.volumes.push(created.id);
     }

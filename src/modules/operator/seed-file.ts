@@ -6,6 +6,7 @@ import {
 import { plainToInstance } from 'class-transformer';
 import { invalidRequest } from '../../shared/kernel/errors/domain-error';
 import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
+import { VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../volumes/domain/volume-attributes';
 
 const ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
@@ -60,7 +61,7 @@ class SeedServer {
 
 class SeedVolume {
   @IsOptional() @IsString() @Matches(prefixed('vol'), { message: 'id must begin with vol_' }) id?: string;
-  @IsString() @Length(1, 200) name: string;
+  @IsString() @Matches(VOLUME_NAME_PATTERN, { message: `name must be ${VOLUME_NAME_RULE}` }) name: string;
   @IsIn(['premium', 'ssd']) type: 'premium' | 'ssd';
   @IsString() region: string;
   @IsString() zone: string;

@@ -1,24 +1,34 @@
 import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OperationsModule } from '../operations/operations.module';
+import { OptionsModule } from '../options/options.module';
 import { WalletModule } from '../wallet/wallet.module';
 import { RenewVolume } from './application/renew-volume.use-case';
+import { QuoteRepository } from './application/quotes.port';
+import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
+import { UpdateVolume } from './application/update-volume.use-case';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
+import { TypeOrmQuoteRepository } from './infrastructure/typeorm-quotes.repository';
+import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule],
-  controllers: [VolumesController],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule],
+  controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },
     { provide: ServerRepository, useClass: TypeOrmServerRepository },
     VolumeQueries,
+    { provide: QuoteRepository, useClass: TypeOrmQuoteRepository },
     RenewVolume,
     RenewalExecutor,
+    UpdateVolume,
+    CreateQuote,
+    QuoteQueries,
   ],
-  exports: [VolumeRepository, ServerRepository],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository],
 })
 export class VolumesModule {}

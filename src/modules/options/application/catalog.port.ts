@@ -5,6 +5,7 @@ export abstract class Catalog {
   /** Creates a region with its zones and offers; conflict when the region or a zone id exists. */
   abstract createRegion(region: RegionDefinition): Promise<void>;
   abstract offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined>;
+  abstract regionExists(regionId: string): Promise<boolean>;
   /** Whether the zone belongs to the region. */
   abstract zoneInRegion(regionId: string, zoneId: string): Promise<boolean>;
   /** Sets whether the zone accepts new disks; undefined when there is no such zone. */

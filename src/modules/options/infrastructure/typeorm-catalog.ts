@@ -56,6 +56,10 @@ export class TypeOrmCatalog extends Catalog {
     }
   }
 
+  async regionExists(regionId: string): Promise<boolean> {
+    return (await this.db.one('SELECT 1 FROM regions WHERE id = $1', [regionId])) !== undefined;
+  }
+
   async offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined> {
     const row = await this.db.one<OfferRow>(`SELECT ${OFFER_COLUMNS} FROM volume_offers WHERE region_id = $1 AND type = $2`, [regionId, type]);
     return row && toOffer(row);

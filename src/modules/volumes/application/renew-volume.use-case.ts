@@ -12,6 +12,7 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
 import { TermMonths, Volume } from '../domain/volume';
+import { auditActor } from './audit-actor';
 import { renewalParams } from './renewal-params';
 import { VolumeRepository } from './volumes.port';
 
@@ -66,8 +67,7 @@ export class RenewVolume {
       }
       await this.audit.record({
         orgId: principal.orgId,
-        actorType: principal.kind === 'api_key' ? 'api_key' : 'user',
-        actorId: principal.kind === 'api_key' ? principal.credentialId : principal.userId,
+        ...auditActor(principal),
         action: 'volume.renew',
         targetId: volume.id,
         ipAddress: ip,

@@ -1,19 +1,30 @@
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
-import { Volume } from '../domain/volume';
+import { Volume, VolumeFilter } from '../domain/volume';
+import { Labels } from '../domain/volume-attributes';
+
+/** Members PATCH may change; undefined: left as it is. */
+export interface VolumeChanges {
+  name?: string;
+  note?: string | null;
+  labels?: Labels;
+  deleteProtection?: boolean;
+}
 
 export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt'> & { serverId: string | null };
 
 /** Volumes of organizations. Lookups are always scoped to one organization. */
 export abstract class VolumeRepository {
-  /** Creates the volume; conflict when the id exists. */
+  /** Creates the volume; conflict when the id exists or the name is taken among the organization's volumes not deleted. */
   abstract create(volume: NewVolume): Promise<Volume>;
   abstract findInOrg(orgId: string, id: string): Promise<Volume | undefined>;
   /** Like findInOrg, and locks the volume's row (in the active transaction) until it ends. */
   abstract lockInOrg(orgId: string, id: string): Promise<Volume | undefined>;
-  /** The organization's volumes that are not deleted, newest first. */
-  abstract listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>>;
+  /** The organization's volumes passing the filter (no filter: those not deleted), newest first. */
+  abstract listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>>;
+  /** Writes the members given; 409 conflict (field name) when the new name is taken, by the database's unique index. */
+  abstract update(id: string, changes: VolumeChanges): Promise<void>;
   /** Writes a successful renewal: expiry, term and billing. */
   abstract saveRenewal(id: string, terms: RenewedTerms): Promise<void>;
 }

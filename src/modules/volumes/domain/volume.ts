@@ -1,5 +1,6 @@
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
+import { Labels } from './volume-attributes';
 
 export const VOLUME_STATUSES = ['creating', 'available', 'attached', 'deleting', 'deleted'] as const;
 export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
@@ -27,6 +28,10 @@ export interface Volume {
   price: PricePair;
   expiresAt: Date;
   note: string | null;
+  /** Caller's key/value pairs; `{}` when none. */
+  labels: Labels;
+  /** While true, DELETE is refused (409 invalid_state). */
+  deleteProtection: boolean;
   createdAt: Date;
   deletedAt: Date | null;
 }
@@ -34,4 +39,32 @@ export interface Volume {
 /** The charge for `termMonths` months of the volume at the price it was bought at. Exact. */
 export function termPrice(volume: Pick<Volume, 'sizeGb' | 'price'>, currency: Money['currency'], termMonths: number): Money {
   return volume.price[currency].times(volume.sizeGb).times(termMonths);
+}
+
+/** What GET /v1/volumes may filter on; every filter given must match. */
+export interface VolumeFilter {
+  regionId?: string;
+  zoneId?: string;
+  type?: VolumeType;
+  /** Absent: every status but deleted. `deleted`: the deleted ones only. */
+  status?: VolumeStatus;
+  serverId?: string;
+  name?: string;
+  /** Every pair must be among the volume's labels. */
+  labels?: [string, string][];
+  /** expires_at strictly before this instant. */
+  expiresBefore?: Date;
+}
+
+/** Whether the volume passes the filter (the SQL of the database adapter says the same). */
+export function matchesFilter(v: Volume, f: VolumeFilter): boolean {
+  const deleted = v.deletedAt !== null;
+  if (f.status === undefined ? deleted : f.status === 'deleted' ? !deleted : deleted || v.status !== f.status) return false;
+  if (f.regionId !== undefined && v.regionId !== f.regionId) return false;
+  if (f.zoneId !== undefined && v.zoneId !== f.zoneId) return false;
+  if (f.type !== undefined && v.type !== f.type) return false;
+  if (f.serverId !== undefined && v.server?.id !== f.serverId) return false;
+  if (f.name !== undefined && v.name !== f.name) return false;
+  if (f.expiresBefore !== undefined && !(v.expiresAt.getTime() < f.expiresBefore.getTime())) return false;
+  return (f.labels ?? []).every(([k, val]) => Object.prototype.hasOwnProperty.call(v.labels, k) && v.labels[k] === val);
 }

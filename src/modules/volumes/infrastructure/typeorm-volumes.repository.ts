@@ -1,13 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
-import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
+import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
 import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
-import { TermMonths, Volume, VolumeStatus } from '../domain/volume';
+import { TermMonths, Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
+import { Labels, nameTaken } from '../domain/volume-attributes';
 
 export interface VolumeRow {
   id: string;
@@ -29,6 +30,8 @@ export interface VolumeRow {
   price_idr_minor: string;
   expires_at: Date;
   note: string | null;
+  labels: Labels;
+  delete_protection: boolean;
   created_at: Date;
   deleted_at: Date | null;
 }
@@ -38,7 +41,7 @@ export const VOLUME_SELECT = `
   SELECT v.id, v.org_id, v.name, v.status, v.type, v.region_id, v.zone_id, v.size_gb, v.server_id,
          s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
          v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
-         v.created_at, v.deleted_at
+         v.labels, v.delete_protection, v.created_at, v.deleted_at
     FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
 
 export function toVolume(r: VolumeRow): Volume {
@@ -56,9 +59,11 @@ export function toVolume(r: VolumeRow): Volume {
     mounted: r.mounted,
     termMonths: r.term_months,
     billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
-    price: { USD: Money.ofMinor('USD', BigInt(r.price_usd_minor)), IDR: Money.ofMinor('IDR', BigInt(r.price_idr_minor)) },
+    price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
     expiresAt: r.expires_at,
     note: r.note,
+    labels: r.labels,
+    deleteProtection: r.delete_protection,
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
   };
@@ -74,15 +79,17 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     try {
       await this.db.query(
         `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
-                              term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+                              term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note,
+                              labels, delete_protection)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
         [
           v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
           v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
-          v.expiresAt, v.note,
+          v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
         ],
       );
     } catch (err) {
+      if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
       throw err;
     }
@@ -99,21 +106,50 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     return row && toVolume(row);
   }
 
-  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>> {
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>> {
     const params: unknown[] = [orgId, query.limit + 1];
-    let after = '';
-    if (query.after) {
-      params.push(query.after.createdAt, query.after.id);
-      after = 'AND (v.created_at, v.id) < ($3::timestamptz, $4)';
-    }
+    const where = ['v.org_id = $1'];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    const f = query.filter ?? {};
+    if (f.status === undefined) where.push('v.deleted_at IS NULL');
+    else if (f.status === 'deleted') where.push('v.deleted_at IS NOT NULL');
+    else where.push(`v.deleted_at IS NULL AND v.status = ${param(f.status)}`);
+    if (f.regionId !== undefined) where.push(`v.region_id = ${param(f.regionId)}`);
+    if (f.zoneId !== undefined) where.push(`v.zone_id = ${param(f.zoneId)}`);
+    if (f.type !== undefined) where.push(`v.type = ${param(f.type)}`);
+    if (f.serverId !== undefined) where.push(`v.server_id = ${param(f.serverId)}`);
+    if (f.name !== undefined) where.push(`v.name = ${param(f.name)}`);
+    if (f.expiresBefore !== undefined) where.push(`v.expires_at < ${param(f.expiresBefore)}`);
+    if (f.labels?.length) where.push(`v.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
+    if (query.after) where.push(`(v.created_at, v.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
     const rows = await this.db.query<VolumeRow & { created_at_text: string }>(
       `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
-         FROM (${VOLUME_SELECT} WHERE v.org_id = $1 AND v.deleted_at IS NULL ${after}
+         FROM (${VOLUME_SELECT} WHERE ${where.join(' AND ')}
                ORDER BY v.created_at DESC, v.id DESC LIMIT $2) l
         ORDER BY l.created_at DESC, l.id DESC`,
       params,
     );
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toVolume);
+  }
+
+  async update(id: string, changes: VolumeChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.note !== undefined) set('note', changes.note);
+    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+    if (changes.deleteProtection !== undefined) set('delete_protection', changes.deleteProtection);
+    if (sets.length === 0) return;
+    try {
+      const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
+      if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
+    } catch (err) {
+      if (changes.name !== undefined && isNameTaken(err)) throw nameTaken(changes.name);
+      throw err;
+    }
   }
 
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
@@ -123,6 +159,12 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     );
     if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
   }
+}
+
+/** The unique index on (org_id, name) among volumes not deleted refused the row. */
+function isNameTaken(err: unknown): boolean {
+  const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } };
+  return sqlState(err) === UNIQUE_VIOLATION && (e.driverError?.constraint ?? e.constraint) === 'volumes_org_name_live_key';
 }
 
 interface ServerRow {

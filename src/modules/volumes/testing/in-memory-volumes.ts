@@ -1,9 +1,10 @@
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
-import { NewVolume, ServerRepository, VolumeRepository } from '../application/volumes.port';
+import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
 import { RenewedTerms } from '../domain/renewal';
 import { Server } from '../domain/server';
-import { Volume } from '../domain/volume';
+import { Volume, VolumeFilter, matchesFilter } from '../domain/volume';
+import { nameTaken } from '../domain/volume-attributes';
 
 const cursorText = (d: Date): string => d.toISOString().replace('Z', '000Z');
 
@@ -26,6 +27,7 @@ export class InMemoryVolumeRepository extends VolumeRepository {
 
   async create(v: NewVolume): Promise<Volume> {
     if (this.volumes.has(v.id)) throw conflict(`Volume ${v.id} exists already`);
+    if (this.nameUsed(v.orgId, v.name, v.id)) throw nameTaken(v.name);
     const { serverId, ...rest } = v;
     const server = serverId ? await this.servers?.findInOrg(v.orgId, serverId) : undefined;
     return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: this.now(), deletedAt: null });
@@ -40,16 +42,34 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     return this.findInOrg(orgId, id);
   }
 
-  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor }): Promise<Page<Volume>> {
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>> {
     // Newest first by (created_at, id), as the database orders them.
     const compare = (a: [string, string], b: [string, string]): number => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
     const key = (v: Volume): [string, string] => [cursorText(v.createdAt), v.id];
     const after = query.after;
     const sorted = [...this.volumes.values()]
-      .filter((v) => v.orgId === orgId && !v.deletedAt)
+      .filter((v) => v.orgId === orgId && matchesFilter(v, query.filter ?? {}))
       .sort((a, b) => compare(key(b), key(a)))
       .filter((v) => !after || compare(key(v), [after.createdAt, after.id]) < 0);
     return toPage(sorted, query.limit, (v) => ({ createdAt: cursorText(v.createdAt), id: v.id }), (v) => v);
+  }
+
+  async update(id: string, changes: VolumeChanges): Promise<void> {
+    const v = this.volumes.get(id);
+    if (!v) throw new Error(`Volume ${id} does not exist`);
+    if (changes.name !== undefined && this.nameUsed(v.orgId, changes.name, id)) throw nameTaken(changes.name);
+    this.volumes.set(id, {
+      ...v,
+      name: changes.name ?? v.name,
+      note: changes.note === undefined ? v.note : changes.note,
+      labels: changes.labels ? { ...changes.labels } : v.labels,
+      deleteProtection: changes.deleteProtection ?? v.deleteProtection,
+    });
+  }
+
+  /** What the database's unique index on (org_id, name) among volumes not deleted refuses. */
+  private nameUsed(orgId: string, name: string, exceptId: string): boolean {
+    return [...this.volumes.values()].some((o) => o.orgId === orgId && o.name === name && !o.deletedAt && o.id !== exceptId);
   }
 
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {

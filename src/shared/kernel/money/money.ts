@@ -102,6 +102,11 @@ export interface PricePair {
   IDR: Money;
 }
 
+/** A price pair from the database's minor-unit columns (numeric as text). */
+export function pricePairOfMinor(usdMinor: string | bigint, idrMinor: string | bigint): PricePair {
+  return { USD: Money.ofMinor('USD', BigInt(usdMinor)), IDR: Money.ofMinor('IDR', BigInt(idrMinor)) };
+}
+
 export function formatPricePair(price: PricePair): { USD: string; IDR: string } {
   return { USD: price.USD.format(), IDR: price.IDR.format() };
 }

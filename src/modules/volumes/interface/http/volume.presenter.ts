@@ -19,6 +19,8 @@ export function presentVolume(v: Volume) {
     price_per_gb_month: formatPricePair(v.price),
     expires_at: v.expiresAt.toISOString(),
     note: v.note,
+    labels: { ...v.labels },
+    delete_protection: v.deleteProtection,
     created_at: v.createdAt.toISOString(),
     deleted_at: v.deletedAt ? v.deletedAt.toISOString() : null,
   };

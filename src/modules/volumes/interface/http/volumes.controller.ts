@@ -1,5 +1,5 @@
-import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
@@ -9,10 +9,11 @@ import { IdempotentExecution } from '../../../idempotency/application/idempotent
 import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
 import { RenewVolume } from '../../application/renew-volume.use-case';
+import { UpdateVolume } from '../../application/update-volume.use-case';
 import { VolumeQueries } from '../../application/volume-queries';
 import { presentVolume } from './volume.presenter';
-import { ListVolumesQuery, RenewVolumeBody } from './volumes.dto';
-import { RenewVolumeResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
+import { ListVolumesQuery, RenewVolumeBody, UpdateVolumeBody } from './volumes.dto';
+import { ApiIdempotencyKey, IDEMPOTENT_REPLAYED_HEADER, RenewVolumeResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
 
 @ApiTags('Volumes')
 @ApiAuthenticated()
@@ -21,17 +22,34 @@ export class VolumesController {
   constructor(
     private readonly queries: VolumeQueries,
     private readonly renewVolume: RenewVolume,
+    private readonly updateVolume: UpdateVolume,
     private readonly idempotent: IdempotentExecution,
   ) {}
 
-  /** The organization's volumes that are not deleted, newest first; cursor pagination. */
+  /** The organization's volumes (not deleted, unless status=deleted), newest first; filters; cursor pagination. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: "The organization's volumes that are not deleted, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination.' })
+  @ApiOperation({
+    summary: "The organization's volumes, newest first, filtered",
+    description:
+      'API key scope vm:read, or any member with a session. Cursor pagination. Without `status` every volume that is not deleted; ' +
+      '`status=deleted` the deleted ones. Every filter given must match; a bad value is 400 naming the parameter.',
+  })
   @ApiOkResponse({ type: VolumeListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListVolumesQuery) {
-    const page = await this.queries.list(principal, { limit: query.limit, cursor: query.cursor });
+    const page = await this.queries.list(principal, {
+      limit: query.limit,
+      cursor: query.cursor,
+      region: query.region,
+      zone: query.zone,
+      type: query.type,
+      status: query.status,
+      serverId: query.server_id,
+      name: query.name,
+      label: query.label,
+      expiresBefore: query.expires_before,
+    });
     return { volumes: page.volumes.map(presentVolume), next_cursor: page.nextCursor };
   }
 
@@ -47,6 +65,38 @@ export class VolumesController {
   }
 
   /**
+   * lifecycle.md: PATCH {name?, note?, labels?, delete_protection?} → 200 with the Volume.
+   * Naturally idempotent (the same body leaves the same volume), so no Idempotency-Key.
+   */
+  @Patch(':id')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    summary: "Change a disk's name, note, labels or delete protection",
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. Synchronous: answers 200 with the volume. Members left out ' +
+      'are unchanged; `labels` replaces the whole map; `note: null` clears the note. Turning `delete_protection` off takes an admin or ' +
+      'owner session or an API key (a developer session gets 403). Errors in this order: 400 (the first bad member, named in ' +
+      'details.field), 404, 409 invalid_state (deleted volume), 403 (protection off by a developer), 409 conflict (name taken). ' +
+      'Idempotency-Key is not used: sending the same body again leaves the same volume and writes no second audit row.',
+  })
+  @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiOkResponse({ type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'not_found', 'invalid_state', 'conflict')
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: UpdateVolumeBody,
+    @ClientIp() ip: string | null,
+  ) {
+    const volume = await this.updateVolume.execute(
+      principal,
+      { volumeId: id, name: body.name, note: body.note, labels: body.labels, deleteProtection: body.delete_protection },
+      ip,
+    );
+    return presentVolume(volume);
+  }
+
+  /**
    * interface.md 4.1: 202 {volume, operation} with Location of the operation. With an
    * Idempotency-Key the answer (202, 402, 404, 409 invalid_state) is stored and replayed.
    */
@@ -59,21 +109,13 @@ export class VolumesController {
       'and a volume.renew operation to poll. Errors in this order: 400, 409 idempotency_conflict, 404, 409 invalid_state, 402.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiHeader({
-    name: 'Idempotency-Key',
-    required: false,
-    description:
-      'Any unique string (a UUID), 1-255 printable ASCII characters, kept 24 hours per organization. Repeating the request with ' +
-      'the same key returns the original answer (same status and body, header Idempotent-Replayed: true) and charges nothing again; ' +
-      'the same key with a different request is 409 idempotency_conflict.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
-  })
+  @ApiIdempotencyKey()
   @ApiAcceptedResponse({
     type: RenewVolumeResponse,
     headers: {
       ...RATE_LIMITED_RESPONSE_HEADERS,
       Location: { description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
-      'Idempotent-Replayed': { description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+      ...IDEMPOTENT_REPLAYED_HEADER,
     },
   })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'insufficient_balance')

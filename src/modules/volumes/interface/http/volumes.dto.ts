@@ -1,7 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsIn, IsInt, IsOptional, IsString, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
-import { RENEWAL_TERMS, TermMonths } from '../../domain/volume';
+import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
+import { RENEWAL_TERMS, TermMonths, VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
+import {
+  LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH, MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE,
+} from '../../domain/volume-attributes';
 
 /**
  * Body of POST /v1/volumes/{id}/renew. Unknown members are ignored. class-validator runs a
@@ -22,9 +27,111 @@ export class RenewVolumeBody {
   currency?: Currency;
 }
 
+const single = (name: string) => `${name} must be given once, as a string`;
+
+/** Query of GET /v1/volumes: pagination and filters (all that are given must match). Unknown parameters are ignored. */
 export class ListVolumesQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size', example: 20 })
   @IsOptional() @IsString({ message: 'limit must be a whole number from 1 to 100' }) limit?: string;
-  @ApiPropertyOptional({ description: 'The next_cursor of the previous page' })
+  @ApiPropertyOptional({ description: 'The next_cursor of the previous page (a position in the newest-first order: with other filters, the listing goes on after it under those filters)' })
   @IsOptional() @IsString({ message: 'cursor must be the next_cursor of a previous page' }) cursor?: string;
+
+  @ApiPropertyOptional({ description: 'Only volumes in this region', example: 'id-jkt' })
+  @IsOptional() @IsNotEmpty({ message: 'region must not be empty' }) @IsString({ message: single('region') }) region?: string;
+
+  @ApiPropertyOptional({ description: 'Only volumes in this zone', example: 'id-jkt-a' })
+  @IsOptional() @IsNotEmpty({ message: 'zone must not be empty' }) @IsString({ message: single('zone') }) zone?: string;
+
+  @ApiPropertyOptional({ enum: VOLUME_TYPES, description: 'Only volumes of this type' })
+  @IsOptional() @IsIn(VOLUME_TYPES, { message: 'type must be premium or ssd' }) @IsString({ message: single('type') }) type?: VolumeType;
+
+  @ApiPropertyOptional({ enum: VOLUME_STATUSES, description: 'Only volumes in this status; without it every status but deleted; deleted lists the deleted ones' })
+  @IsOptional()
+  @IsIn(VOLUME_STATUSES, { message: `status must be one of ${VOLUME_STATUSES.join(', ')}` })
+  @IsString({ message: single('status') })
+  status?: VolumeStatus;
+
+  @ApiPropertyOptional({ description: 'Only volumes attached to this server', example: 'vm_demoweb1' })
+  @IsOptional() @IsNotEmpty({ message: 'server_id must not be empty' }) @IsString({ message: single('server_id') }) server_id?: string;
+
+  @ApiPropertyOptional({ description: 'Only the volume with this exact name', example: 'data-1' })
+  @IsOptional()
+  @Matches(VOLUME_NAME_PATTERN, { message: `name must be ${VOLUME_NAME_RULE}` })
+  @IsString({ message: single('name') })
+  name?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    description: `key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: ${LABEL_KEY_RULE}`,
+    example: 'env=prod',
+  })
+  @IsOptional() @IsString({ each: true, message: 'label must be key=value' }) label?: string | string[];
+
+  @ApiPropertyOptional({ format: 'date-time', description: 'Only volumes whose expires_at is before this instant (ISO 8601 with a time zone, or a date: midnight UTC)', example: '2026-12-31T00:00:00Z' })
+  @IsOptional() @IsString({ message: single('expires_before') }) expires_before?: string;
+}
+
+/** Body of PATCH /v1/volumes/{id}: every member optional; null is a wrong type except for note. */
+export class UpdateVolumeBody {
+  @ApiPropertyOptional({ description: `New name, unique among the organization's volumes not deleted: ${VOLUME_NAME_RULE}`, example: 'data-2' })
+  @Matches(VOLUME_NAME_PATTERN, { message: `name must be ${VOLUME_NAME_RULE}` })
+  @IsString({ message: `name must be a string: ${VOLUME_NAME_RULE}` })
+  @ValidateIf((body: UpdateVolumeBody) => body.name !== undefined)
+  name?: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: MAX_NOTE_LENGTH, description: 'Free text; null clears it', example: 'nightly backups' })
+  @MaxLength(MAX_NOTE_LENGTH, { message: `note must be at most ${MAX_NOTE_LENGTH} characters` })
+  @IsString({ message: 'note must be a string or null' })
+  @ValidateIf((body: UpdateVolumeBody) => body.note !== undefined && body.note !== null)
+  note?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
+    maxProperties: MAX_LABELS,
+    description: `Replaces the whole map ({} removes every label). At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters`,
+    example: { env: 'prod', team: 'data' },
+  })
+  @IsObject({ message: 'labels must be an object of string values' })
+  @ValidateIf((body: UpdateVolumeBody) => body.labels !== undefined)
+  // The map as parsed: class-transformer would rebuild it and silently drop a "__proto__" key (a valid label key).
+  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', example: true })
+  @IsBoolean({ message: 'delete_protection must be true or false' })
+  @ValidateIf((body: UpdateVolumeBody) => body.delete_protection !== undefined)
+  delete_protection?: boolean;
+}
+
+/** Body of POST /v1/quotes: the members of a purchase the price depends on. */
+export class CreateQuoteBody {
+  @ApiProperty({ description: 'A region id from GET /v1/regions', example: 'id-jkt' })
+  @IsNotEmpty({ message: 'region must not be empty' })
+  @IsString({ message: 'region must be a string' })
+  @IsDefined({ message: 'region is required' })
+  region: string;
+
+  @ApiPropertyOptional({ enum: VOLUME_TYPES, default: 'premium', example: 'premium' })
+  @IsIn(VOLUME_TYPES, { message: 'type must be premium or ssd' })
+  @IsString({ message: 'type must be a string: premium or ssd' })
+  @ValidateIf((body: CreateQuoteBody) => body.type !== undefined)
+  type?: VolumeType;
+
+  @ApiProperty({ type: 'integer', description: "Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb", example: 100 })
+  @IsInt({ message: 'size_gb must be a whole number of GB' })
+  @IsDefined({ message: 'size_gb is required' })
+  size_gb: number;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months; one of the offer's terms", example: 12 })
+  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
+  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
+  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  term_months: TermMonths;
+
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
+  @IsString({ message: 'currency must be a string: USD or IDR' })
+  @IsDefined({ message: 'currency is required: USD or IDR' })
+  currency: Currency;
 }

@@ -1,8 +1,27 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiHeader, ApiProperty, ApiSchema, HeadersObject } from '@nestjs/swagger';
 import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
+import { VOLUME_TYPES } from '../../../options/domain/catalog';
 import { RENEWAL_TERMS, VOLUME_STATUSES } from '../../domain/volume';
+import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../domain/volume-attributes';
+
+/** The Idempotency-Key request header of the volume actions and quotes. */
+export function ApiIdempotencyKey(): MethodDecorator & ClassDecorator {
+  return ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Any unique string (a UUID), 1-255 printable ASCII characters, kept 24 hours per organization. Repeating the request with ' +
+      'the same key returns the original answer (same status and body, header Idempotent-Replayed: true) and charges nothing again; ' +
+      'the same key with a different request is 409 idempotency_conflict.',
+    schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
+  });
+}
+
+export const IDEMPOTENT_REPLAYED_HEADER: HeadersObject = {
+  'Idempotent-Replayed': { description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+};
 
 /** The Volume of interface.md 2.1 and the renewal answer, for the OpenAPI document (examples: vol_demodata1 of seeds/demo.json). */
 
@@ -62,6 +81,18 @@ export class VolumeResponse {
   @ApiProperty({ type: String, nullable: true, example: null })
   note: string | null;
 
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
+    maxProperties: MAX_LABELS,
+    description: 'Key/value labels; {} when none',
+    example: { env: 'prod' },
+  })
+  labels: Record<string, string>;
+
+  @ApiProperty({ description: 'While true, DELETE is refused (409 invalid_state)', example: false })
+  delete_protection: boolean;
+
   @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 
@@ -71,7 +102,7 @@ export class VolumeResponse {
 
 @ApiSchema({ name: 'VolumeList' })
 export class VolumeListResponse {
-  @ApiProperty({ type: () => [VolumeResponse], description: 'Volumes not deleted, newest first' })
+  @ApiProperty({ type: () => [VolumeResponse], description: 'Volumes passing the filters (without status: not deleted), newest first' })
   volumes: VolumeResponse[];
 
   @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
@@ -85,4 +116,40 @@ export class RenewVolumeResponse {
 
   @ApiProperty({ type: () => OperationResponse })
   operation: OperationResponse;
+}
+
+@ApiSchema({ name: 'Quote', description: 'A price locked for 10 minutes for one order; a purchase with quote_id pays it' })
+export class QuoteResponse {
+  @ApiProperty({ example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  id: string;
+
+  @ApiProperty({ example: 'id-jkt' })
+  region: string;
+
+  @ApiProperty({ enum: VOLUME_TYPES, example: 'premium' })
+  type: string;
+
+  @ApiProperty({ type: 'integer', example: 100 })
+  size_gb: number;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', example: 12 })
+  term_months: number;
+
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ type: () => PricePerGbMonthSchema, description: 'The offer\'s price when the quote was made, in both currencies' })
+  price_per_gb_month: PricePerGbMonthSchema;
+
+  @ApiProperty({ description: 'size_gb × price_per_gb_month[currency] × term_months, in currency (USD five decimals, IDR whole rupiah)', example: '24.00000' })
+  amount: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ format: 'date-time', description: 'created_at + 10 minutes; a purchase after it is 409 quote_expired', example: '2026-11-23T10:10:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a purchase used it; null until then', example: null })
+  used_at: string | null;
 }

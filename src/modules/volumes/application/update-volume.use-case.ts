@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { forbidden, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { ADMIN_ROLES, Principal } from '../../auth/domain/principal';
+import { Volume } from '../domain/volume';
+import { Labels, checkLabels, checkVolumeName, sameLabels } from '../domain/volume-attributes';
+import { auditActor } from './audit-actor';
+import { VolumeChanges, VolumeRepository } from './volumes.port';
+
+/** The members of PATCH /v1/volumes/{id}, already checked (undefined: not sent). */
+export interface UpdateVolumeInput {
+  volumeId: string;
+  name?: string;
+  note?: string | null;
+  /** Checked here (count, keys, values): 400 naming `labels.<key>`. */
+  labels?: Record<string, unknown>;
+  deleteProtection?: boolean;
+}
+
+/**
+ * PATCH /v1/volumes/{id} (lifecycle.md "Attach, detach, delete, edit"): synchronous, in one
+ * transaction: lock the volume, refuse a deleted one (409 invalid_state), refuse a developer
+ * session turning delete_protection off (403), write the members that change (a taken name is
+ * refused by the database's unique index: 409 conflict) and the audit row volume.update with
+ * each changed member, old and new. Nothing changes: no write and no audit row.
+ */
+@Injectable()
+export class UpdateVolume {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly volumes: VolumeRepository,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(principal: Principal, input: UpdateVolumeInput, ip: string | null): Promise<Volume> {
+    // Body errors (400) come before the volume is looked up (404, 409).
+    const name = input.name === undefined ? undefined : checkVolumeName(input.name);
+    const labels: Labels | undefined = input.labels === undefined ? undefined : checkLabels(input.labels);
+    return this.uow.run(async () => {
+      const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
+      if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
+      if (volume.deletedAt || volume.status === 'deleted') throw invalidState(`Volume ${volume.id} is deleted and cannot be changed`);
+
+      const changes: VolumeChanges = {};
+      const diff: Record<string, { old: unknown; new: unknown }> = {};
+      if (name !== undefined && name !== volume.name) {
+        changes.name = name;
+        diff.name = { old: volume.name, new: name };
+      }
+      if (input.note !== undefined && input.note !== volume.note) {
+        changes.note = input.note;
+        diff.note = { old: volume.note, new: input.note };
+      }
+      if (labels !== undefined && !sameLabels(labels, volume.labels)) {
+        changes.labels = labels;
+        diff.labels = { old: volume.labels, new: labels };
+      }
+      if (input.deleteProtection !== undefined && input.deleteProtection !== volume.deleteProtection) {
+        // Turning protection off takes an admin or owner session, or an API key (which has vm:write to get here).
+        if (!input.deleteProtection && principal.kind === 'session' && !ADMIN_ROLES.includes(principal.role)) {
+          throw forbidden(`Role ${principal.role} may not turn delete_protection off; it needs one of: ${ADMIN_ROLES.join(', ')}`);
+        }
+        changes.deleteProtection = input.deleteProtection;
+        diff.delete_protection = { old: volume.deleteProtection, new: input.deleteProtection };
+      }
+      if (Object.keys(diff).length === 0) return volume;
+
+      await this.volumes.update(volume.id, changes);
+      await this.audit.record({
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: 'volume.update',
+        targetId: volume.id,
+        ipAddress: ip,
+        data: { changes: diff },
+      });
+      return (await this.volumes.findInOrg(principal.orgId, volume.id))!;
+    });
+  }
+}

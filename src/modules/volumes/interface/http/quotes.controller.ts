@@ -1,0 +1,67 @@
+import { Body, Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import type { Principal } from '../../../auth/domain/principal';
+import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
+import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
+import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
+import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { CreateQuote, QuoteQueries } from '../../application/quotes.use-cases';
+import { presentQuote } from './quote.presenter';
+import { CreateQuoteBody } from './volumes.dto';
+import { ApiIdempotencyKey, IDEMPOTENT_REPLAYED_HEADER, QuoteResponse } from './volumes.openapi';
+
+@ApiTags('Volumes')
+@ApiAuthenticated()
+@Controller('v1/quotes')
+export class QuotesController {
+  constructor(
+    private readonly createQuote: CreateQuote,
+    private readonly queries: QuoteQueries,
+    private readonly idempotent: IdempotentExecution,
+  ) {}
+
+  /** lifecycle.md "Quotes": 201 with the quote. With an Idempotency-Key the answer (201, 404) is stored and replayed. */
+  @Post()
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    summary: 'Lock the price of a disk order for 10 minutes',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. Checked as a purchase is: 400 for a member missing ' +
+      'or of the wrong type, 409 idempotency_conflict, 404 for a region that does not exist or sells no disk of the type, then 400 ' +
+      'for a size or term the offer does not sell. Stock and balance are checked at purchase, not here. `type` defaults to premium.',
+  })
+  @ApiIdempotencyKey()
+  @ApiCreatedResponse({ type: QuoteResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...IDEMPOTENT_REPLAYED_HEADER } })
+  @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found')
+  async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateQuoteBody, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const scope = idempotencyScope(req, principal.orgId);
+    const outcome = await this.idempotent.run(
+      scope,
+      async () => {
+        const quote = await this.createQuote.execute(principal, {
+          regionId: body.region,
+          type: body.type ?? 'premium',
+          sizeGb: body.size_gb,
+          termMonths: body.term_months,
+          currency: body.currency,
+        });
+        return jsonResponse(201, presentQuote(quote));
+      },
+      storableErrors(req),
+    );
+    sendOutcome(res, outcome);
+  }
+
+  /** One quote of the organization; another organization's is 404. */
+  @Get(':id')
+  @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
+  @ApiOperation({ summary: 'One quote of the organization', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiParam({ name: 'id', description: 'Quote id', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  @ApiOkResponse({ type: QuoteResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return presentQuote(await this.queries.get(principal, id));
+  }
+}
