@@ -36,7 +36,7 @@ function setup() {
     signUp: new SignUp(uow, accounts, credentials, audit, clock),
     logIn: new LogIn(uow, accounts, credentials, audit, clock),
     logOut: new LogOut(uow, credentials, audit, clock),
-    createKey: new CreateApiKey(uow, accounts, credentials, audit),
+    createKey: new CreateApiKey(uow, accounts, credentials, audit, clock),
     revokeKey: new RevokeApiKey(uow, credentials, audit, clock),
   };
 }
@@ -188,7 +188,7 @@ describe('API keys', () => {
     for (let i = 0; i < MAX_API_KEYS_PER_ORG; i++) ids.push((await s.createKey.execute({ orgId: 'org_a', name: `k${i}`, scopes: ['vm:read'] }, OPERATOR)).key.id);
     expect(await failure(s.createKey.execute({ orgId: 'org_a', name: 'one too many', scopes: ['vm:read'] }, OPERATOR))).toEqual({
       code: 'quota_exceeded',
-      message: 'An organization may hold at most 20 API keys; revoke one first',
+      message: 'An organization may hold at most 20 active API keys; revoke one first',
       details: { limit: 20 },
     });
     await s.revokeKey.execute({ id: ids[0] }, OPERATOR);
