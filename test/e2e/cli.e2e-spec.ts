@@ -57,7 +57,7 @@ describe('operator CLI', () => {
   };
 
   it('migrate applies the migrations once, then has nothing to do', () => {
-    expect(ok(['migrate'])).toEqual({ applied: ['InitialSchema1763769600000'] });
+    expect(ok(['migrate'])).toEqual({ applied: ['InitialSchema1763769600000', 'AccountsAuditLog1764000000130'] });
     expect(ok(['migrate'])).toEqual({ applied: [] });
   });
 

@@ -85,7 +85,7 @@ export class TypeOrmAccounts extends Accounts {
   }
 
   async members(orgId: string): Promise<MemberRecord[]> {
-    const rows = await this.db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.created_at, m.user_id`, [orgId]);
+    const rows = await this.db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.created_at, m.user_id COLLATE "C"`, [orgId]);
     return rows.map(toMember);
   }
 
