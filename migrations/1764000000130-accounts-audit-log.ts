@@ -7,11 +7,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - api_keys: `token_prefix` (the first 13 characters of the token, for recognition; null for
  *   keys made before this migration, whose plain token was never stored), `expires_at` (optional expiry) and `last_used_at` (written at most once a minute);
  *   an index listing an organization's keys newest first.
- * - audit_log: a public id (`aud_…`), `target_type`, `request_id`, and `txid`, the id of the
- *   writing transaction. Pages are ordered by (txid, id) and only rows of transactions older
- *   than every transaction still running are listed, so a row that commits later always sorts
- *   above every row already shown: keyset pages never skip or repeat an entry, whatever the
- *   order in which concurrent transactions commit. Actor `operator` becomes `system`.
+ * - audit_log: a public id (`aud_…`), `target_type`, `request_id`, and `seq`, the entry's
+ *   position in its organization's log, taken from `audit_heads` (one counter row per
+ *   organization, incremented by the inserting transaction and so locked until it commits).
+ *   Entries of one organization therefore commit in `seq` order: a reader always sees a prefix
+ *   of the log, and keyset pages on `seq` never skip or repeat an entry, whatever the order in
+ *   which concurrent transactions commit (a bigserial alone would not do: ids are taken at
+ *   INSERT, and transactions commit in another order). Actor `operator` becomes `system`.
  *   Append-only: a trigger refuses UPDATE, DELETE and TRUNCATE.
  */
 export class AccountsAuditLog1764000000130 implements MigrationInterface {
@@ -32,7 +34,15 @@ export class AccountsAuditLog1764000000130 implements MigrationInterface {
         ADD COLUMN public_id text NOT NULL DEFAULT ('aud_' || replace(gen_random_uuid()::text, '-', '')),
         ADD COLUMN target_type text,
         ADD COLUMN request_id text,
-        ADD COLUMN txid xid8 NOT NULL DEFAULT pg_current_xact_id();
+        ADD COLUMN seq bigint;
+      UPDATE audit_log a SET seq = n.seq
+        FROM (SELECT id, row_number() OVER (PARTITION BY org_id ORDER BY id) AS seq FROM audit_log WHERE org_id IS NOT NULL) n
+       WHERE a.id = n.id;
+      CREATE TABLE audit_heads (
+        org_id    text PRIMARY KEY REFERENCES organizations(id) ON DELETE CASCADE,
+        last_seq  bigint NOT NULL CHECK (last_seq > 0)
+      );
+      INSERT INTO audit_heads (org_id, last_seq) SELECT org_id, max(seq) FROM audit_log WHERE org_id IS NOT NULL GROUP BY org_id;
       UPDATE audit_log SET target_type = CASE
           WHEN target_id IS NULL THEN NULL
           WHEN action = 'catalog.zone_set' THEN 'zone'
@@ -44,13 +54,14 @@ export class AccountsAuditLog1764000000130 implements MigrationInterface {
           ELSE 'unknown' END;
       ALTER TABLE audit_log
         ADD CONSTRAINT audit_log_public_id_key UNIQUE (public_id),
-        ADD CONSTRAINT audit_log_target_check CHECK ((target_id IS NULL) = (target_type IS NULL));
+        ADD CONSTRAINT audit_log_target_check CHECK ((target_id IS NULL) = (target_type IS NULL)),
+        ADD CONSTRAINT audit_log_seq_check CHECK ((org_id IS NULL) = (seq IS NULL));
 
       DROP INDEX audit_log_org_idx;
-      CREATE INDEX audit_log_org_page_idx ON audit_log (org_id, txid DESC, id DESC);
-      CREATE INDEX audit_log_org_action_idx ON audit_log (org_id, action, txid DESC, id DESC);
-      CREATE INDEX audit_log_org_actor_idx ON audit_log (org_id, actor_id, txid DESC, id DESC) WHERE actor_id IS NOT NULL;
-      CREATE INDEX audit_log_org_target_idx ON audit_log (org_id, target_id, txid DESC, id DESC) WHERE target_id IS NOT NULL;
+      CREATE UNIQUE INDEX audit_log_org_seq_key ON audit_log (org_id, seq DESC);
+      CREATE INDEX audit_log_org_action_idx ON audit_log (org_id, action, seq DESC);
+      CREATE INDEX audit_log_org_actor_idx ON audit_log (org_id, actor_id, seq DESC) WHERE actor_id IS NOT NULL;
+      CREATE INDEX audit_log_org_target_idx ON audit_log (org_id, target_id, seq DESC) WHERE target_id IS NOT NULL;
 
       CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $fn$
       BEGIN
@@ -69,10 +80,11 @@ export class AccountsAuditLog1764000000130 implements MigrationInterface {
       DROP TRIGGER audit_log_no_truncate ON audit_log;
       DROP TRIGGER audit_log_no_update ON audit_log;
       DROP FUNCTION audit_log_append_only();
-      DROP INDEX audit_log_org_target_idx, audit_log_org_actor_idx, audit_log_org_action_idx, audit_log_org_page_idx;
+      DROP INDEX audit_log_org_target_idx, audit_log_org_actor_idx, audit_log_org_action_idx, audit_log_org_seq_key;
+      DROP TABLE audit_heads;
       CREATE INDEX audit_log_org_idx ON audit_log (org_id, created_at DESC, id DESC);
-      ALTER TABLE audit_log DROP CONSTRAINT audit_log_target_check, DROP CONSTRAINT audit_log_public_id_key,
-        DROP COLUMN txid, DROP COLUMN request_id, DROP COLUMN target_type, DROP COLUMN public_id,
+      ALTER TABLE audit_log DROP CONSTRAINT audit_log_seq_check, DROP CONSTRAINT audit_log_target_check, DROP CONSTRAINT audit_log_public_id_key,
+        DROP COLUMN seq, DROP COLUMN request_id, DROP COLUMN target_type, DROP COLUMN public_id,
         DROP CONSTRAINT audit_log_actor_type_check;
       ALTER TABLE audit_log ADD CONSTRAINT audit_log_actor_type_check CHECK (actor_type IN ('user', 'api_key', 'system', 'operator', 'anonymous'));
       DROP INDEX api_keys_org_created_idx;

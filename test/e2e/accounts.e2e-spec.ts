@@ -1,3 +1,4 @@
+import type { Response } from 'supertest';
 import { OWNER_PASSWORD, apiToken, bearer } from '../support/fixtures';
 import { ISO, KEY_ID, envelope, teamSeed } from '../support/accounts';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -156,7 +157,7 @@ describe('accounts: API keys and members over HTTP', () => {
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const res = await t.http.get(`/v1/api-keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`).set(owner);
+        const res: Response = await t.http.get(`/v1/api-keys?limit=2${cursor ? `&cursor=${cursor}` : ''}`).set(owner);
         expect(res.status).toBe(200);
         expect(Object.keys(res.body)).toEqual(['api_keys', 'next_cursor']);
         seen.push(...res.body.api_keys);

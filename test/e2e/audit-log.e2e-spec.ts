@@ -1,3 +1,4 @@
+import type { Response } from 'supertest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -211,7 +212,7 @@ describe('GET /v1/audit-log', () => {
     let cursor: string | null = null;
     try {
       do {
-        const res = await t.http.get(`/v1/audit-log?limit=37${cursor ? `&cursor=${cursor}` : ''}`).set(p);
+        const res: Response = await t.http.get(`/v1/audit-log?limit=37${cursor ? `&cursor=${cursor}` : ''}`).set(p);
         expect(res.status).toBe(200);
         walked.push(...res.body.entries);
         cursor = res.body.next_cursor;
@@ -225,7 +226,7 @@ describe('GET /v1/audit-log', () => {
     const all: Entry[] = [];
     cursor = null;
     do {
-      const res = await t.http.get(`/v1/audit-log?limit=100${cursor ? `&cursor=${cursor}` : ''}`).set(p);
+      const res: Response = await t.http.get(`/v1/audit-log?limit=100${cursor ? `&cursor=${cursor}` : ''}`).set(p);
       all.push(...res.body.entries);
       cursor = res.body.next_cursor;
     } while (cursor);
@@ -238,7 +239,7 @@ describe('GET /v1/audit-log', () => {
     expect(all.length).toBe((await t.sql<{ n: number }>("SELECT count(*)::int AS n FROM audit_log WHERE org_id = 'org_p'"))[0].n);
   });
 
-  (usingPostgres() ? it : it.skip)('(PostgreSQL) an entry whose transaction commits after later ones is neither skipped nor shown before it is safe', async () => {
+  (usingPostgres() ? it : it.skip)('(PostgreSQL) entries commit in log order: a later writer waits for an open one, and a reader paging meanwhile skips nothing', async () => {
     await record('org_g', 10);
     const g = { ...bearer(await login('owner@g.test')), 'X-Org-ID': 'org_g' };
     const first = (await t.http.get('/v1/audit-log?limit=1').set(g)).body.entries[0] as Entry;
@@ -246,22 +247,38 @@ describe('GET /v1/audit-log', () => {
     await slow.connect();
     try {
       await slow.query('BEGIN');
-      await slow.query("INSERT INTO audit_log (public_id, org_id, actor_type, action) VALUES ('aud_slowslowslowslowslow1', 'org_g', 'system', 'test.slow')");
-      await record('org_g', 5, 1, 'test.fast'); // commits while the slow one is open
+      // The adapter's statement: takes the next seq of org_g, locking its counter until COMMIT.
+      await slow.query(`WITH head AS (
+          INSERT INTO audit_heads AS h (org_id, last_seq) VALUES ('org_g', 1)
+          ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + 1 RETURNING last_seq)
+        INSERT INTO audit_log (public_id, org_id, actor_type, action, seq)
+        SELECT 'aud_slowslowslowslowslow1', 'org_g', 'system', 'test.slow', last_seq FROM head`);
+      let fastDone = false;
+      const fast = record('org_g', 5, 1, 'test.fast').then(() => (fastDone = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fastDone).toBe(false);
       const page1 = await t.http.get('/v1/audit-log?limit=3').set(g);
-      // Nothing newer than the open transaction is shown yet: the newest is still the one before it.
       expect(page1.body.entries[0].id).toBe(first.id);
       await slow.query('COMMIT');
-      const rest: Entry[] = [...page1.body.entries];
+      await fast;
+      const walked: Entry[] = [...page1.body.entries];
       let cursor = page1.body.next_cursor as string | null;
       while (cursor) {
-        const res = await t.http.get(`/v1/audit-log?limit=50&cursor=${cursor}`).set(g);
-        rest.push(...res.body.entries);
+        const res: Response = await t.http.get(`/v1/audit-log?limit=50&cursor=${cursor}`).set(g);
+        walked.push(...res.body.entries);
         cursor = res.body.next_cursor;
       }
-      const top = await t.http.get('/v1/audit-log?limit=6').set(g);
-      expect(top.body.entries.map((e: Entry) => e.action)).toEqual(['test.fast', 'test.fast', 'test.fast', 'test.fast', 'test.fast', 'test.slow']);
-      expect(rest.map((e) => e.action)).not.toContain('test.slow');
+      const top = await t.http.get('/v1/audit-log?limit=7').set(g);
+      expect(top.body.entries.map((e: Entry) => e.action)).toEqual(['test.fast', 'test.fast', 'test.fast', 'test.fast', 'test.fast', 'test.slow', first.action]);
+      expect(top.body.entries[6].id).toBe(first.id);
+      const full: Entry[] = [];
+      cursor = null;
+      do {
+        const res: Response = await t.http.get(`/v1/audit-log?limit=100${cursor ? `&cursor=${cursor}` : ''}`).set(g);
+        full.push(...res.body.entries);
+        cursor = res.body.next_cursor;
+      } while (cursor);
+      expect(walked.map((e) => e.id)).toEqual(full.slice(6).map((e) => e.id));
     } finally {
       await slow.end();
     }

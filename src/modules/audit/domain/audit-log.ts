@@ -22,13 +22,9 @@ export interface AuditLogFilter {
   until?: Date;
 }
 
-/**
- * Position in the log: the writing transaction's id and the row id (both increasing). Opaque on
- * the wire (base64url of `a1|txid|id`).
- */
+/** Position in the organization's log (its `seq`, increasing in commit order). Opaque on the wire (base64url of `a1|seq`). */
 export interface AuditCursor {
-  txid: string;
-  id: string;
+  seq: string;
 }
 
 export const AUDIT_DEFAULT_LIMIT = 50;
@@ -38,7 +34,7 @@ const ACTION = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 const ACTION_PREFIX = /^([a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*)\.\*$/;
 const ID = /^[A-Za-z0-9_.-]{1,128}$/;
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
-const CURSOR = /^a1\|(\d{1,20})\|(\d{1,19})$/;
+const CURSOR = /^a1\|([1-9]\d{0,18})$/;
 
 export function parseAuditLimit(raw: string | undefined): number {
   if (raw === undefined) return AUDIT_DEFAULT_LIMIT;
@@ -49,15 +45,15 @@ export function parseAuditLimit(raw: string | undefined): number {
 }
 
 export function encodeAuditCursor(c: AuditCursor): string {
-  return Buffer.from(`a1|${c.txid}|${c.id}`, 'utf8').toString('base64url');
+  return Buffer.from(`a1|${c.seq}`, 'utf8').toString('base64url');
 }
 
 export function decodeAuditCursor(text: string): AuditCursor {
   const match = /^[A-Za-z0-9_-]{1,100}$/.test(text) ? CURSOR.exec(Buffer.from(text, 'base64url').toString('utf8')) : null;
-  if (!match || BigInt(match[1]) > 18446744073709551615n || BigInt(match[2]) > 9223372036854775807n) {
+  if (!match || BigInt(match[1]) > 9223372036854775807n) {
     throw invalidRequest('cursor is not a valid cursor; pass the next_cursor of a previous page', { field: 'cursor' });
   }
-  return { txid: match[1], id: match[2] };
+  return { seq: match[1] };
 }
 
 function instant(raw: string, field: string): Date {

@@ -19,30 +19,44 @@ export class TypeOrmAuditTrail extends AuditTrail {
     super();
   }
 
+  /**
+   * An organization's entry takes the next `seq` from its audit_heads row, which the upsert
+   * locks until this transaction ends: the organization's entries commit in `seq` order. The
+   * audit row is each use case's last write, so this lock is held only from there to the commit.
+   */
   async record(entry: AuditEntry): Promise<void> {
     const targetId = entry.targetId ?? null;
+    const values = [
+      newId('aud'),
+      entry.orgId,
+      entry.actorType,
+      entry.actorId,
+      entry.action,
+      targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
+      targetId,
+      entry.ipAddress,
+      entry.requestId === undefined ? currentRequestId() : entry.requestId,
+      JSON.stringify(entry.data ?? {}),
+    ];
+    const columns = 'public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data';
+    if (entry.orgId === null) {
+      await this.db.query(`INSERT INTO audit_log (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, values);
+      return;
+    }
     await this.db.query(
-      `INSERT INTO audit_log (public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        newId('aud'),
-        entry.orgId,
-        entry.actorType,
-        entry.actorId,
-        entry.action,
-        targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
-        targetId,
-        entry.ipAddress,
-        entry.requestId === undefined ? currentRequestId() : entry.requestId,
-        JSON.stringify(entry.data ?? {}),
-      ],
+      `WITH head AS (
+         INSERT INTO audit_heads AS h (org_id, last_seq) VALUES ($2, 1)
+         ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + 1
+         RETURNING last_seq)
+       INSERT INTO audit_log (${columns}, seq)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, head.last_seq FROM head`,
+      values,
     );
   }
 }
 
 interface Row {
-  id: string;
-  txid: string;
+  seq: string;
   public_id: string;
   created_at: Date;
   action: string;
@@ -77,13 +91,11 @@ function toEntry(r: Row): AuditLogEntry {
 }
 
 /**
- * Pages newest first by (txid, id): the writing transaction's id, then the row id. Only rows of
- * transactions older than every transaction still in progress (`txid < pg_snapshot_xmin(...)`)
- * are listed: a transaction that commits later has a txid at or above that horizon, so its rows
- * sort above every row a reader has been shown, and a reader paging down never misses or
- * repeats one. (Ordering by the bigserial alone would not do: ids are taken at INSERT time, and
- * transactions commit in another order.) Served by audit_log_org_page_idx (org_id, txid, id),
- * or the action/actor/target indexes when those filters are sent.
+ * Pages newest first by `seq`, the entry's position in its organization's log. Entries commit in
+ * `seq` order (see record()), so a reader always sees a prefix of the log: an entry committed
+ * later sorts above every entry already shown, and a reader paging down never misses or repeats
+ * one. Served by audit_log_org_seq_key (org_id, seq), or the action/actor/target indexes when
+ * those filters are sent.
  */
 @Injectable()
 export class TypeOrmAuditLogReader extends AuditLogReader {
@@ -93,7 +105,7 @@ export class TypeOrmAuditLogReader extends AuditLogReader {
 
   async list(orgId: string, filter: AuditLogFilter, limit: number, after: AuditCursor | undefined): Promise<{ items: AuditLogEntry[]; next: AuditCursor | null }> {
     const params: unknown[] = [orgId];
-    const where = ['a.org_id = $1', 'a.txid < pg_snapshot_xmin(pg_current_snapshot())'];
+    const where = ['a.org_id = $1'];
     const add = (sql: (p: string) => string, value: unknown) => {
       params.push(value);
       where.push(sql(`$${params.length}`));
@@ -109,23 +121,23 @@ export class TypeOrmAuditLogReader extends AuditLogReader {
     if (filter.since !== undefined) add((p) => `a.created_at >= ${p}`, filter.since);
     if (filter.until !== undefined) add((p) => `a.created_at < ${p}`, filter.until);
     if (after !== undefined) {
-      params.push(after.txid, after.id);
-      where.push(`(a.txid, a.id) < ($${params.length - 1}::xid8, $${params.length}::bigint)`);
+      params.push(after.seq);
+      where.push(`a.seq < $${params.length}::bigint`);
     }
     params.push(limit + 1);
     const rows = await this.db.query<Row>(
-      `SELECT a.id::text AS id, a.txid::text AS txid, a.public_id, a.created_at, a.action, a.actor_type, a.actor_id,
+      `SELECT a.seq::text AS seq, a.public_id, a.created_at, a.action, a.actor_type, a.actor_id,
               u.email AS actor_email, k.name AS actor_name, a.target_type, a.target_id, a.ip_address, a.request_id, a.data
          FROM audit_log a
          LEFT JOIN users u ON a.actor_type = 'user' AND u.id = a.actor_id
          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id
         WHERE ${where.join(' AND ')}
-        ORDER BY a.txid DESC, a.id DESC
+        ORDER BY a.seq DESC
         LIMIT $${params.length}`,
       params,
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
-    return { items: page.map(toEntry), next: rows.length > limit && last ? { txid: last.txid, id: last.id } : null };
+    return { items: page.map(toEntry), next: rows.length > limit && last ? { seq: last.seq } : null };
   }
 }

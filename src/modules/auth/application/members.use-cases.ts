@@ -17,10 +17,21 @@ const MANAGERS: readonly Role[] = ['admin', 'owner'];
 const ownerOnly = () => forbidden('Only an owner may add an owner, grant the owner role or take it away');
 const lastOwner = () => conflict('An organization keeps at least one owner: this member is its last owner');
 
+const notManager = (role: string) => forbidden(`Role ${role} may not manage members; it needs one of: admin, owner`);
+
 function requireManager(principal: Principal): void {
-  if (principal.kind !== 'session' || !MANAGERS.includes(principal.role)) {
-    throw forbidden(`Role ${principal.role ?? 'api_key'} may not manage members; it needs one of: admin, owner`);
-  }
+  if (principal.kind !== 'session' || !MANAGERS.includes(principal.role)) throw notManager(principal.role ?? 'api_key');
+}
+
+/**
+ * The caller's role read again under the organization's lock: a role changed by a concurrent
+ * request (say, demoted by another owner a moment ago) counts, not the one seen at authentication.
+ */
+async function lockedRole(accounts: Accounts, principal: Principal): Promise<Role> {
+  await accounts.lockOrganization(principal.orgId);
+  const me = principal.userId ? await accounts.member(principal.orgId, principal.userId) : undefined;
+  if (!me) throw forbidden('You are no longer a member of this organization');
+  return me.role;
 }
 
 @Injectable()
@@ -47,7 +58,9 @@ export class AddMember {
     return this.uow.run(async () => {
       const user = await this.accounts.findUserByEmail(email);
       if (!user) throw notFound('No user has an account with this email; they sign up first');
-      await this.accounts.lockOrganization(principal.orgId);
+      const myRole = await lockedRole(this.accounts, principal);
+      if (!MANAGERS.includes(myRole)) throw notManager(myRole);
+      if (input.role === 'owner' && myRole !== 'owner') throw ownerOnly();
       if (await this.accounts.member(principal.orgId, user.id)) throw conflict('This user is a member of the organization already');
       await this.accounts.addMember(principal.orgId, user.id, input.role);
       await this.audit.record({
@@ -76,10 +89,12 @@ export class ChangeMemberRole {
     requireManager(principal);
     if (role === 'owner' && principal.role !== 'owner') throw ownerOnly();
     return this.uow.run(async () => {
-      await this.accounts.lockOrganization(principal.orgId);
+      const myRole = await lockedRole(this.accounts, principal);
+      if (!MANAGERS.includes(myRole)) throw notManager(myRole);
+      if (role === 'owner' && myRole !== 'owner') throw ownerOnly();
       const member = await this.accounts.member(principal.orgId, userId);
       if (!member) throw notFound(`Member ${userId} not found`);
-      if (member.role === 'owner' && principal.role !== 'owner') throw ownerOnly();
+      if (member.role === 'owner' && myRole !== 'owner') throw ownerOnly();
       if (member.role === role) return member;
       if (member.role === 'owner' && (await this.accounts.countOwners(principal.orgId)) <= 1) throw lastOwner();
       await this.accounts.setRole(principal.orgId, userId, role);
@@ -110,10 +125,11 @@ export class RemoveMember {
     const self = principal.kind === 'session' && principal.userId === userId;
     if (!self) requireManager(principal);
     await this.uow.run(async () => {
-      await this.accounts.lockOrganization(principal.orgId);
+      const myRole = await lockedRole(this.accounts, principal);
+      if (!self && !MANAGERS.includes(myRole)) throw notManager(myRole);
       const member = await this.accounts.member(principal.orgId, userId);
       if (!member) throw notFound(`Member ${userId} not found`);
-      if (member.role === 'owner' && !self && principal.role !== 'owner') throw ownerOnly();
+      if (member.role === 'owner' && !self && myRole !== 'owner') throw ownerOnly();
       if (member.role === 'owner' && (await this.accounts.countOwners(principal.orgId)) <= 1) throw lastOwner();
       await this.accounts.removeMember(principal.orgId, userId);
       await this.audit.record({
