@@ -18,7 +18,7 @@ if (!usingPostgres()) {
 
 interface Answer {
   status: number;
-  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: any;
   text: string;
   headers: Headers;
 }

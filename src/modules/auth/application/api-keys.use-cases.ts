@@ -132,3 +132,5 @@ function validateScopes(scopes: string[]): Scope[] {
   if (unknown !== undefined) throw invalidRequest(`scopes: unknown scope "${unknown}"; allowed: vm:read, vm:write`, { field: 'scopes' });
   return [...new Set(scopes)] as Scope[];
 }
+
+export type { ApiKeyRecord };

@@ -144,3 +144,5 @@ export class RemoveMember {
     });
   }
 }
+
+export type { MemberRecord };

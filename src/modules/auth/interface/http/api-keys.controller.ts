@@ -1,8 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
-import { CreateApiKey, ListApiKeys, RevokeApiKey, actorOf } from '../../application/api-keys.use-cases';
-import { ApiKeyRecord } from '../../application/credentials.port';
+import { ApiKeyRecord, CreateApiKey, ListApiKeys, RevokeApiKey, actorOf } from '../../application/api-keys.use-cases';
 import { ADMIN_ROLES } from '../../domain/principal';
 import type { Principal } from '../../domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from './access.decorators';

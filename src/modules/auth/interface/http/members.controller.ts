@@ -1,8 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
-import { MemberRecord } from '../../application/accounts.port';
-import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from '../../application/members.use-cases';
+import { AddMember, ChangeMemberRole, ListMembers, MemberRecord, RemoveMember } from '../../application/members.use-cases';
 import { ADMIN_ROLES, ANY_ROLE } from '../../domain/principal';
 import type { Principal } from '../../domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from './access.decorators';
