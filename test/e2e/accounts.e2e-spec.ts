@@ -343,4 +343,32 @@ describe('accounts: API keys and members over HTTP', () => {
       expect((await t.http.get('/v1/members').set(as('owner')).set('X-Org-ID', 'org_b')).status).toBe(403);
     });
   });
+
+  it('documents the account and audit routes in the OpenAPI document, with their bodies and errors', async () => {
+    const doc = (await t.http.get('/v1/openapi.json')).body;
+    const ops: Record<string, string[]> = {
+      '/v1/api-keys': ['get', 'post'],
+      '/v1/api-keys/{id}': ['delete'],
+      '/v1/members': ['get', 'post'],
+      '/v1/members/{user_id}': ['delete', 'patch'],
+      '/v1/audit-log': ['get'],
+    };
+    for (const [path, methods] of Object.entries(ops)) {
+      expect(Object.keys(doc.paths[path]).sort()).toEqual(methods);
+      for (const m of methods) {
+        expect(doc.paths[path][m].security).toEqual([{ bearer: [] }]);
+        expect(Object.keys(doc.paths[path][m].responses)).toEqual(expect.arrayContaining(['401', '403', '429', '500']));
+      }
+    }
+    expect(doc.paths['/v1/api-keys'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyCreated' });
+    expect(Object.keys(doc.paths['/v1/api-keys'].post.responses)).toEqual(expect.arrayContaining(['400', '409']));
+    expect(Object.keys(doc.paths['/v1/members/{user_id}'].patch.responses)).toEqual(expect.arrayContaining(['200', '400', '404', '409']));
+    expect(doc.paths['/v1/audit-log'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
+      expect.arrayContaining(['action', 'actor_id', 'target_id', 'since', 'until', 'limit', 'cursor']),
+    );
+    expect(Object.keys(doc.components.schemas.AuditEntry.properties)).toEqual(['id', 'created_at', 'action', 'actor', 'target', 'ip', 'request_id', 'data']);
+    expect(Object.keys(doc.components.schemas.ApiKey.properties)).toEqual([
+      'id', 'name', 'scopes', 'token_prefix', 'created_at', 'created_by', 'expires_at', 'last_used_at', 'revoked_at',
+    ]);
+  });
 });
