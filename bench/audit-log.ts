@@ -12,27 +12,14 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import { Client } from 'pg';
 import { TypeOrmAuditLogReader } from '../src/modules/audit/infrastructure/typeorm-audit-trail';
 import { AuditCursor, AuditLogFilter, encodeAuditCursor } from '../src/modules/audit/domain/audit-log';
 import type { Db } from '../src/shared/database/transaction';
-import { envInt, percentile, round3 } from './stats';
+import { envInt, freePort, percentile, round3 } from './stats';
 
 const ROWS = envInt('ROWS', 1_000_000, 5_000_000, 1000);
 const REQUESTS = envInt('REQUESTS', 200, 10_000);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function get(port: number, path: string, token: string): Promise<{ status: number; body: string }> {
