@@ -80,7 +80,7 @@ describe('audit log of authentication events', () => {
     ]);
   });
 
-  it('records API key creation and revocation with the actor (a user with an IP, or the operator CLI)', async () => {
+  it('records API key creation and revocation with the actor (a user with an IP, or the operator CLI as actor system)', async () => {
     const from = Date.now();
     const user = { type: 'user' as const, id: userId, ip: '203.0.113.7' };
     const { key } = await t.app.get(CreateApiKey).execute({ orgId: 'org_x', name: 'deploy', scopes: ['vm:read', 'vm:write'] }, user);
@@ -88,10 +88,10 @@ describe('audit log of authentication events', () => {
     const { key: cliKey } = await t.app.get(CreateApiKey).execute({ orgId: 'org_y', name: 'cli', scopes: ['vm:read'] }, OPERATOR);
     await t.app.get(RevokeApiKey).execute({ id: cliKey.id }, OPERATOR);
     expect(await newRows()).toEqual([
-      { org_id: 'org_x', actor_type: 'user', actor_id: userId, action: 'api_key.create', target_id: key.id, ip_address: '203.0.113.7', data: { name: 'deploy', scopes: ['vm:read', 'vm:write'] }, created_at: within(from) },
-      { org_id: 'org_x', actor_type: 'user', actor_id: userId, action: 'api_key.revoke', target_id: key.id, ip_address: '203.0.113.7', data: {}, created_at: within(from) },
-      { org_id: 'org_y', actor_type: 'operator', actor_id: null, action: 'api_key.create', target_id: cliKey.id, ip_address: null, data: { name: 'cli', scopes: ['vm:read'] }, created_at: within(from) },
-      { org_id: 'org_y', actor_type: 'operator', actor_id: null, action: 'api_key.revoke', target_id: cliKey.id, ip_address: null, data: {}, created_at: within(from) },
+      { org_id: 'org_x', actor_type: 'user', actor_id: userId, action: 'api_key.create', target_id: key.id, ip_address: '203.0.113.7', data: { name: 'deploy', scopes: ['vm:read', 'vm:write'], expires_at: null }, created_at: within(from) },
+      { org_id: 'org_x', actor_type: 'user', actor_id: userId, action: 'api_key.revoke', target_id: key.id, ip_address: '203.0.113.7', data: { name: 'deploy' }, created_at: within(from) },
+      { org_id: 'org_y', actor_type: 'system', actor_id: null, action: 'api_key.create', target_id: cliKey.id, ip_address: null, data: { name: 'cli', scopes: ['vm:read'], expires_at: null }, created_at: within(from) },
+      { org_id: 'org_y', actor_type: 'system', actor_id: null, action: 'api_key.revoke', target_id: cliKey.id, ip_address: null, data: { name: 'cli' }, created_at: within(from) },
     ]);
     expect(await t.sql('SELECT created_by FROM api_keys WHERE id = $1', [key.id])).toEqual([{ created_by: userId }]);
   });

@@ -399,7 +399,7 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
         error = err;
       }
       expect(error).toBeInstanceOf(DomainError);
-      expect(error).toMatchObject({ code: 'quota_exceeded', message: 'An organization may hold at most 20 API keys; revoke one first', details: { limit: 20 } });
+      expect(error).toMatchObject({ code: 'quota_exceeded', message: 'An organization may hold at most 20 active API keys; revoke one first', details: { limit: 20 } });
       expect(await active()).toBe(20);
       expect(await t.sql("SELECT id FROM api_keys WHERE name = 'one too many'")).toEqual([]);
 

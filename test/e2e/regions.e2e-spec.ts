@@ -130,8 +130,8 @@ describe('GET /v1/regions', () => {
       expect(
         await t.sql("SELECT actor_type, action, target_id, data FROM audit_log WHERE action = 'catalog.zone_set' ORDER BY id"),
       ).toEqual([
-        { actor_type: 'operator', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: true } },
-        { actor_type: 'operator', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: false } },
+        { actor_type: 'system', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: true } },
+        { actor_type: 'system', action: 'catalog.zone_set', target_id: 'id-jkt-b', data: { available: false } },
       ]);
     });
 

@@ -3,7 +3,8 @@ import { APP_GUARD } from '@nestjs/core';
 import { getOptionsToken, getStorageToken } from '@nestjs/throttler';
 import { Settings } from '../../shared/config/settings';
 import { Accounts } from './application/accounts.port';
-import { CreateApiKey, RevokeApiKey } from './application/api-keys.use-cases';
+import { CreateApiKey, ListApiKeys, RevokeApiKey } from './application/api-keys.use-cases';
+import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from './application/members.use-cases';
 import { Authenticate } from './application/authenticate.use-case';
 import { Credentials } from './application/credentials.port';
 import { PurgeExpiredSessions } from './application/purge-expired-sessions.use-case';
@@ -12,11 +13,13 @@ import { TypeOrmAccounts } from './infrastructure/typeorm-accounts.repository';
 import { FixedWindowRateLimitStorage } from './infrastructure/rate-limit.storage';
 import { TypeOrmCredentials } from './infrastructure/typeorm-credentials.repository';
 import { AuthenticationGuard, PermissionGuard } from './interface/http/access.guards';
+import { ApiKeysController } from './interface/http/api-keys.controller';
 import { AuthController } from './interface/http/auth.controller';
+import { MembersController } from './interface/http/members.controller';
 import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.guard';
 
 @Module({
-  controllers: [AuthController],
+  controllers: [AuthController, ApiKeysController, MembersController],
   providers: [
     { provide: Accounts, useClass: TypeOrmAccounts },
     { provide: Credentials, useClass: TypeOrmCredentials },
@@ -27,6 +30,11 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     CreateApiKey,
     RevokeApiKey,
     PurgeExpiredSessions,
+    ListApiKeys,
+    ListMembers,
+    AddMember,
+    ChangeMemberRole,
+    RemoveMember,
     // The throttler's options and storage (fixed windows; Redis when REDIS_URL is set).
     { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
     FixedWindowRateLimitStorage,

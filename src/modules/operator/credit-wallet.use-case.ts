@@ -23,7 +23,7 @@ export class CreditWallet {
     return this.uow.run(async () => {
       if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
       const balance = await this.wallet.credit(input.orgId, amount, 'operator credit');
-      await this.audit.record({ orgId: input.orgId, actorType: 'operator', actorId: null, action: 'wallet.credit', ipAddress: null, data: { currency: amount.currency, amount: amount.format() } });
+      await this.audit.record({ orgId: input.orgId, actorType: 'system', actorId: null, action: 'wallet.credit', ipAddress: null, data: { currency: amount.currency, amount: amount.format() } });
       return balance;
     });
   }

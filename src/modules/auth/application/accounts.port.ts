@@ -19,6 +19,14 @@ export interface MembershipView {
   joinedAt: Date;
 }
 
+/** A member of an organization, as GET /v1/members lists it. */
+export interface MemberRecord {
+  userId: string;
+  email: string;
+  role: Role;
+  joinedAt: Date;
+}
+
 /** Users, organizations and memberships. */
 export abstract class Accounts {
   abstract organizationExists(orgId: string): Promise<boolean>;
@@ -30,4 +38,16 @@ export abstract class Accounts {
   abstract membership(userId: string, orgId: string): Promise<Role | undefined>;
   /** The user's organizations, oldest membership first. */
   abstract memberships(userId: string): Promise<MembershipView[]>;
+  /**
+   * Locks the organization row until the transaction ends: member changes (and API key
+   * creations) in one organization run one at a time, so "is this the last owner?" and "how many
+   * keys?" are answered on the committed state, never read-then-written by two at once.
+   */
+  abstract lockOrganization(orgId: string): Promise<void>;
+  /** The organization's members, oldest first. */
+  abstract members(orgId: string): Promise<MemberRecord[]>;
+  abstract member(orgId: string, userId: string): Promise<MemberRecord | undefined>;
+  abstract countOwners(orgId: string): Promise<number>;
+  abstract setRole(orgId: string, userId: string, role: Role): Promise<void>;
+  abstract removeMember(orgId: string, userId: string): Promise<void>;
 }

@@ -3,21 +3,32 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
+import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
 import { ActorType, AuditTrail } from '../../audit/application/audit-trail.port';
-import { Scope, isScope } from '../domain/principal';
+import { Principal, Scope, isScope } from '../domain/principal';
 import { API_KEY_PREFIX, hashToken, newApiKeyToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
 import { ApiKeyRecord, Credentials } from './credentials.port';
 
 export const MAX_API_KEYS_PER_ORG = 20;
 
+/** Who acts, for the audit log: a user (session) or an API key with the client's IP, or the system (operator CLI). */
 export interface Actor {
   type: ActorType;
   id: string | null;
   ip: string | null;
 }
 
-export const OPERATOR: Actor = { type: 'operator', id: null, ip: null };
+/** The operator CLI and the seed: actor `system`. */
+export const OPERATOR: Actor = { type: 'system', id: null, ip: null };
+
+/** The actor of an HTTP request. */
+export function actorOf(principal: Principal, ip: string | null): Actor {
+  return principal.kind === 'session' ? { type: 'user', id: principal.userId, ip } : { type: 'api_key', id: principal.credentialId, ip };
+}
+
+/** The characters of a token shown for recognition: "cds_live_" and 4 more (lifecycle.md). */
+export const TOKEN_PREFIX_LENGTH = 13;
 
 @Injectable()
 export class CreateApiKey {
@@ -26,21 +37,34 @@ export class CreateApiKey {
     private readonly accounts: Accounts,
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
+    private readonly clock: Clock,
   ) {}
 
-  /** Creates a key; `token` may be given (seed files), else one is generated. The token is returned once. */
-  async execute(input: { orgId: string; name: string; scopes: string[]; token?: string; id?: string }, actor: Actor): Promise<{ key: ApiKeyRecord; token: string }> {
+  /**
+   * Creates a key; `token` may be given (seed files), else one is generated. The token is
+   * returned once; only its SHA-256 and its first 13 characters (for recognition) are stored.
+   */
+  async execute(
+    input: { orgId: string; name: string; scopes: string[]; token?: string; id?: string; expiresAt?: Date | null },
+    actor: Actor,
+  ): Promise<{ key: ApiKeyRecord; token: string }> {
     const scopes = validateScopes(input.scopes);
     if (!input.name || input.name.length > 100) throw invalidRequest('name must be 1 to 100 characters', { field: 'name' });
     if (input.token !== undefined && (!input.token.startsWith(API_KEY_PREFIX) || tokenKind(input.token) !== 'api_key')) {
       throw invalidRequest(`token must be ${API_KEY_PREFIX} followed by at least 32 letters or digits`, { field: 'token' });
     }
+    const now = this.clock.now();
+    if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
+      throw invalidRequest('expires_at must be in the future', { field: 'expires_at' });
+    }
     const token = input.token ?? newApiKeyToken();
     return this.uow.run(async () => {
       if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
-      const active = await this.credentials.countActiveApiKeysForUpdate(input.orgId);
+      const active = await this.credentials.countActiveApiKeysForUpdate(input.orgId, now);
       if (active >= MAX_API_KEYS_PER_ORG) {
-        throw new DomainError('quota_exceeded', `An organization may hold at most ${MAX_API_KEYS_PER_ORG} API keys; revoke one first`, { limit: MAX_API_KEYS_PER_ORG });
+        throw new DomainError('quota_exceeded', `An organization may hold at most ${MAX_API_KEYS_PER_ORG} active API keys; revoke one first`, {
+          limit: MAX_API_KEYS_PER_ORG,
+        });
       }
       const key = await this.credentials.createApiKey({
         id: input.id ?? newId('key'),
@@ -48,9 +72,19 @@ export class CreateApiKey {
         name: input.name,
         scopes,
         tokenHash: hashToken(token),
+        tokenPrefix: token.slice(0, TOKEN_PREFIX_LENGTH),
         createdBy: actor.type === 'user' ? actor.id : null,
+        expiresAt: input.expiresAt ?? null,
       });
-      await this.audit.record({ orgId: input.orgId, actorType: actor.type, actorId: actor.id, action: 'api_key.create', targetId: key.id, ipAddress: actor.ip, data: { name: key.name, scopes } });
+      await this.audit.record({
+        orgId: input.orgId,
+        actorType: actor.type,
+        actorId: actor.id,
+        action: 'api_key.create',
+        targetId: key.id,
+        ipAddress: actor.ip,
+        data: { name: key.name, scopes, expires_at: key.expiresAt?.toISOString() ?? null },
+      });
       return { key, token };
     });
   }
@@ -65,13 +99,30 @@ export class RevokeApiKey {
     private readonly clock: Clock,
   ) {}
 
+  /** Revokes the key (in `orgId` when given); revoking a revoked key changes nothing and writes no audit row. */
   async execute(input: { id: string; orgId?: string }, actor: Actor): Promise<ApiKeyRecord> {
+    const at = this.clock.now();
     return this.uow.run(async () => {
-      const key = await this.credentials.revokeApiKey(input.id, input.orgId, this.clock.now());
+      const key = await this.credentials.revokeApiKey(input.id, input.orgId, at);
       if (!key) throw notFound(`API key ${input.id} not found`);
-      await this.audit.record({ orgId: key.orgId, actorType: actor.type, actorId: actor.id, action: 'api_key.revoke', targetId: key.id, ipAddress: actor.ip });
+      if (key.revokedAt?.getTime() === at.getTime()) {
+        await this.audit.record({ orgId: key.orgId, actorType: actor.type, actorId: actor.id, action: 'api_key.revoke', targetId: key.id, ipAddress: actor.ip, data: { name: key.name } });
+      }
       return key;
     });
+  }
+}
+
+/** GET /v1/api-keys: the organization's keys, newest first, revoked ones included; never a token. */
+@Injectable()
+export class ListApiKeys {
+  constructor(private readonly credentials: Credentials) {}
+
+  async execute(principal: Principal, input: { limit?: string; cursor?: string }): Promise<{ keys: ApiKeyRecord[]; nextCursor: string | null }> {
+    const limit = parseLimit(input.limit);
+    const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+    const page = await this.credentials.listApiKeys(principal.orgId, limit, after);
+    return { keys: page.items, nextCursor: page.next && encodeCursor(page.next) };
   }
 }
 
@@ -81,3 +132,5 @@ function validateScopes(scopes: string[]): Scope[] {
   if (unknown !== undefined) throw invalidRequest(`scopes: unknown scope "${unknown}"; allowed: vm:read, vm:write`, { field: 'scopes' });
   return [...new Set(scopes)] as Scope[];
 }
+
+export type { ApiKeyRecord };

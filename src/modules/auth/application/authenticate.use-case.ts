@@ -4,7 +4,7 @@ import { DomainError, forbidden } from '../../../shared/kernel/errors/domain-err
 import { Credential, Principal } from '../domain/principal';
 import { hashToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
-import { Credentials } from './credentials.port';
+import { Credentials, LAST_USED_RESOLUTION_MS } from './credentials.port';
 
 const UNAUTHORIZED = (message: string): DomainError => new DomainError('unauthorized', message);
 
@@ -18,7 +18,8 @@ export const INVALID_TOKEN = 'Invalid token';
  *
  * Tokens are looked up by their SHA-256 digest, never compared as plain text: what the database
  * compares is a digest the caller cannot steer byte by byte, so the lookup's timing tells nothing
- * about a stored token. No cache: a revocation takes effect on the next request, on every process.
+ * about a stored token. No cache: a revocation takes effect on the next request, on every process
+ * (a credential cache, if one is added, must live at most 1 second: lifecycle.md).
  */
 @Injectable()
 export class Authenticate {
@@ -45,6 +46,11 @@ export class Authenticate {
     if (kind === 'api_key') {
       const key = await this.credentials.findApiKeyByHash(hashToken(token));
       if (!key || key.revokedAt) throw UNAUTHORIZED(INVALID_TOKEN);
+      const now = this.clock.now();
+      // An expired key is answered as any unknown token.
+      if (key.expiresAt && key.expiresAt.getTime() <= now.getTime()) throw UNAUTHORIZED(INVALID_TOKEN);
+      // last_used_at: read with the key, written only when a minute old (never a write per request).
+      if (!key.lastUsedAt || now.getTime() - key.lastUsedAt.getTime() >= LAST_USED_RESOLUTION_MS) await this.credentials.touchApiKey(key.id, now);
       return { kind: 'api_key', id: key.id, orgId: key.orgId, scopes: key.scopes };
     }
 

@@ -77,8 +77,10 @@ export class LogIn {
     return this.uow.run(async () => {
       const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
       const organizations = await this.accounts.memberships(user.id);
-      // One row per organization of the user, so each organization's audit log shows the sign-in.
-      for (const membership of organizations.length > 0 ? organizations : [undefined]) {
+      // One row per organization of the user, so each organization's audit log shows the sign-in;
+      // written in organization id order, the order every transaction takes the audit counters in.
+      const byId = [...organizations].sort((a, b) => (a.organization.id < b.organization.id ? -1 : a.organization.id > b.organization.id ? 1 : 0));
+      for (const membership of byId.length > 0 ? byId : [undefined]) {
         await this.audit.record({
           orgId: membership?.organization.id ?? null,
           actorType: 'user',

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Role } from '../domain/principal';
-import { Accounts, MembershipView, OrganizationRecord, UserRecord } from '../application/accounts.port';
+import { Accounts, MemberRecord, MembershipView, OrganizationRecord, UserRecord } from '../application/accounts.port';
 
 interface UserRow {
   id: string;
@@ -78,4 +78,41 @@ export class TypeOrmAccounts extends Accounts {
     );
     return rows.map((r) => ({ organization: { id: r.id, name: r.name, createdAt: r.created_at }, role: r.role, joinedAt: r.joined_at }));
   }
+
+  async lockOrganization(orgId: string): Promise<void> {
+    // NO KEY UPDATE: inserts referencing the organization (their FOR KEY SHARE checks) are not blocked.
+    await this.db.query('SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
+  }
+
+  async members(orgId: string): Promise<MemberRecord[]> {
+    const rows = await this.db.query<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 ORDER BY m.created_at, m.user_id COLLATE "C"`, [orgId]);
+    return rows.map(toMember);
+  }
+
+  async member(orgId: string, userId: string): Promise<MemberRecord | undefined> {
+    const row = await this.db.one<MemberRow>(`${MEMBER_SELECT} WHERE m.org_id = $1 AND m.user_id = $2`, [orgId, userId]);
+    return row && toMember(row);
+  }
+
+  async countOwners(orgId: string): Promise<number> {
+    const row = await this.db.one<{ n: number }>("SELECT count(*)::int AS n FROM memberships WHERE org_id = $1 AND role = 'owner'", [orgId]);
+    return row?.n ?? 0;
+  }
+
+  async setRole(orgId: string, userId: string, role: Role): Promise<void> {
+    await this.db.query('UPDATE memberships SET role = $3 WHERE org_id = $1 AND user_id = $2', [orgId, userId, role]);
+  }
+
+  async removeMember(orgId: string, userId: string): Promise<void> {
+    await this.db.query('DELETE FROM memberships WHERE org_id = $1 AND user_id = $2', [orgId, userId]);
+  }
 }
+
+interface MemberRow {
+  user_id: string;
+  email: string;
+  role: Role;
+  joined_at: Date;
+}
+const MEMBER_SELECT = 'SELECT m.user_id, u.email, m.role, m.created_at AS joined_at FROM memberships m JOIN users u ON u.id = m.user_id';
+const toMember = (r: MemberRow): MemberRecord => ({ userId: r.user_id, email: r.email, role: r.role, joinedAt: r.joined_at });

@@ -28,7 +28,7 @@ export class SetZoneAvailability {
     return this.uow.run(async () => {
       const zone = await this.catalog.setZoneAvailable(input.zoneId, available);
       if (!zone) throw notFound(`Zone ${input.zoneId} not found`);
-      await this.audit.record({ orgId: null, actorType: 'operator', actorId: null, action: 'catalog.zone_set', targetId: zone.id, ipAddress: null, data: { available } });
+      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.zone_set', targetId: zone.id, targetType: 'zone', ipAddress: null, data: { available } });
       return zone;
     });
   }
@@ -54,7 +54,7 @@ export class SetRegionCapacity {
     return this.uow.run(async () => {
       const region = await this.catalog.setRegionCapacity(input.regionId, capacityGb);
       if (!region) throw notFound(`Region ${input.regionId} not found`);
-      await this.audit.record({ orgId: null, actorType: 'operator', actorId: null, action: 'catalog.region_capacity_set', targetId: region.id, ipAddress: null, data: { capacity_gb: capacityGb } });
+      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.region_capacity_set', targetId: region.id, targetType: 'region', ipAddress: null, data: { capacity_gb: capacityGb } });
       return region;
     });
   }
