@@ -182,7 +182,7 @@ describe('accounts: API keys and members over HTTP', () => {
       expect(del.status).toBe(204);
       expect(del.text).toBe('');
       const refused = await t.http.get('/v1/wallet').set(bearer(created.body.token));
-      expect(refused.body).toEqual(envelope(refused, 'unauthorized', 'Token has been revoked'));
+      expect(refused.body).toEqual(envelope(refused, 'unauthorized', 'Invalid token'));
       expect((await t.http.delete(`/v1/api-keys/${id}`).set(ownerA())).status).toBe(204);
       expect(await t.sql("SELECT count(*)::int AS n FROM audit_log WHERE action = 'api_key.revoke' AND target_id = $1", [id])).toEqual([{ n: 1 }]);
 
