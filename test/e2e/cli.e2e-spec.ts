@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
+import { MIGRATIONS } from '../../migrations';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { ROOT, runCli, startServerProcess, tempDir } from '../support/processes';
 
@@ -57,7 +58,9 @@ describe('operator CLI', () => {
   };
 
   it('migrate applies the migrations once, then has nothing to do', () => {
-    expect(ok(['migrate'])).toEqual({ applied: ['InitialSchema1763769600000'] });
+    // Every migration of this build, in order (the list grows with each migration).
+    expect(ok(['migrate'])).toEqual({ applied: MIGRATIONS.map((M) => new M().name) });
+    expect(MIGRATIONS.map((M) => new M().name)).toEqual(expect.arrayContaining(['InitialSchema1763769600000', 'SessionsExpiryIndex1764000000091']));
     expect(ok(['migrate'])).toEqual({ applied: [] });
   });
 
