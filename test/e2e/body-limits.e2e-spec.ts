@@ -85,8 +85,9 @@ describe('JSON bodies with very many members (a server process)', () => {
     db = await createTestDatabase();
     dir = tempDir('cds-body-limits-');
     const env = db.url ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir.path, 'data') };
-    server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1000' });
-  }, 60_000);
+    // A generous start timeout: on a loaded machine the embedded engine takes long to start.
+    server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1000' }, 100_000);
+  }, 120_000);
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await db?.drop();

@@ -48,7 +48,7 @@ describe('purge of expired sessions', () => {
   });
 
   it('finds expired sessions through an index (sessions_expires_at_idx)', async () => {
-    expect(await t.sql("SELECT indexdef FROM pg_indexes WHERE indexname = 'sessions_expires_at_idx'")).toEqual([
+    expect(await t.sql("SELECT indexdef FROM pg_indexes WHERE indexname = 'sessions_expires_at_idx' AND schemaname = current_schema()")).toEqual([
       { indexdef: expect.stringMatching(/ON \S*sessions USING btree \(expires_at\)$/) },
     ]);
   });
