@@ -27,6 +27,14 @@ export interface Settings {
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
   shutdownTimeoutMs: number;
+  /** Operations one worker process executes at once (each on a database connection of the worker's own pool). */
+  workerConcurrency: number;
+  /** PostgreSQL statement_timeout of every connection; the client gives up on a query (and drops its connection) 2 s after it. */
+  dbStatementTimeoutMs: number;
+  /** How long opening a database connection may take. */
+  dbConnectTimeoutMs: number;
+  /** PostgreSQL idle_in_transaction_session_timeout: a transaction whose client went silent is ended by the server. */
+  dbIdleInTransactionTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -70,6 +78,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
     host: env.HOST || '0.0.0.0',
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 64),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 3_600_000),
   };
 }
 
