@@ -151,7 +151,7 @@ describe('long-poll in a server process: SIGTERM answers waiting requests at onc
     }
     server = await startServerProcess({ ...env, WORKER_ENABLED: 'false', SHUTDOWN_TIMEOUT_MS: '20000', DEMO_SEED: 'false' });
     expect(await renewVolumes([server.url], 'lps', 0, 1)).toEqual([202]);
-    const list = await (await fetch(`${server.url}/v1/operations`, { headers: bearer(apiToken('lps', 'rw')) })).json();
+    const list = (await (await fetch(`${server.url}/v1/operations`, { headers: bearer(apiToken('lps', 'rw')) })).json()) as { operations: { id: string; status: string }[] };
     const op = list.operations[0];
     expect(op.status).toBe('pending');
 
