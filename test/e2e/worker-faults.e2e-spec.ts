@@ -141,7 +141,7 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
     const signalled = Date.now();
     expect(await first.stop('SIGTERM')).toBe(0);
     expect(Date.now() - signalled).toBeLessThan(5000);
-    expect(first.output()).toContain('handed back claimed operations it had not started');
+    expect(first.output()).toMatch(/"msg":"worker stopped; claimed operations it had not started were handed back"/);
 
     // Nothing left running under the stopped worker's lease: what it did not start is pending again, unclaimed.
     const [left] = await t.sql<{ running: number; pending: number; succeeded: number; claimed_pending: number }>(

@@ -64,7 +64,7 @@ export class AdvanceOperations {
   async runOnce(): Promise<AdvanceReport> {
     const ids = await this.claim(CLAIM_BATCH_SIZE);
     const report: AdvanceReport = { ...emptyReport(), claimed: ids.length };
-    for (const id of ids) report[await this.execute(id)] += 1;
+    for (const outcome of (await this.executeBatch(ids)).values()) report[outcome] += 1;
     return report;
   }
 
@@ -112,6 +112,82 @@ export class AdvanceOperations {
   }
 
   /**
+   * Executes claimed operations together: the steps that have no external part (a renewal's
+   * only step) of every operation of the batch commit in ONE transaction, each in a savepoint,
+   * so a DomainError fails that operation alone (its writes undone, its hold released in the
+   * same transaction) while the others succeed. Operations are taken in organization order, so
+   * concurrent batches take the wallets' rows in one order (no deadlock between lanes). Any
+   * other error rolls the whole batch back and ends the leases for a retry. Operations whose
+   * next step calls out, or that have steps left, continue one by one (execute()).
+   */
+  async executeBatch(ids: readonly string[]): Promise<Map<string, ExecutionOutcome>> {
+    const outcomes = new Map<string, ExecutionOutcome>();
+    if (ids.length === 0) return outcomes;
+    let ended: Operation[] = [];
+    let oneByOne: string[] = [];
+    try {
+      ({ ended, oneByOne } = await this.uow.run(async () => {
+        const ops = (await this.operations.lockMany(ids)).sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0));
+        const changed: Operation[] = [];
+        const done: Operation[] = [];
+        const later: string[] = [];
+        for (const op of ops) {
+          if (!op.isHeldBy(this.workerId)) {
+            outcomes.set(op.id, 'skipped');
+            continue;
+          }
+          const step = this.nextStepOf(op);
+          if (step instanceof DomainError || !step.perform) {
+            try {
+              if (step instanceof DomainError) throw step;
+              const result = await this.uow.savepoint(() => step.commit(op, undefined));
+              op.completeStep(step.name);
+              if (op.nextStep()) {
+                later.push(op.id);
+              } else {
+                op.succeed(result ?? {}, this.clock.now());
+                await this.wallet.capture(op.id);
+                outcomes.set(op.id, 'succeeded');
+                done.push(op);
+              }
+            } catch (err) {
+              if (!(err instanceof DomainError)) throw err;
+              op.fail({ code: err.code, message: err.message }, this.clock.now());
+              await this.wallet.release(op.id);
+              outcomes.set(op.id, 'failed');
+              done.push(op);
+            }
+            changed.push(op);
+          } else {
+            later.push(op.id);
+          }
+        }
+        await this.operations.saveMany(changed);
+        await this.signals.announceEnded(done.map((op) => op.id));
+        return { ended: done, oneByOne: later };
+      }));
+    } catch (err) {
+      // Nothing of the batch was committed.
+      for (const id of ids) outcomes.set(id, await this.retryLater(id, err));
+      return outcomes;
+    }
+    for (const op of ended) this.reportEnded(op);
+    for (const id of oneByOne) outcomes.set(id, await this.execute(id));
+    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
+    return outcomes;
+  }
+
+  /** The executor's step to run next, or the DomainError that fails the operation instead. */
+  private nextStepOf(op: Operation): OperationStepExecutor | DomainError {
+    if (op.attempts > MAX_ATTEMPTS) return new DomainError('internal', `The operation was abandoned after ${MAX_ATTEMPTS} interrupted attempts`);
+    const executor = this.executors.get(op.type);
+    if (!executor) return new DomainError('internal', `Operations of type ${op.type} cannot be executed`);
+    const next = op.nextStep();
+    const step = next && executor.steps.find((s) => s.name === next.name);
+    return step ?? new DomainError('internal', `Operation ${op.id} has no step its executor knows`);
+  }
+
+  /**
    * Executes one claimed operation, step after step, until it ends or is no longer ours.
    * Never throws: a failure to record anything leaves the operation to the lease takeover.
    */
@@ -148,15 +224,8 @@ export class AdvanceOperations {
       const op = await this.operations.lock(id);
       // Another worker took it over (our lease ended) or it ended meanwhile: not ours to run.
       if (!op || !op.isHeldBy(this.workerId)) return { kind: 'skipped' };
-      if (op.attempts > MAX_ATTEMPTS) {
-        throw new DomainError('internal', `The operation was abandoned after ${MAX_ATTEMPTS} interrupted attempts`);
-      }
-      const executor = this.executors.get(op.type);
-      if (!executor) throw new DomainError('internal', `Operations of type ${op.type} cannot be executed`);
-      const next = op.nextStep();
-      const index = next ? executor.steps.findIndex((s) => s.name === next.name) : -1;
-      if (!next || index < 0) throw new DomainError('internal', `Operation ${op.id} has no step its executor knows`);
-      const step = executor.steps[index];
+      const step = this.nextStepOf(op);
+      if (step instanceof DomainError) throw step;
       if (step.perform && performed === undefined) {
         op.startStep(step.name, new Date(this.clock.now().getTime() + this.settings.workerLeaseMs));
         await this.operations.save(op);
@@ -164,7 +233,7 @@ export class AdvanceOperations {
       }
       const result = await step.commit(op, performed);
       op.completeStep(step.name);
-      if (index < executor.steps.length - 1) {
+      if (op.nextStep()) {
         await this.operations.save(op);
         return { kind: 'next' };
       }

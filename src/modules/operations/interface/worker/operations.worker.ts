@@ -7,7 +7,9 @@ import { OperationSignals } from '../../application/operation-signals.port';
 
 export const WORKER_INTERVAL_NAME = 'operations-worker';
 /** Operations one lane claims at a time. Small, so that several lanes (and processes) share a backlog. */
-export const LANE_BATCH_SIZE = 10;
+export const LANE_BATCH_SIZE = 20;
+/** Operations executed in one transaction (AdvanceOperations.executeBatch); the stop flag is checked between chunks. */
+export const EXECUTION_CHUNK = 10;
 
 class Abandoned extends Error {}
 
@@ -17,8 +19,8 @@ class Abandoned extends Error {}
  * fallback (lease takeovers, lost notifications), every WORKER_INTERVAL_MS.
  *
  * Up to WORKER_CONCURRENCY lanes run at once, each on its own connection of the worker's pool:
- * a lane claims a small batch, executes it one operation after another and claims again while
- * there is work; a lane that claimed a full batch starts another (so a backlog gets every lane,
+ * a lane claims a small batch, executes it in chunks (the commit-only steps of a chunk in one
+ * transaction, see AdvanceOperations.executeBatch) and claims again while there is work; a lane that claimed a full batch starts another (so a backlog gets every lane,
  * a lone operation one). A watchdog abandons a claim or an operation still unanswered after
  * the lease (the network to the database went silent): the lane moves on and the operation is
  * taken over when its lease ends (its transaction, if it ever reaches the server, finds it no
@@ -33,6 +35,7 @@ export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicati
   /** Set by every wake-up; a lane that found nothing stops only when no wake-up came meanwhile. */
   private woken = false;
   private unsubscribe: (() => void) | undefined;
+  private handedBack = 0;
 
   constructor(
     private readonly settings: Settings,
@@ -88,13 +91,14 @@ export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicati
         throw err;
       }
       if (ids.length === LANE_BATCH_SIZE) this.startLane();
-      for (let i = 0; i < ids.length; i++) {
+      for (let i = 0; i < ids.length; i += EXECUTION_CHUNK) {
         if (this.stopped) {
           await this.handBack(ids.slice(i));
           return;
         }
+        const chunk = ids.slice(i, i + EXECUTION_CHUNK);
         try {
-          await this.watch(`operation ${ids[i]}`, () => this.advance.execute(ids[i]));
+          await this.watch(`operations ${chunk[0]}…`, () => this.advance.executeBatch(chunk));
         } catch (err) {
           if (!(err instanceof Abandoned)) throw err;
         }
@@ -120,8 +124,7 @@ export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicati
 
   private async handBack(ids: string[]): Promise<void> {
     try {
-      const n = await this.advance.handBack(ids);
-      this.logger.log({ msg: 'worker stopping: handed back claimed operations it had not started', handed_back: n });
+      this.handedBack += await this.advance.handBack(ids);
     } catch (err) {
       this.logger.warn({ msg: 'could not hand back claimed operations; their leases will run out', count: ids.length, err: err instanceof Error ? err.message : String(err) });
     }
@@ -137,5 +140,8 @@ export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicati
   async beforeApplicationShutdown(): Promise<void> {
     this.stop();
     while (this.lanes.size > 0) await Promise.all([...this.lanes]);
+    if (this.settings.workerEnabled) {
+      this.logger.log({ msg: 'worker stopped; claimed operations it had not started were handed back', handed_back: this.handedBack });
+    }
   }
 }
