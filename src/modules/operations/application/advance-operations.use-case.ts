@@ -146,14 +146,12 @@ export class AdvanceOperations {
                 later.push(op.id);
               } else {
                 op.succeed(result ?? {}, this.clock.now());
-                await this.wallet.capture(op.id);
                 outcomes.set(op.id, 'succeeded');
                 done.push(op);
               }
             } catch (err) {
               if (!(err instanceof DomainError)) throw err;
               op.fail({ code: err.code, message: err.message }, this.clock.now());
-              await this.wallet.release(op.id);
               outcomes.set(op.id, 'failed');
               done.push(op);
             }
@@ -162,6 +160,8 @@ export class AdvanceOperations {
             later.push(op.id);
           }
         }
+        // The holds last, in organization order: the wallets' rows stay locked only for the end of the transaction.
+        for (const op of done) await (op.status === 'succeeded' ? this.wallet.capture(op.id) : this.wallet.release(op.id));
         await this.operations.saveMany(changed);
         await this.signals.announceEnded(done.map((op) => op.id));
         return { ended: done, oneByOne: later };
