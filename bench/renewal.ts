@@ -1,31 +1,38 @@
 /**
- * Renewal throughput: POST /v1/volumes/{id}/renew under concurrency, then the worker draining
- * the operations. Starts its own server process (node dist/src/main.js) on a database of its
- * own and removes that database at the end.
+ * Renewal throughput and the operations engine: how fast renewals are accepted, how fast the
+ * worker finishes them during and after the load, and how long each waits. Starts its own
+ * server process (node dist/src/main.js, default worker settings) on a database of its own per
+ * scenario and removes it at the end.
  *
  *   npm run build
  *   node dist/bench/renewal.js                                                     # embedded engine, temp DATA_DIR
- *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/cds_dev node dist/bench/renewal.js   # a fresh schema, dropped after
+ *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/cds_dev node dist/bench/renewal.js   # fresh schemas, dropped after
  *
- * Settings (environment): VOLUMES (200, at most 2000), CONCURRENCY (16, at most 256), WAIT_S
- * (time allowed for the worker to finish, 120, at most 600), PORT (the server's port, on
- * 127.0.0.1; default a free one), WORKER_INTERVAL_MS (50). DATABASE_URL must name a PostgreSQL
- * server on 127.0.0.1 or localhost.
+ * Settings (environment): ORGS (organization counts to run, "1,100"), RENEWALS (per scenario,
+ * 6000, at most 20000), CONCURRENCY (50, at most 256), QUEUED (renewals queued with the worker
+ * stopped, then drained by a fresh process: 10000, 0 skips), IDLE_SAMPLES (single renewals with
+ * no load, 20), WAIT_S (time allowed for a drain, 300), WORKER_CONCURRENCY and
+ * WORKER_INTERVAL_MS (passed to the server when set). DATABASE_URL must name a PostgreSQL server
+ * on 127.0.0.1 or localhost.
  *
- * It seeds (through the CLI: `node dist/src/cli/main.js seed FILE`, before the server starts) one
- * organization with VOLUMES detached 10 GB premium USD volumes and a wallet, then sends one
- * renewal (term 1, its own Idempotency-Key) per volume, CONCURRENCY at a time, and polls
- * GET /v1/operations?status=pending and ?status=running until both are empty. Prints one JSON
- * object: accepted renewals per second, POST latency percentiles (ms), the time until every
- * operation ended and the worker's operations per second, the server's RSS (VmRSS), and a
- * check of the money (wallet available = initial - VOLUMES x price; on PostgreSQL the ledger's
- * capture count). Figures and checks are printed, never asserted.
+ * Per organization count: seeds (CLI) that many organizations, RENEWALS volumes spread over
+ * them and a wallet each; sends one keyed renewal per volume, CONCURRENCY at a time, round robin
+ * over the organizations; waits until every operation ended; then reads every operation's
+ * created_at and finished_at (GET /v1/operations) and prints accepted/s, operations finished/s
+ * during the load and after it, accept-to-finish p50/p99, the backlog (accepted, not ended) at
+ * the end of the load, and whether the wallets add up. The first scenario then sends
+ * IDLE_SAMPLES renewals one at a time with no load, each awaited with a long-poll
+ * (?wait=10): accept-to-finish and POST-to-answer medians. QUEUED: renewals accepted by a server
+ * with WORKER_ENABLED=false, then a server with the worker drains them (operations/s between
+ * the first and the last finished_at). On PostgreSQL a ceiling is measured in the same run:
+ * single-row INSERTs per second on one connection (autocommit, as pgbench's simplest write),
+ * and every rate is also printed as a ratio to it. Figures and checks are printed, never asserted.
  */
 import http from 'node:http';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { Money } from '../src/shared/kernel/money/money';
@@ -55,14 +62,15 @@ const mib = (kb: number | null): number | null => (kb === null ? null : Math.rou
 /** This process's environment without the settings that belong to the server child alone. */
 function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'VOLUMES', 'CONCURRENCY', 'WAIT_S']) delete env[k];
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']) delete env[k];
   return { ...env, ...extra };
 }
 
 interface Database {
   env: Record<string, string>;
   engine: string;
-  sql?: (text: string, params?: unknown[]) => Promise<Record<string, string>[]>;
+  /** An admin connection (PostgreSQL only). */
+  client?: Client;
   drop(): Promise<void>;
 }
 
@@ -83,7 +91,7 @@ async function createDatabase(): Promise<Database> {
   return {
     engine: `PostgreSQL (schema ${schema})`,
     env: { DATABASE_URL: url },
-    sql: async (text, params = []) => (await admin.query(text.replaceAll('{schema}', schema), params)).rows,
+    client: admin,
     async drop() {
       try {
         await admin.query(`DROP SCHEMA ${schema} CASCADE`);
@@ -122,72 +130,89 @@ function startServer(env: NodeJS.ProcessEnv): Server {
   };
 }
 
+
 interface Reply {
   status: number;
   body: string;
   ms: number;
 }
 
-async function main(): Promise<void> {
-  const volumes = envInt('VOLUMES', 200, 2000);
-  const concurrency = envInt('CONCURRENCY', 16, 256);
-  const waitMs = envInt('WAIT_S', 120, 600) * 1000;
-  const workerIntervalMs = envInt('WORKER_INTERVAL_MS', 50, 60_000, 10);
-  const port = process.env.PORT ? envInt('PORT', 0, 65535) : await freePort();
+interface OperationTimes {
+  created: number;
+  finished: number | null;
+}
 
-  // The seed: one region, one organization, `volumes` detached 10 GB premium volumes at 0.02 USD
-  // per GB-month, so one month costs 0.20000 USD; the wallet covers them all plus 100 USD.
-  const sizeGb = 10n;
-  const pricePerGbMinor = 2000n; // 0.02000 USD
-  const priceMinor = sizeGb * pricePerGbMinor; // term 1
-  const initialMinor = priceMinor * BigInt(volumes) + 100n * 100000n;
-  const seed = {
+const SIZE_GB = 10n;
+const PRICE_PER_GB_MINOR = 2000n; // 0.02000 USD per GB-month
+const PRICE_MINOR = SIZE_GB * PRICE_PER_GB_MINOR; // term 1
+
+function seedFor(orgs: number, volumesPerOrg: number[]): object {
+  const total = volumesPerOrg.reduce((a, b) => a + b, 0);
+  return {
     regions: [
       {
         id: 'id-jkt',
         name: 'Jakarta',
-        capacity_gb: volumes * 10 + 1000,
+        capacity_gb: total * 10 + 1000,
         zones: [{ id: 'id-jkt-a', available: true }],
         volume_offers: [
-          { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: usd(pricePerGbMinor), IDR: '320' } },
+          { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: usd(PRICE_PER_GB_MINOR), IDR: '320' } },
         ],
       },
     ],
-    organizations: [
-      {
-        name: 'Renewal bench',
-        wallet: { USD: usd(initialMinor) },
-        members: [{ email: `bench-${randomBytes(4).toString('hex')}@bench.test`, password: randomBytes(18).toString('base64'), role: 'owner' }],
-        api_keys: [{ name: 'bench', scopes: ['vm:read', 'vm:write'] }],
-        servers: [],
-        volumes: Array.from({ length: volumes }, (_, i) => ({
-          name: `bench-${i + 1}`, type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: Number(sizeGb), term_months: 1, currency: 'USD',
-        })),
-      },
-    ],
+    organizations: Array.from({ length: orgs }, (_, o) => ({
+      name: `Renewal bench ${o + 1}`,
+      wallet: { USD: usd(PRICE_MINOR * BigInt(volumesPerOrg[o]) + 100n * 100000n) },
+      members: [{ email: `bench-${o}-${randomBytes(4).toString('hex')}@bench.test`, password: randomBytes(18).toString('base64'), role: 'owner' }],
+      api_keys: [{ name: 'bench', scopes: ['vm:read', 'vm:write'] }],
+      servers: [],
+      volumes: Array.from({ length: volumesPerOrg[o] }, (_, i) => ({
+        name: `bench-${i + 1}`, type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: Number(SIZE_GB), term_months: 1, currency: 'USD',
+      })),
+    })),
   };
+}
 
-  const db = await createDatabase();
-  const seedDir = mkdtempSync(join(tmpdir(), 'cds-bench-seed-'));
-  let server: Server | undefined;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+interface Seeded {
+  orgs: { id: string; token: string; volumes: string[] }[];
+}
+
+function seedDatabase(db: Database, seed: object): Seeded {
+  const dir = mkdtempSync(join(tmpdir(), 'cds-bench-seed-'));
   try {
-    // Seed before the server starts: the embedded engine belongs to one process at a time.
-    const seedFile = join(seedDir, 'seed.json');
-    writeFileSync(seedFile, JSON.stringify(seed));
-    const seeded = spawnSync(process.execPath, ['dist/src/cli/main.js', 'seed', seedFile], {
+    const file = join(dir, 'seed.json');
+    writeFileSync(file, JSON.stringify(seed));
+    const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'seed', file], {
       cwd: ROOT,
       env: childEnv({ ...db.env, LOG_LEVEL: 'warn' }),
       encoding: 'utf8',
-      timeout: 120_000,
+      timeout: 600_000,
+      maxBuffer: 64 * 1024 * 1024,
     });
-    if (seeded.status !== 0) throw new Error(`seed failed (exit ${seeded.status}): ${seeded.stderr}`);
-    const out = JSON.parse(seeded.stdout) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[] }[] };
-    const org = out.organizations[0];
-    const token = org.api_keys[0].token;
-    const volumeIds = org.volumes;
+    if (r.status !== 0) throw new Error(`seed failed (exit ${r.status}): ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[] }[] };
+    return { orgs: out.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, volumes: o.volumes })) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
 
-    server = startServer(
+/** A server process on `db` and an HTTP client for it. */
+class Api {
+  readonly agent: http.Agent;
+  constructor(
+    readonly server: Server,
+    readonly port: number,
+    concurrency: number,
+  ) {
+    this.agent = new http.Agent({ keepAlive: true, maxSockets: concurrency + 4 });
+  }
+
+  static async start(db: Database, concurrency: number, extra: Record<string, string>): Promise<Api> {
+    const port = await freePort();
+    const passed: Record<string, string> = {};
+    for (const k of ['WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']) if (process.env[k]) passed[k] = process.env[k]!;
+    const server = startServer(
       childEnv({
         ...db.env,
         PORT: String(port),
@@ -196,179 +221,302 @@ async function main(): Promise<void> {
         RATE_LIMIT_PER_MINUTE: '1000000',
         DEMO_SEED: 'false',
         WORKER_ENABLED: 'true',
-        WORKER_INTERVAL_MS: String(workerIntervalMs),
         LOG_LEVEL: 'warn',
+        DB_POOL_SIZE: '20',
+        ...passed,
+        ...extra,
       }),
     );
-    const pid = server.child.pid;
-
-    const request = (method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> =>
-      new Promise((resolve, reject) => {
-        const started = nowMs();
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port,
-            path,
-            method,
-            agent,
-            headers: {
-              Authorization: `Bearer ${token}`,
-              ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }),
-              ...headers,
-            },
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on('data', (c: Buffer) => chunks.push(c));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: nowMs() - started }));
-          },
-        );
-        req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out after 30 s`)));
-        req.on('error', reject);
-        req.end(body);
-      });
-
-    // Ready: GET /v1/health answers 200 (bounded: 60 s).
+    const api = new Api(server, port, concurrency);
     const readyBy = Date.now() + 60_000;
     for (;;) {
       if (server.child.exitCode !== null) throw new Error(`the server exited with ${server.child.exitCode}:\n${server.output()}`);
-      const r = await request('GET', '/v1/health').catch(() => undefined);
-      if (r?.status === 200) break;
+      const r = await api.request('', 'GET', '/v1/health').catch(() => undefined);
+      if (r?.status === 200) return api;
       if (Date.now() > readyBy) throw new Error(`the server did not answer /v1/health within 60 s:\n${server.output()}`);
       await sleep(100);
     }
-    const rssAfterStart = rssKb(pid);
-    let rssPeak = rssAfterStart ?? 0;
-    const sampler = setInterval(() => {
-      rssPeak = Math.max(rssPeak, rssKb(pid) ?? 0);
-    }, 100);
+  }
 
-    try {
-      // The renewals: one per volume, each with its own Idempotency-Key, `concurrency` at a time.
-      const latencies: number[] = [];
-      const statuses: Record<string, number> = {};
-      let errors = 0;
-      const samples: { status: number | string; body: string }[] = [];
-      let next = 0;
-      const renewStart = nowMs();
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (next < volumeIds.length) {
-            const id = volumeIds[next++];
-            try {
-              const r = await request('POST', `/v1/volumes/${id}/renew`, JSON.stringify({ term_months: 1 }), { 'Idempotency-Key': randomUUID() });
-              latencies.push(r.ms);
-              statuses[r.status] = (statuses[r.status] ?? 0) + 1;
-              if (r.status !== 202 && samples.length < 5) samples.push({ status: r.status, body: r.body.slice(0, 300) });
-            } catch (err) {
-              errors++;
-              if (samples.length < 5) samples.push({ status: 'error', body: err instanceof Error ? err.message : String(err) });
-            }
-          }
-        }),
-      );
-      const renewEnd = nowMs();
-      const accepted = statuses['202'] ?? 0;
-
-      // The worker: poll until no operation is pending or running (bounded by WAIT_S).
-      const unfinished = async (status: string): Promise<number> => {
-        const r = await request('GET', `/v1/operations?status=${status}&limit=1`);
-        if (r.status !== 200) throw new Error(`GET /v1/operations?status=${status} answered ${r.status}: ${r.body}`);
-        return (JSON.parse(r.body) as { operations: unknown[] }).operations.length;
-      };
-      const waitDeadline = Date.now() + waitMs;
-      let drained = false;
-      let polls = 0;
-      while (Date.now() < waitDeadline) {
-        polls++;
-        if ((await unfinished('pending')) === 0 && (await unfinished('running')) === 0) {
-          drained = true;
-          break;
-        }
-        await sleep(workerIntervalMs);
-      }
-      const doneAt = nowMs();
-      const rssAtEnd = rssKb(pid);
-      clearInterval(sampler);
-      rssPeak = Math.max(rssPeak, rssAtEnd ?? 0);
-
-      // The money: GET /v1/wallet; the ledger by SQL on PostgreSQL.
-      const wallet = await request('GET', '/v1/wallet');
-      const usdBalance = (JSON.parse(wallet.body) as { balances: { currency: string; available: string; reserved: string }[] }).balances.find(
-        (b) => b.currency === 'USD',
-      );
-      const expectedAvailable = usd(initialMinor - priceMinor * BigInt(volumes));
-      let ledger: Record<string, unknown>;
-      if (db.sql) {
-        const rows = await db.sql(`SELECT kind, count(*)::text AS n, sum(amount)::text AS minor FROM {schema}.wallet_ledger WHERE org_id = $1 GROUP BY kind ORDER BY kind`, [org.id]);
-        const kinds = Object.fromEntries(rows.map((r) => [r.kind, { count: Number(r.n), amount: usd(BigInt(r.minor)) }]));
-        const captures = (kinds.capture as { count: number } | undefined)?.count ?? 0;
-        ledger = { by_kind: kinds, captures_expected: volumes, captures_ok: captures === volumes };
-      } else {
-        ledger = { checked: false, why: 'the embedded engine belongs to the server process; the ledger is read with SQL on PostgreSQL only' };
-      }
-
-      latencies.sort((a, b) => a - b);
-      const renewS = (renewEnd - renewStart) / 1000;
-      const totalS = (doneAt - renewStart) / 1000;
-      process.stdout.write(
-        JSON.stringify(
-          {
-            engine: db.engine,
-            volumes,
-            concurrency,
-            worker_interval_ms: workerIntervalMs,
-            renewals: {
-              sent: volumeIds.length,
-              statuses,
-              errors,
-              ...(samples.length > 0 ? { first_failures: samples } : {}),
-              duration_s: round3(renewS),
-              accepted_per_s: Math.round((accepted / renewS) * 10) / 10,
-              latency_ms: {
-                p50: round3(percentile(latencies, 50)),
-                p90: round3(percentile(latencies, 90)),
-                p99: round3(percentile(latencies, 99)),
-                max: round3(latencies[latencies.length - 1] ?? 0),
-              },
-            },
-            worker: {
-              all_finished: drained,
-              polls,
-              finished_after_first_post_s: round3(totalS),
-              finished_after_last_post_s: round3((doneAt - renewEnd) / 1000),
-              operations_per_s: drained ? Math.round((accepted / totalS) * 10) / 10 : null,
-            },
-            server_rss_mib: { after_start: mib(rssAfterStart), at_end: mib(rssAtEnd), peak_sampled: mib(rssPeak) },
-            money: {
-              price_each: usd(priceMinor),
-              initial_available: usd(initialMinor),
-              expected_available: expectedAvailable,
-              available: usdBalance?.available ?? null,
-              reserved: usdBalance?.reserved ?? null,
-              available_ok: usdBalance?.available === expectedAvailable,
-              ...(accepted === volumes ? {} : { expected_available_for_accepted: usd(initialMinor - priceMinor * BigInt(accepted)) }),
-              ledger,
-            },
+  request(token: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<Reply> {
+    return new Promise((resolve, reject) => {
+      const started = nowMs();
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          path,
+          method,
+          agent: this.agent,
+          headers: {
+            ...(token ? { Authorization: `Bearer ${token}` } : {}),
+            ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }),
+            ...headers,
           },
-          null,
-          2,
-        ) + '\n',
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), ms: nowMs() - started }));
+        },
       );
-      const fiveHundreds = Object.keys(statuses).filter((k) => k.startsWith('5')).length > 0;
-      if (fiveHundreds || errors > 0 || !drained) {
-        process.stderr.write(`Something went wrong (5xx, failed requests or unfinished operations); the server's last output:\n${server.output().slice(-6000)}\n`);
+      req.setTimeout(70_000, () => req.destroy(new Error(`${method} ${path} timed out after 70 s`)));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  renew(token: string, volumeId: string): Promise<Reply> {
+    return this.request(token, 'POST', `/v1/volumes/${volumeId}/renew`, JSON.stringify({ term_months: 1 }), { 'Idempotency-Key': randomUUID() });
+  }
+
+  /** Every operation of the organization: created_at and finished_at in epoch ms. */
+  async operations(token: string): Promise<OperationTimes[]> {
+    const out: OperationTimes[] = [];
+    let cursor: string | null = null;
+    do {
+      const r = await this.request(token, 'GET', `/v1/operations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      if (r.status !== 200) throw new Error(`GET /v1/operations answered ${r.status}: ${r.body}`);
+      const page = JSON.parse(r.body) as { operations: { created_at: string; finished_at: string | null }[]; next_cursor: string | null };
+      for (const o of page.operations) out.push({ created: Date.parse(o.created_at), finished: o.finished_at ? Date.parse(o.finished_at) : null });
+      cursor = page.next_cursor;
+    } while (cursor);
+    return out;
+  }
+
+  async unfinished(tokens: string[]): Promise<number> {
+    let n = 0;
+    for (const token of tokens) {
+      for (const status of ['pending', 'running']) {
+        const r = await this.request(token, 'GET', `/v1/operations?status=${status}&limit=1`);
+        n += (JSON.parse(r.body) as { operations: unknown[] }).operations.length;
       }
-    } finally {
-      clearInterval(sampler);
+      if (n > 0) return n;
     }
+    return n;
+  }
+
+  async stop(): Promise<void> {
+    this.agent.destroy();
+    await this.server.stop();
+  }
+}
+
+/** Sends one renewal per volume, `concurrency` at a time, round robin over the organizations. */
+async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: Seeded['orgs'][number]) => string[]) {
+  const queue: { token: string; volume: string }[] = [];
+  const lists = seeded.orgs.map((o) => ({ token: o.token, volumes: pick(o) }));
+  for (let i = 0; lists.some((l) => i < l.volumes.length); i++) for (const l of lists) if (i < l.volumes.length) queue.push({ token: l.token, volume: l.volumes[i] });
+  const statuses: Record<string, number> = {};
+  const latencies: number[] = [];
+  let errors = 0;
+  let next = 0;
+  const start = Date.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < queue.length) {
+        const item = queue[next++];
+        try {
+          const r = await api.renew(item.token, item.volume);
+          statuses[r.status] = (statuses[r.status] ?? 0) + 1;
+          latencies.push(r.ms);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  const end = Date.now();
+  latencies.sort((a, b) => a - b);
+  return { start, end, statuses, errors, accepted: statuses['202'] ?? 0, latencies };
+}
+
+async function drained(api: Api, tokens: string[], waitMs: number): Promise<boolean> {
+  const deadline = Date.now() + waitMs;
+  while (Date.now() < deadline) {
+    if ((await api.unfinished(tokens)) === 0) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+const perS = (n: number, ms: number): number | null => (ms > 0 ? Math.round((n / (ms / 1000)) * 10) / 10 : null);
+const ratio = (value: number | null, ceiling: number | null): number | null => (value === null || !ceiling ? null : Math.round((value / ceiling) * 1000) / 1000);
+
+/** Single-row INSERTs per second on one autocommit connection for `ms`: the ceiling of this machine right now. */
+async function insertCeiling(db: Database, ms = 3000): Promise<number | null> {
+  if (!db.client) return null;
+  const c = db.client;
+  await c.query('CREATE TEMP TABLE bench_ceiling (id bigint, at timestamptz DEFAULT now())');
+  const start = nowMs();
+  let n = 0;
+  while (nowMs() - start < ms) await c.query('INSERT INTO bench_ceiling (id) VALUES ($1)', [++n]);
+  const rate = n / ((nowMs() - start) / 1000);
+  await c.query('DROP TABLE bench_ceiling');
+  return Math.round(rate);
+}
+
+async function walletsOk(api: Api, seeded: Seeded, renewedPerOrg: Map<string, number>): Promise<boolean> {
+  for (const o of seeded.orgs) {
+    const r = await api.request(o.token, 'GET', '/v1/wallet');
+    const b = (JSON.parse(r.body) as { balances: { currency: string; available: string; reserved: string }[] }).balances.find((x) => x.currency === 'USD');
+    const expected = usd(PRICE_MINOR * BigInt(o.volumes.length) + 100n * 100000n - PRICE_MINOR * BigInt(renewedPerOrg.get(o.id) ?? 0));
+    if (b?.available !== expected || b.reserved !== '0.00000') return false;
+  }
+  return true;
+}
+
+async function loadScenario(orgs: number, renewals: number, idleSamples: number, concurrency: number, waitMs: number, ceiling: number | null) {
+  const db = await createDatabase();
+  let api: Api | undefined;
+  try {
+    const idle = idleSamples;
+    const perOrg = Array.from({ length: orgs }, (_, o) => Math.floor(renewals / orgs) + (o < renewals % orgs ? 1 : 0) + (o === 0 ? idle : 0));
+    const seeded = seedDatabase(db, seedFor(orgs, perOrg));
+    api = await Api.start(db, concurrency, {});
+    const loadVolumes = (o: Seeded['orgs'][number]) => (o === seeded.orgs[0] ? o.volumes.slice(idle) : o.volumes);
+    const l = await load(api, seeded, concurrency, loadVolumes);
+    const finishedAll = await drained(api, seeded.orgs.map((o) => o.token), waitMs);
+    const rssMib = mib(rssKb(api.server.child.pid));
+    const times: OperationTimes[] = [];
+    const renewedPerOrg = new Map<string, number>();
+    for (const o of seeded.orgs) {
+      const ops = await api.operations(o.token);
+      renewedPerOrg.set(o.id, ops.length);
+      times.push(...ops);
+    }
+    const finished = times.filter((t) => t.finished !== null) as { created: number; finished: number }[];
+    const lastFinish = Math.max(...finished.map((t) => t.finished));
+    const duringLoad = finished.filter((t) => t.finished <= l.end).length;
+    const backlog = times.filter((t) => t.created <= l.end && (t.finished === null || t.finished > l.end)).length;
+    const waits = finished.map((t) => t.finished - t.created).sort((a, b) => a - b);
+    const loadMs = l.end - l.start;
+    const acceptedPerS = perS(l.accepted, loadMs);
+    const finishedDuringPerS = perS(duringLoad, loadMs);
+    const finishedAfterPerS = perS(finished.length - duringLoad, lastFinish - l.end);
+
+    // No load: single renewals, each awaited with a long-poll.
+    let idleFigures: Record<string, unknown> | undefined;
+    if (idle > 0) {
+      const first = seeded.orgs[0];
+      const pickups: number[] = [];
+      const answers: number[] = [];
+      for (const volume of first.volumes.slice(0, idle)) {
+        const r = await api.renew(first.token, volume);
+        const op = (JSON.parse(r.body) as { operation: { id: string } }).operation;
+        const posted = nowMs();
+        const w = await api.request(first.token, 'GET', `/v1/operations/${op.id}?wait=10`);
+        answers.push(nowMs() - posted + r.ms);
+        const body = JSON.parse(w.body) as { created_at: string; finished_at: string | null };
+        if (body.finished_at) pickups.push(Date.parse(body.finished_at) - Date.parse(body.created_at));
+        await sleep(50);
+      }
+      pickups.sort((a, b) => a - b);
+      answers.sort((a, b) => a - b);
+      idleFigures = {
+        samples: idle,
+        ended: pickups.length,
+        accept_to_finish_ms: { p50: percentile(pickups, 50), max: pickups[pickups.length - 1] ?? null },
+        post_to_long_poll_answer_ms: { p50: round3(percentile(answers, 50)), max: round3(answers[answers.length - 1] ?? 0) },
+      };
+      renewedPerOrg.set(first.id, (renewedPerOrg.get(first.id) ?? 0) + pickups.length);
+    }
+    return {
+      organizations: orgs,
+      renewals: { sent: l.statuses, errors: l.errors, duration_s: round3(loadMs / 1000), accepted_per_s: acceptedPerS, post_latency_ms: { p50: round3(percentile(l.latencies, 50)), p99: round3(percentile(l.latencies, 99)) } },
+      worker: {
+        all_finished: finishedAll,
+        finished_per_s_during_load: finishedDuringPerS,
+        finished_per_s_after_load: finishedAfterPerS,
+        backlog_at_end_of_load: backlog,
+        backlog_in_seconds_of_accepts: acceptedPerS ? Math.round((backlog / acceptedPerS) * 100) / 100 : null,
+        drained_s_after_load: round3((lastFinish - l.end) / 1000),
+        accept_to_finish_ms: { p50: percentile(waits, 50), p99: percentile(waits, 99), max: waits[waits.length - 1] ?? null },
+      },
+      ...(idleFigures ? { no_load: idleFigures } : {}),
+      ratios_to_ceiling: { accepted: ratio(acceptedPerS, ceiling), finished_during_load: ratio(finishedDuringPerS, ceiling), finished_after_load: ratio(finishedAfterPerS, ceiling) },
+      server_rss_mib_after_drain: rssMib,
+      wallets_ok: await walletsOk(api, seeded, renewedPerOrg),
+    };
   } finally {
-    agent.destroy();
-    await server?.stop();
-    rmSync(seedDir, { recursive: true, force: true });
+    await api?.stop();
     await db.drop();
   }
+}
+
+/** QUEUED renewals accepted with the worker stopped, then drained by a fresh server process. */
+async function drainScenario(queued: number, concurrency: number, waitMs: number, ceiling: number | null) {
+  const db = await createDatabase();
+  let api: Api | undefined;
+  try {
+    const orgs = Math.min(100, queued);
+    const perOrg = Array.from({ length: orgs }, (_, o) => Math.floor(queued / orgs) + (o < queued % orgs ? 1 : 0));
+    const seeded = seedDatabase(db, seedFor(orgs, perOrg));
+    api = await Api.start(db, concurrency, { WORKER_ENABLED: 'false' });
+    const l = await load(api, seeded, concurrency, (o) => o.volumes);
+    await api.stop();
+    const started = Date.now();
+    api = await Api.start(db, concurrency, {});
+    const ready = Date.now();
+    const finishedAll = await drained(api, seeded.orgs.map((o) => o.token), waitMs);
+    const finished: number[] = [];
+    const renewedPerOrg = new Map<string, number>();
+    for (const o of seeded.orgs) {
+      const ops = await api.operations(o.token);
+      renewedPerOrg.set(o.id, ops.length);
+      for (const t of ops) if (t.finished !== null) finished.push(t.finished);
+    }
+    finished.sort((a, b) => a - b);
+    const spanMs = finished.length > 1 ? finished[finished.length - 1] - finished[0] : 0;
+    const opsPerS = perS(finished.length, spanMs);
+    return {
+      queued: l.accepted,
+      all_finished: finishedAll,
+      operations_per_s: opsPerS,
+      ratio_to_ceiling: ratio(opsPerS, ceiling),
+      first_finished_ms_after_server_ready: finished.length > 0 ? finished[0] - ready : null,
+      server_start_ms: ready - started,
+      drain_s: round3(spanMs / 1000),
+      wallets_ok: await walletsOk(api, seeded, renewedPerOrg),
+    };
+  } finally {
+    await api?.stop();
+    await db.drop();
+  }
+}
+
+async function main(): Promise<void> {
+  const orgCounts = (process.env.ORGS || '1,100').split(',').map((s) => {
+    if (!/^\d+$/.test(s.trim()) || Number(s) < 1 || Number(s) > 1000) throw new Error('ORGS must be a list of whole numbers from 1 to 1000');
+    return Number(s);
+  });
+  const renewals = envInt('RENEWALS', 6000, 20000);
+  const concurrency = envInt('CONCURRENCY', 50, 256);
+  const queued = envInt('QUEUED', 10000, 20000, 0);
+  const idle = envInt('IDLE_SAMPLES', 20, 200, 0);
+  const waitMs = envInt('WAIT_S', 300, 1800) * 1000;
+
+  const probe = await createDatabase();
+  let ceiling: number | null;
+  try {
+    ceiling = await insertCeiling(probe);
+  } finally {
+    await probe.drop();
+  }
+  const report: Record<string, unknown> = {
+    engine: probe.engine.replace(/ \(.*\)$/, ''),
+    concurrency,
+    worker_concurrency: process.env.WORKER_CONCURRENCY ?? 'default',
+    load_average_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
+    ceiling_single_row_inserts_per_s: ceiling,
+    scenarios: [] as unknown[],
+  };
+  for (const [i, orgs] of orgCounts.entries()) {
+    (report.scenarios as unknown[]).push(await loadScenario(orgs, renewals, i === 0 ? idle : 0, concurrency, waitMs, ceiling));
+  }
+  if (queued > 0) report.queued_drain = await drainScenario(queued, concurrency, waitMs, ceiling);
+  report.load_average_at_end = loadavg().map((x) => Math.round(x * 100) / 100);
+  process.stdout.write(JSON.stringify(report, null, 2) + '\n');
 }
 
 main().catch((err: unknown) => {

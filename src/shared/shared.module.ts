@@ -1,8 +1,9 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Settings } from './config/settings';
 import { Clock, SystemClock } from './kernel/clock/clock';
+import { ShutdownNotice } from './lifecycle/shutdown-notice';
 
-/** Settings and the clock, available to every module. */
+/** Settings, the clock and the shutdown notice, available to every module. */
 @Global()
 @Module({})
 export class SharedModule {
@@ -12,8 +13,9 @@ export class SharedModule {
       providers: [
         { provide: Settings, useValue: settings },
         { provide: Clock, useValue: clock },
+        ShutdownNotice,
       ],
-      exports: [Settings, Clock],
+      exports: [Settings, Clock, ShutdownNotice],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { UNFINISHED_OPERATION_COUNTS_SQL } from '../../src/modules/monitoring/infrastructure/typeorm-service-stats';
+import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
@@ -138,6 +139,28 @@ describe('Prometheus metrics on the metrics port', () => {
     const text = JSON.stringify(plan);
     expect(text).toContain('"Index Name":"operations_claim_idx"');
     expect(text).not.toContain('"Node Type":"Seq Scan"');
+  });
+
+  it('times each operation from accepted to ended by type and status, and counts the size of each claim', async () => {
+    // The renewal accepted 90 s ago (previous test), with the parameters the API writes; the worker ends it now.
+    await t.sql(`UPDATE operations SET params = '{"term_months": 1, "currency": "USD", "amount": "2.00000"}' WHERE id = 'op_metpending00000000000'`);
+    expect(await t.app.get(AdvanceOperations).runOnce()).toEqual({ claimed: 1, succeeded: 1, failed: 0, skipped: 0 });
+    expect(await t.app.get(AdvanceOperations).runOnce()).toEqual({ claimed: 0, succeeded: 0, failed: 0, skipped: 0 });
+    const { lines } = await scrape(t);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        '# TYPE cds_operation_accept_to_finish_seconds histogram',
+        'cds_operation_accept_to_finish_seconds_bucket{le="60",type="volume.renew",status="succeeded"} 0',
+        'cds_operation_accept_to_finish_seconds_bucket{le="300",type="volume.renew",status="succeeded"} 1',
+        'cds_operation_accept_to_finish_seconds_sum{type="volume.renew",status="succeeded"} 90',
+        'cds_operation_accept_to_finish_seconds_count{type="volume.renew",status="succeeded"} 1',
+        '# TYPE cds_worker_claim_batch_size histogram',
+        'cds_worker_claim_batch_size_bucket{le="0"} 1',
+        'cds_worker_claim_batch_size_bucket{le="1"} 2',
+        'cds_worker_claim_batch_size_sum 1',
+        'cds_worker_claim_batch_size_count 2',
+      ]),
+    );
   });
 
   it('serves only /metrics on the metrics port, and the public API has no metrics path', async () => {

@@ -34,6 +34,14 @@ export interface Settings {
    * hops, or the proxies' addresses; then the client IP comes from X-Forwarded-For.
    */
   trustProxy: TrustProxy;
+  /** Operations one worker process executes at once (each on a database connection of the worker's own pool). */
+  workerConcurrency: number;
+  /** PostgreSQL statement_timeout of every connection; the client gives up on a query (and drops its connection) 2 s after it. */
+  dbStatementTimeoutMs: number;
+  /** How long opening a database connection may take. */
+  dbConnectTimeoutMs: number;
+  /** PostgreSQL idle_in_transaction_session_timeout: a transaction whose client went silent is ended by the server. */
+  dbIdleInTransactionTimeoutMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -105,6 +113,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     host: env.HOST || '0.0.0.0',
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     trustProxy: trustProxy(env),
+    workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 64),
+    dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+    dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 3_600_000),
   };
 }
 

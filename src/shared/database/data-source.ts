@@ -1,3 +1,4 @@
+import { Client, ClientConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -6,7 +7,71 @@ import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 export interface OpenDatabase {
   dataSource: DataSource;
   engine: 'postgresql' | 'embedded';
+  /** The URL the connections use (the embedded engine's socket, or DATABASE_URL). */
+  url: string;
   close(): Promise<void>;
+}
+
+/** The client gives up on a query this long after the server's statement_timeout should have ended it. */
+export const CLIENT_DEADLINE_GRACE_MS = 2_000;
+
+/**
+ * A pg Client whose queries have a deadline: when a query is still unanswered after it (the
+ * network between us and the server went silent, so the server's statement_timeout cannot
+ * reach us), the connection is destroyed. The query fails with a connection error and the
+ * pool drops the connection instead of handing out one that waits for ever.
+ */
+function deadlineClient(deadlineMs: number): typeof Client {
+  return class DeadlineClient extends Client {
+    constructor(config?: string | ClientConfig) {
+      super(config);
+      const query = this.query.bind(this) as (...args: unknown[]) => unknown;
+      (this as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+        const result = query(...args);
+        if (!(result instanceof Promise)) return result;
+        const timer = setTimeout(() => {
+          const stream = (this as unknown as { connection?: { stream?: { destroy(err?: Error): void } } }).connection?.stream;
+          stream?.destroy(new Error(`Query unanswered after ${deadlineMs} ms; connection dropped`));
+        }, deadlineMs);
+        return result.finally(() => clearTimeout(timer));
+      };
+    }
+  };
+}
+
+/**
+ * pg settings of a PostgreSQL server connection: connect timeout, TCP keepalive, the server's
+ * statement and idle-in-transaction timeouts, and the client's query deadline. Not for the
+ * embedded engine, whose socket is in this process.
+ */
+export function serverConnectionOptions(settings: Settings, applicationName: string): ClientConfig & Record<string, unknown> {
+  return {
+    application_name: applicationName,
+    connectionTimeoutMillis: settings.dbConnectTimeoutMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: settings.dbStatementTimeoutMs,
+    idle_in_transaction_session_timeout: settings.dbIdleInTransactionTimeoutMs,
+  };
+}
+
+function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolSize: number, applicationName: string): DataSource {
+  return new DataSource({
+    type: 'postgres',
+    url,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'schema_migrations',
+    migrationsTransactionMode: 'all',
+    synchronize: false,
+    logging: false,
+    poolSize,
+    extra: embedded
+      ? { application_name: applicationName }
+      : {
+          ...serverConnectionOptions(settings, applicationName),
+          Client: deadlineClient(settings.dbStatementTimeoutMs + CLIENT_DEADLINE_GRACE_MS),
+        },
+  });
 }
 
 /**
@@ -27,17 +92,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
     embedded = await startEmbeddedPostgres(settings.dataDir, poolSize);
     url = embedded.url;
   }
-  const dataSource = new DataSource({
-    type: 'postgres',
-    url,
-    migrations: MIGRATIONS,
-    migrationsTableName: 'schema_migrations',
-    migrationsTransactionMode: 'all',
-    synchronize: false,
-    logging: false,
-    poolSize,
-    extra: { application_name: 'cloud-disk-service' },
-  });
+  const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
   try {
     await dataSource.initialize();
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
@@ -49,9 +104,19 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   return {
     dataSource,
     engine: embedded ? 'embedded' : 'postgresql',
+    url,
     async close() {
       if (dataSource.isInitialized) await dataSource.destroy();
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * The operation worker's own pool on a PostgreSQL server (application_name
+ * cloud-disk-service-worker), so HTTP requests cannot starve it: one connection per operation in
+ * flight plus one for claims and hand-backs.
+ */
+export function workerDataSource(settings: Settings, url: string): DataSource {
+  return dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker');
 }

@@ -1,8 +1,8 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Settings } from '../config/settings';
-import { OpenDatabase, openDatabase } from './data-source';
-import { Db, TypeOrmUnitOfWork, UnitOfWork } from './transaction';
+import { OpenDatabase, openDatabase, workerDataSource } from './data-source';
+import { Db, TypeOrmUnitOfWork, TypeOrmWorkerUnitOfWork, UnitOfWork, WorkerUnitOfWork } from './transaction';
 
 export const OPEN_DATABASE = 'OPEN_DATABASE';
 
@@ -13,13 +13,23 @@ export const OPEN_DATABASE = 'OPEN_DATABASE';
     { provide: DataSource, inject: [OPEN_DATABASE], useFactory: (db: OpenDatabase) => db.dataSource },
     Db,
     { provide: UnitOfWork, useClass: TypeOrmUnitOfWork },
+    {
+      provide: WorkerUnitOfWork,
+      inject: [Db, OPEN_DATABASE, Settings],
+      useFactory: (db: Db, open: OpenDatabase, settings: Settings) =>
+        new TypeOrmWorkerUnitOfWork(db, open.engine === 'postgresql' ? () => workerDataSource(settings, open.url) : undefined),
+    },
   ],
-  exports: [DataSource, Db, UnitOfWork, OPEN_DATABASE],
+  exports: [DataSource, Db, UnitOfWork, WorkerUnitOfWork, OPEN_DATABASE],
 })
 export class DatabaseModule implements OnApplicationShutdown {
-  constructor(@Inject(OPEN_DATABASE) private readonly database: OpenDatabase) {}
+  constructor(
+    @Inject(OPEN_DATABASE) private readonly database: OpenDatabase,
+    @Inject(WorkerUnitOfWork) private readonly worker: TypeOrmWorkerUnitOfWork,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    await this.worker.close();
     await this.database.close();
   }
 }

@@ -2,11 +2,27 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 
-import { UnitOfWork } from './unit-of-work';
+import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
 
-export { UnitOfWork };
+export { UnitOfWork, WorkerUnitOfWork };
 
 const storage = new AsyncLocalStorage<EntityManager>();
+/** Callbacks to run once the transaction of an EntityManager has committed. */
+const committed = new WeakMap<EntityManager, Array<() => void>>();
+
+/**
+ * Runs `work` in one READ COMMITTED transaction of `dataSource`, carried to every adapter (Db)
+ * through AsyncLocalStorage; then, once it committed, the callbacks given to Db.afterCommit.
+ */
+export async function runTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  const callbacks: Array<() => void> = [];
+  const result = await dataSource.transaction('READ COMMITTED', (manager) => {
+    committed.set(manager, callbacks);
+    return storage.run(manager, work);
+  });
+  for (const callback of callbacks) callback();
+  return result;
+}
 
 /**
  * The database handle of every TypeORM adapter: inside UnitOfWork.run it is the transaction's
@@ -23,6 +39,14 @@ export class Db {
 
   inTransaction(): boolean {
     return storage.getStore() !== undefined;
+  }
+
+  /** Runs `callback` once the active transaction commits (never when it rolls back); at once outside one. */
+  afterCommit(callback: () => void): void {
+    const manager = storage.getStore();
+    const callbacks = manager && committed.get(manager);
+    if (callbacks) callbacks.push(callback);
+    else callback();
   }
 
   /** Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count. */
@@ -59,24 +83,68 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
 
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.db.inTransaction()) return work(); // joins the enclosing transaction
-    return this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work));
+    return runTransaction(this.db.dataSource, work);
   }
 
-  async savepoint<T>(work: () => Promise<T>): Promise<T> {
-    if (!this.db.inTransaction()) throw new Error('UnitOfWork.savepoint() must run inside UnitOfWork.run()');
-    const name = `sp_${++savepointCounter}`;
-    await this.db.exec(`SAVEPOINT ${name}`);
-    let result: T;
-    try {
-      result = await work();
-    } catch (err) {
-      // Undo the work's writes only; the original error is what matters if this fails too.
-      await this.db.exec(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
-      throw err;
-    }
-    await this.db.exec(`RELEASE SAVEPOINT ${name}`);
-    return result;
+  savepoint<T>(work: () => Promise<T>): Promise<T> {
+    return savepoint(this.db, work);
   }
+}
+
+/**
+ * WorkerUnitOfWork on TypeORM: on a PostgreSQL server the transactions run on the worker's own
+ * pool (opened at the first transaction, so processes that never run the worker never open it).
+ * On the embedded engine, which has one connection, they are the ordinary ones.
+ */
+export class TypeOrmWorkerUnitOfWork extends WorkerUnitOfWork {
+  private source: Promise<DataSource> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly open: (() => DataSource) | undefined,
+  ) {
+    super();
+  }
+
+  run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction()) return work();
+    if (!this.open) return runTransaction(this.db.dataSource, work);
+    const open = this.open;
+    this.source ??= Promise.resolve()
+      .then(() => open().initialize())
+      .catch((err: unknown) => {
+        this.source = undefined; // the next transaction tries again
+        throw err;
+      });
+    return this.source.then((dataSource) => runTransaction(dataSource, work));
+  }
+
+  savepoint<T>(work: () => Promise<T>): Promise<T> {
+    return savepoint(this.db, work);
+  }
+
+  async close(): Promise<void> {
+    const source = this.source;
+    this.source = undefined;
+    const dataSource = await source?.catch(() => undefined);
+    if (dataSource?.isInitialized) await dataSource.destroy();
+  }
+}
+
+async function savepoint<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  if (!db.inTransaction()) throw new Error('UnitOfWork.savepoint() must run inside UnitOfWork.run()');
+  const name = `sp_${++savepointCounter}`;
+  await db.exec(`SAVEPOINT ${name}`);
+  let result: T;
+  try {
+    result = await work();
+  } catch (err) {
+    // Undo the work's writes only; the original error is what matters if this fails too.
+    await db.exec(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => undefined);
+    throw err;
+  }
+  await db.exec(`RELEASE SAVEPOINT ${name}`);
+  return result;
 }
 
 /** PostgreSQL SQLSTATE of an error thrown by the driver, if any. */
@@ -89,3 +157,4 @@ export function sqlState(err: unknown): string | undefined {
 export const UNIQUE_VIOLATION = '23505';
 export const CHECK_VIOLATION = '23514';
 export const FOREIGN_KEY_VIOLATION = '23503';
+

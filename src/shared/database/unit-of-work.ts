@@ -10,3 +10,9 @@ export abstract class UnitOfWork {
    */
   abstract savepoint<T>(work: () => Promise<T>): Promise<T>;
 }
+
+/**
+ * The operation worker's transactions. On a PostgreSQL server they run on a pool of the
+ * worker's own, so HTTP requests cannot starve the worker nor the worker the requests.
+ */
+export abstract class WorkerUnitOfWork extends UnitOfWork {}

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { INestApplication, Logger } from '@nestjs/common';
+import { ShutdownNotice } from './shutdown-notice';
 
 /**
  * Stops accepting connections and waits for the requests in flight to be answered, at most
@@ -38,6 +39,8 @@ export function handleShutdownSignals(app: INestApplication, drainTimeoutMs: num
 
   const shutdown = async (signal: NodeJS.Signals): Promise<void> => {
     const server = app.getHttpServer() as Server;
+    // The worker stops claiming and long-polls answer now, not after the drain.
+    app.get(ShutdownNotice, { strict: false }).begin();
     const connections = await new Promise<number>((resolve) => server.getConnections((err, n) => resolve(err ? 0 : n)));
     logger.log({ msg: 'shutdown started: no new connections; waiting for requests in flight', signal, open_connections: connections, drain_timeout_ms: drainTimeoutMs });
     const hardStop = setTimeout(() => {

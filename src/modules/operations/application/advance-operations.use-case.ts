@@ -1,14 +1,16 @@
 import { hostname } from 'node:os';
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
-import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 import { WalletLedger } from '../../wallet/application/wallet.port';
-import { OperationError } from '../domain/operation';
-import { OperationExecutors } from './operation-executors';
+import { JsonObject, Operation, OperationError } from '../domain/operation';
+import { OperationExecutors, OperationStepExecutor } from './operation-executors';
+import { NoOperationSignals, OperationSignals } from './operation-signals.port';
 import { OperationRepository } from './operations.port';
+import { NoOperationsTelemetry, OperationsTelemetry } from './operations-telemetry.port';
 
 /** Operations claimed per batch. */
 export const CLAIM_BATCH_SIZE = 20;
@@ -24,13 +26,23 @@ export interface AdvanceReport {
   skipped: number;
 }
 
+const emptyReport = (): AdvanceReport => ({ claimed: 0, succeeded: 0, failed: 0, skipped: 0 });
+
+type StepTransaction =
+  | { kind: 'skipped' }
+  | { kind: 'perform'; step: OperationStepExecutor; operation: Operation }
+  | { kind: 'next' }
+  | { kind: 'succeeded'; operation: Operation };
+
 /**
- * The worker's use case. One batch: claim up to CLAIM_BATCH_SIZE operations in one transaction
+ * The worker's use case. A claim takes up to CLAIM_BATCH_SIZE operations in one transaction
  * (FOR UPDATE SKIP LOCKED, so any number of processes share the queue without taking the same
- * row), mark them running under a lease, then execute each in its own transaction: the
- * resource change, the hold's capture and `succeeded` commit together, or nothing does and the
- * operation fails with its hold released. A process that dies leaves its operations running
- * until the lease ends; then any worker takes them over.
+ * row) and marks them running under a lease; then each is executed step by step (see
+ * OperationStepExecutor): the resource change, the hold's capture and `succeeded` commit
+ * together, or nothing does. A DomainError fails the operation with its hold released; any
+ * other error (a lost connection, a deadlock) ends the lease so that the next claim retries it,
+ * at most MAX_ATTEMPTS times. A process that dies leaves its operations running until the lease
+ * ends; then any worker takes them over.
  */
 @Injectable()
 export class AdvanceOperations {
@@ -38,33 +50,27 @@ export class AdvanceOperations {
   private readonly logger = new Logger('AdvanceOperations');
 
   constructor(
-    private readonly uow: UnitOfWork,
+    @Inject(WorkerUnitOfWork) private readonly uow: UnitOfWork,
     private readonly operations: OperationRepository,
     private readonly executors: OperationExecutors,
     private readonly wallet: WalletLedger,
     private readonly clock: Clock,
     private readonly settings: Settings,
+    private readonly signals: OperationSignals = new NoOperationSignals(),
+    private readonly telemetry: OperationsTelemetry = new NoOperationsTelemetry(),
   ) {}
 
   /** Claims one batch and executes it. */
   async runOnce(): Promise<AdvanceReport> {
-    const ids = await this.claim();
-    const report: AdvanceReport = { claimed: ids.length, succeeded: 0, failed: 0, skipped: 0 };
-    for (const id of ids) {
-      try {
-        report[await this.execute(id)] += 1;
-      } catch (err) {
-        // The database failed even to record the failure: the lease will expire and a worker retries.
-        report.skipped += 1;
-        this.logger.error({ msg: 'operation could not be advanced', operation_id: id, err: describe(err) });
-      }
-    }
+    const ids = await this.claim(CLAIM_BATCH_SIZE);
+    const report: AdvanceReport = { ...emptyReport(), claimed: ids.length };
+    for (const outcome of (await this.executeBatch(ids)).values()) report[outcome] += 1;
     return report;
   }
 
   /** Runs batches until none is claimed (at most `maxBatches`). For tests and the worker's catch-up. */
   async runUntilIdle(maxBatches = 100): Promise<AdvanceReport> {
-    const total: AdvanceReport = { claimed: 0, succeeded: 0, failed: 0, skipped: 0 };
+    const total = emptyReport();
     for (let i = 0; i < maxBatches; i++) {
       const r = await this.runOnce();
       total.claimed += r.claimed;
@@ -76,58 +82,224 @@ export class AdvanceOperations {
     return total;
   }
 
-  private claim(): Promise<string[]> {
-    return this.uow.run(async () => {
+  /** Claims up to `limit` operations (oldest first) for this worker; their ids. */
+  async claim(limit: number): Promise<string[]> {
+    const ids = await this.uow.run(async () => {
       const now = this.clock.now();
       const leaseUntil = new Date(now.getTime() + this.settings.workerLeaseMs);
-      const claimable = await this.operations.lockClaimable(now, CLAIM_BATCH_SIZE);
-      for (const op of claimable) {
-        op.claim(this.workerId, leaseUntil, now);
-        await this.operations.save(op);
-      }
+      const claimable = await this.operations.lockClaimable(now, limit);
+      for (const op of claimable) op.claim(this.workerId, leaseUntil, now);
+      await this.operations.saveMany(claimable);
       return claimable.map((op) => op.id);
     });
+    this.telemetry.claimed(ids.length);
+    return ids;
   }
 
-  private async execute(id: string): Promise<ExecutionOutcome> {
-    let failure: OperationError;
-    try {
-      return await this.uow.run(async () => {
-        const op = await this.operations.lock(id);
-        // Another worker took it over (our lease ended) or it ended meanwhile: not ours to run.
-        if (!op || !op.isHeldBy(this.workerId)) return 'skipped';
-        if (op.attempts > MAX_ATTEMPTS) {
-          throw new DomainError('internal', `The operation was abandoned after ${MAX_ATTEMPTS} interrupted attempts`);
-        }
-        const executor = this.executors.get(op.type);
-        if (!executor) throw new DomainError('internal', `Operations of type ${op.type} cannot be executed`);
-        const result = await executor.execute(op);
-        op.succeed(result, this.clock.now());
-        await this.wallet.capture(op.id);
-        await this.operations.save(op);
-        return 'succeeded';
-      });
-    } catch (err) {
-      failure = this.toOperationError(id, err);
-    }
-    // The work's transaction rolled back: the resource is untouched. Fail it and give the hold back.
+  /**
+   * Gives back operations this worker claimed and has not started (shutdown): pending again,
+   * unclaimed, the attempt not counted; the workers are told there is work.
+   */
+  async handBack(ids: readonly string[]): Promise<number> {
+    if (ids.length === 0) return 0;
     return this.uow.run(async () => {
-      const op = await this.operations.lock(id);
-      if (!op || !op.isHeldBy(this.workerId)) return 'skipped';
-      op.fail(failure, this.clock.now());
-      await this.wallet.release(op.id);
-      await this.operations.save(op);
-      return 'failed';
+      const held = (await this.operations.lockMany(ids)).filter((op) => op.isHeldBy(this.workerId));
+      for (const op of held) op.handBack(this.workerId);
+      await this.operations.saveMany(held);
+      if (held.length > 0) await this.signals.announceWork();
+      return held.length;
     });
   }
 
-  private toOperationError(id: string, err: unknown): OperationError {
-    if (err instanceof DomainError) return { code: err.code, message: err.message };
-    this.logger.error({ msg: 'operation failed unexpectedly', operation_id: id, err: describe(err) });
-    return { code: 'internal', message: 'The operation failed because of an internal error; the reserved credit was released' };
+  /**
+   * Executes claimed operations together: the steps that have no external part (a renewal's
+   * only step) of every operation of the batch commit in ONE transaction, each in a savepoint,
+   * so a DomainError fails that operation alone (its writes undone, its hold released in the
+   * same transaction) while the others succeed. Operations are taken in organization order, so
+   * concurrent batches take the wallets' rows in one order (no deadlock between lanes). Any
+   * other error rolls the whole batch back and ends the leases for a retry. Operations whose
+   * next step calls out, or that have steps left, continue one by one (execute()).
+   */
+  async executeBatch(ids: readonly string[]): Promise<Map<string, ExecutionOutcome>> {
+    const outcomes = new Map<string, ExecutionOutcome>();
+    if (ids.length === 0) return outcomes;
+    let ended: Operation[] = [];
+    let oneByOne: string[] = [];
+    try {
+      ({ ended, oneByOne } = await this.uow.run(async () => {
+        const ops = (await this.operations.lockMany(ids)).sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0));
+        const changed: Operation[] = [];
+        const done: Operation[] = [];
+        const later: string[] = [];
+        for (const op of ops) {
+          if (!op.isHeldBy(this.workerId)) {
+            outcomes.set(op.id, 'skipped');
+            continue;
+          }
+          const step = this.nextStepOf(op);
+          if (step instanceof DomainError || !step.perform) {
+            try {
+              if (step instanceof DomainError) throw step;
+              const result = await this.uow.savepoint(() => step.commit(op, undefined));
+              op.completeStep(step.name);
+              if (op.nextStep()) {
+                later.push(op.id);
+              } else {
+                op.succeed(result ?? {}, this.clock.now());
+                outcomes.set(op.id, 'succeeded');
+                done.push(op);
+              }
+            } catch (err) {
+              if (!(err instanceof DomainError)) throw err;
+              op.fail({ code: err.code, message: err.message }, this.clock.now());
+              outcomes.set(op.id, 'failed');
+              done.push(op);
+            }
+            changed.push(op);
+          } else {
+            later.push(op.id);
+          }
+        }
+        // The holds last, in organization order: the wallets' rows stay locked only for the end of the transaction.
+        for (const op of done) await (op.status === 'succeeded' ? this.wallet.capture(op.id) : this.wallet.release(op.id));
+        await this.operations.saveMany(changed);
+        await this.signals.announceEnded(done.map((op) => op.id));
+        return { ended: done, oneByOne: later };
+      }));
+    } catch (err) {
+      // Nothing of the batch was committed.
+      for (const id of ids) outcomes.set(id, await this.retryLater(id, err));
+      return outcomes;
+    }
+    for (const op of ended) this.reportEnded(op);
+    for (const id of oneByOne) outcomes.set(id, await this.execute(id));
+    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
+    return outcomes;
+  }
+
+  /** The executor's step to run next, or the DomainError that fails the operation instead. */
+  private nextStepOf(op: Operation): OperationStepExecutor | DomainError {
+    if (op.attempts > MAX_ATTEMPTS) return new DomainError('internal', `The operation was abandoned after ${MAX_ATTEMPTS} interrupted attempts`);
+    const executor = this.executors.get(op.type);
+    if (!executor) return new DomainError('internal', `Operations of type ${op.type} cannot be executed`);
+    const next = op.nextStep();
+    const step = next && executor.steps.find((s) => s.name === next.name);
+    return step ?? new DomainError('internal', `Operation ${op.id} has no step its executor knows`);
+  }
+
+  /**
+   * Executes one claimed operation, step after step, until it ends or is no longer ours.
+   * Never throws: a failure to record anything leaves the operation to the lease takeover.
+   */
+  async execute(id: string): Promise<ExecutionOutcome> {
+    let performed: JsonObject | undefined;
+    try {
+      for (;;) {
+        const tx = await this.stepTransaction(id, performed);
+        if (tx.kind === 'skipped') return 'skipped';
+        if (tx.kind === 'succeeded') {
+          this.reportEnded(tx.operation);
+          return 'succeeded';
+        }
+        if (tx.kind === 'next') {
+          performed = undefined;
+          continue;
+        }
+        // The slow part, outside any transaction and row lock.
+        performed = await tx.step.perform!(tx.operation);
+      }
+    } catch (err) {
+      if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
+      return this.retryLater(id, err);
+    }
+  }
+
+  /**
+   * One transaction on the locked operation: records its next step running (when the step has
+   * an external part not yet performed), or commits that step (and, after the last, the
+   * operation's success with its hold captured).
+   */
+  private stepTransaction(id: string, performed: JsonObject | undefined): Promise<StepTransaction> {
+    return this.uow.run(async (): Promise<StepTransaction> => {
+      const op = await this.operations.lock(id);
+      // Another worker took it over (our lease ended) or it ended meanwhile: not ours to run.
+      if (!op || !op.isHeldBy(this.workerId)) return { kind: 'skipped' };
+      const step = this.nextStepOf(op);
+      if (step instanceof DomainError) throw step;
+      if (step.perform && performed === undefined) {
+        op.startStep(step.name, new Date(this.clock.now().getTime() + this.settings.workerLeaseMs));
+        await this.operations.save(op);
+        return { kind: 'perform', step, operation: op };
+      }
+      const result = await step.commit(op, performed);
+      op.completeStep(step.name);
+      if (op.nextStep()) {
+        await this.operations.save(op);
+        return { kind: 'next' };
+      }
+      op.succeed(result ?? {}, this.clock.now());
+      await this.wallet.capture(op.id);
+      await this.operations.save(op);
+      await this.signals.announceEnded([op.id]);
+      return { kind: 'succeeded', operation: op };
+    });
+  }
+
+  /** The step's transaction rolled back: the resource is untouched. Fail it and give the hold back. */
+  private async fail(id: string, failure: OperationError): Promise<ExecutionOutcome> {
+    try {
+      const ended = await this.uow.run(async () => {
+        const op = await this.operations.lock(id);
+        if (!op || !op.isHeldBy(this.workerId)) return undefined;
+        op.fail(failure, this.clock.now());
+        await this.wallet.release(op.id);
+        await this.operations.save(op);
+        await this.signals.announceEnded([op.id]);
+        return op;
+      });
+      if (!ended) return 'skipped';
+      this.reportEnded(ended);
+      return 'failed';
+    } catch (err) {
+      return this.retryLater(id, err);
+    }
+  }
+
+  /**
+   * Not a DomainError: a lost connection, a terminated backend, a deadlock, a bug. Nothing of the
+   * step was committed; end the lease so that the next claim (any worker's) retries it, within
+   * MAX_ATTEMPTS. If even that cannot be written, the lease simply runs out.
+   */
+  private async retryLater(id: string, err: unknown): Promise<ExecutionOutcome> {
+    this.logger.warn({
+      msg: 'operation step interrupted (not a DomainError: a lost connection, a terminated backend, a deadlock, a bug); it will be retried',
+      operation_id: id,
+      err: describe(err),
+    });
+    try {
+      await this.uow.run(async () => {
+        const op = await this.operations.lock(id);
+        if (!op || !op.isHeldBy(this.workerId)) return;
+        op.endLease(this.workerId, this.clock.now());
+        await this.operations.save(op);
+        await this.signals.announceWork();
+      });
+    } catch (again) {
+      this.logger.warn({ msg: 'could not end the lease; it will run out', operation_id: id, err: describe(again) });
+    }
+    return 'skipped';
+  }
+
+  private reportEnded(op: Operation): void {
+    const s = op.snapshot();
+    if (s.status !== 'succeeded' && s.status !== 'failed') return;
+    const seconds = Math.max(0, ((s.finishedAt ?? this.clock.now()).getTime() - s.createdAt.getTime()) / 1000);
+    this.telemetry.ended(s.type, s.status, seconds);
   }
 }
 
-function describe(err: unknown): { name: string; message: string } | string {
-  return err instanceof Error ? { name: err.name, message: err.message } : String(err);
+function describe(err: unknown): { name: string; message: string; code?: string } | string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown; driverError?: { code?: unknown } }).driverError?.code ?? (err as { code?: unknown }).code;
+  return { name: err.name, message: err.message, ...(typeof code === 'string' ? { code } : {}) };
 }

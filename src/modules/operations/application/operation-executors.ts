@@ -2,17 +2,36 @@ import { Injectable } from '@nestjs/common';
 import { JsonObject, Operation, OperationType } from '../domain/operation';
 
 /**
- * Does the work of one type of operation. Implemented by the module that owns the resource
- * (volumes for volume.renew) and registered with OperationExecutors, so the worker stays generic.
+ * One step of an operation, as named in its `steps`. The worker advances a step as:
+ *
+ * 1. (only when the step has `perform`) a short transaction that records the step `running`
+ *    and renews the lease;
+ * 2. `perform`, outside any transaction and row lock: the slow external call (a storage
+ *    provider). It may run again for the same operation and step (a crash, a lost answer, a
+ *    retry after a transient error), so it must be idempotent by (operation id, step name);
+ * 3. a short transaction that locks the operation, checks the worker still holds it, runs
+ *    `commit` and records the step `succeeded` (and, after the last step, the operation
+ *    `succeeded` with the hold captured).
+ *
+ * A DomainError thrown by `perform` or `commit` fails the operation (its hold released, the
+ * failed transaction's writes rolled back). Any other error is taken as transient: the
+ * operation's lease ends and a worker retries the step, within the attempt limit.
+ */
+export interface OperationStepExecutor {
+  readonly name: string;
+  perform?(operation: Operation): Promise<JsonObject>;
+  /** Writes the step's effects; the last step returns the operation's result. `performed` is perform's output. */
+  commit(operation: Operation, performed: JsonObject | undefined): Promise<JsonObject | void>;
+}
+
+/**
+ * Does the work of one type of operation, step by step. Implemented by the module that owns the
+ * resource (volumes for volume.renew) and registered with OperationExecutors, so the worker stays generic.
  */
 export interface OperationExecutor {
   readonly type: OperationType;
-  /**
-   * Runs inside the worker's transaction, which also marks the operation succeeded and captures
-   * its hold. Returns the operation's result; throws (a DomainError names the code) to fail it,
-   * and then everything it wrote is rolled back.
-   */
-  execute(operation: Operation): Promise<JsonObject>;
+  /** In the order of the operation's `steps`. */
+  readonly steps: readonly OperationStepExecutor[];
 }
 
 /** The executors by operation type. */

@@ -11,7 +11,7 @@ export interface OperationListQuery {
 /** Operations of organizations, and the worker's claims on them. */
 export abstract class OperationRepository {
   /**
-   * Stores a new operation. invalid_state when its volume already has an unfinished operation
+   * Stores a new operation and tells the workers once the transaction commits. invalid_state when its volume already has an unfinished operation
    * (the database's one-unfinished-operation-per-volume index decides, across processes).
    */
   abstract create(operation: Operation): Promise<void>;
@@ -27,6 +27,10 @@ export abstract class OperationRepository {
   abstract lockClaimable(now: Date, limit: number): Promise<Operation[]>;
   /** Locks one operation (in the active transaction), waiting for other holders. */
   abstract lock(id: string): Promise<Operation | undefined>;
+  /** Locks these operations (in the active transaction, in id order), waiting for other holders. */
+  abstract lockMany(ids: readonly string[]): Promise<Operation[]>;
   /** Writes the operation's status, steps, result, error and lease. */
   abstract save(operation: Operation): Promise<void>;
+  /** save() of several operations, in one statement. */
+  abstract saveMany(operations: readonly Operation[]): Promise<void>;
 }

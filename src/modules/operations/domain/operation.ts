@@ -161,6 +161,54 @@ export class Operation {
     s.attempts += 1;
   }
 
+  /** The first step not yet succeeded (the one to run next), or undefined when all are. */
+  nextStep(): OperationStep | undefined {
+    const step = this.state.steps.find((st) => st.status !== 'succeeded');
+    return step && { name: step.name, status: step.status };
+  }
+
+  /** Records that the held operation's step `name` is in progress, and renews the lease until `leaseUntil`. */
+  startStep(name: string, leaseUntil: Date): void {
+    this.setStep(name, 'running', 'start a step');
+    this.state.lockedUntil = new Date(leaseUntil.getTime());
+  }
+
+  /** Records that step `name` is done; the next step (if any) is now the one to run. */
+  completeStep(name: string): void {
+    this.setStep(name, 'succeeded', 'complete a step');
+  }
+
+  /**
+   * The worker gives back an operation it claimed and has not started (it is shutting down):
+   * running → pending, unclaimed, as if this claim never happened.
+   */
+  handBack(workerId: string): void {
+    const s = this.state;
+    if (!this.isHeldBy(workerId)) throw new IllegalOperationTransition(s.id, s.status, `be handed back by ${workerId}`);
+    s.status = 'pending';
+    s.lockedBy = null;
+    s.lockedUntil = null;
+    s.attempts = Math.max(0, s.attempts - 1);
+    if (s.attempts === 0) s.startedAt = null;
+  }
+
+  /**
+   * The worker's attempt broke off (a transient database error): the lease ends now, so the next
+   * claim, by any worker, takes the operation over (as after a crash, counting an attempt).
+   */
+  endLease(workerId: string, now: Date): void {
+    const s = this.state;
+    if (!this.isHeldBy(workerId)) throw new IllegalOperationTransition(s.id, s.status, `have its lease ended by ${workerId}`);
+    s.lockedUntil = new Date(now.getTime() - 1);
+  }
+
+  private setStep(name: string, status: StepStatus, action: string): void {
+    if (this.state.status !== 'running') throw new IllegalOperationTransition(this.state.id, this.state.status, action);
+    const step = this.state.steps.find((st) => st.name === name);
+    if (!step) throw new Error(`Operation ${this.state.id} has no step ${name}`);
+    step.status = status;
+  }
+
   /** running → succeeded: every step done, the result kept, the lease ended. */
   succeed(result: JsonObject, now: Date): void {
     this.end('succeed', now);

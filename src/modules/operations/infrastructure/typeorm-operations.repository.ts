@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
+import { OperationSignals } from '../application/operation-signals.port';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { JsonObject, Operation, OperationError, OperationStatus, OperationStep, OperationType } from '../domain/operation';
 
@@ -55,7 +56,10 @@ const json = (value: unknown): string | null => (value === null ? null : JSON.st
 
 @Injectable()
 export class TypeOrmOperationRepository extends OperationRepository {
-  constructor(private readonly db: Db) {
+  constructor(
+    private readonly db: Db,
+    private readonly signals: OperationSignals,
+  ) {
     super();
   }
 
@@ -78,6 +82,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
       }
       throw err;
     }
+    if (o.status === 'pending') await this.signals.announceWork();
   }
 
   async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
@@ -128,6 +133,32 @@ export class TypeOrmOperationRepository extends OperationRepository {
   async lock(id: string): Promise<Operation | undefined> {
     const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id]);
     return row && toOperation(row);
+  }
+
+  async lockMany(ids: readonly string[]): Promise<Operation[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids]);
+    return rows.map(toOperation);
+  }
+
+  async saveMany(operations: readonly Operation[]): Promise<void> {
+    if (operations.length === 0) return;
+    const all = operations.map((op) => op.snapshot());
+    const column = <K extends keyof (typeof all)[number]>(k: K) => all.map((o) => o[k]);
+    const { affected } = await this.db.exec(
+      `UPDATE operations AS o
+          SET status = v.status, steps = v.steps::jsonb, result = v.result::jsonb, error = v.error::jsonb, attempts = v.attempts,
+              locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
+                     $9::timestamptz[], $10::timestamptz[])
+              AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
+        WHERE o.id = v.id`,
+      [
+        column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
+        column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
+      ],
+    );
+    if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
   }
 
   async save(operation: Operation): Promise<void> {

@@ -53,6 +53,17 @@ export class InMemoryOperationRepository extends OperationRepository {
     return r && Operation.restore(r);
   }
 
+  async lockMany(ids: readonly string[]): Promise<Operation[]> {
+    return [...ids].sort().flatMap((id) => {
+      const r = this.rows.get(id);
+      return r ? [Operation.restore(r)] : [];
+    });
+  }
+
+  async saveMany(operations: readonly Operation[]): Promise<void> {
+    for (const op of operations) await this.save(op);
+  }
+
   async save(operation: Operation): Promise<void> {
     const o = operation.snapshot();
     if (!this.rows.has(o.id)) throw new Error(`Operation ${o.id} does not exist`);

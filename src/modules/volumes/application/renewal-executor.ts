@@ -1,20 +1,22 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
-import { OperationExecutor, OperationExecutors } from '../../operations/application/operation-executors';
+import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { JsonObject, Operation } from '../../operations/domain/operation';
 import { renewTerms } from '../domain/renewal';
 import { renewalParams } from './renewal-params';
 import { VolumeRepository } from './volumes.port';
 
 /**
- * Executes volume.renew inside the worker's transaction: locks the volume, extends it
- * (max(expires_at, now) + term), sets term and billing. A volume deleted meanwhile fails the
- * operation with invalid_state (the worker then releases the hold; the volume is untouched).
+ * Executes volume.renew: one step, `renewing`, with no external call, so the whole renewal is
+ * the worker's one closing transaction: lock the volume, extend it (max(expires_at, now) +
+ * term), set term and billing. A volume deleted meanwhile fails the operation with
+ * invalid_state (the worker then releases the hold; the volume is untouched).
  */
 @Injectable()
 export class RenewalExecutor implements OperationExecutor, OnModuleInit {
   readonly type = 'volume.renew' as const;
+  readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (operation) => this.renew(operation) }];
 
   constructor(
     private readonly volumes: VolumeRepository,
@@ -26,7 +28,7 @@ export class RenewalExecutor implements OperationExecutor, OnModuleInit {
     this.executors.register(this);
   }
 
-  async execute(operation: Operation): Promise<JsonObject> {
+  private async renew(operation: Operation): Promise<JsonObject> {
     const quote = renewalParams.read(operation.params);
     const volume = operation.volumeId ? await this.volumes.lockInOrg(operation.orgId, operation.volumeId) : undefined;
     if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);

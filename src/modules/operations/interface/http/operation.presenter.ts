@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Operation } from '../../domain/operation';
 
 /** The Operation of interface.md 2.3: volume_id for disk operations, deployment_id for template ones. */
@@ -19,3 +20,15 @@ export function presentOperation(operation: Operation) {
 }
 
 export type OperationJson = ReturnType<typeof presentOperation>;
+
+/** Strong ETag of an Operation representation: a digest of its JSON, so any change of any member changes it. */
+export function operationEtag(body: OperationJson): string {
+  return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
+}
+
+/** If-None-Match (RFC 9110 13.1.2, weak comparison): `*`, or a list holding `etag` (with or without W/). */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const bare = (tag: string): string => tag.trim().replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || bare(tag) === bare(etag));
+}

@@ -1,14 +1,15 @@
-import { Controller, Get, Param, Query } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString } from 'class-validator';
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
+import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
 import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { OperationQueries } from '../../application/operation-queries';
 import { OPERATION_STATUSES, OperationStatus } from '../../domain/operation';
-import { presentOperation } from './operation.presenter';
-import { OperationListResponse, OperationResponse } from './operations.openapi';
+import { etagMatches, operationEtag, presentOperation } from './operation.presenter';
+import { ETAG_HEADER, OperationListResponse, OperationResponse } from './operations.openapi';
 
 export class ListOperationsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size', example: 20 })
@@ -21,6 +22,22 @@ export class ListOperationsQuery {
   @IsOptional()
   @IsIn(OPERATION_STATUSES, { message: `status must be one of ${OPERATION_STATUSES.join(', ')}` })
   status?: OperationStatus;
+}
+
+export class GetOperationQuery {
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 60,
+    description:
+      'Long-poll (as AIP-151 WaitOperation): answer as soon as the operation is succeeded or failed, or with its current state ' +
+      'after this many seconds. An operation that has ended answers at once. Without it the answer is immediate.',
+    example: 30,
+  })
+  @IsOptional()
+  @IsString({ message: 'wait must be a whole number of seconds from 1 to 60' })
+  @Matches(/^0*([1-9]|[1-5][0-9]|60)$/, { message: 'wait must be a whole number of seconds from 1 to 60' })
+  wait?: string;
 }
 
 @ApiTags('Operations')
@@ -45,14 +62,55 @@ export class OperationsController {
     return { operations: page.operations.map(presentOperation), next_cursor: page.nextCursor };
   }
 
-  /** One operation of the organization (interface.md 4.3); 404 for an unknown id or another organization's. */
+  /**
+   * One operation of the organization (interface.md 4.3); 404 for an unknown id or another
+   * organization's. `wait` long-polls (lifecycle.md "Operations: long-poll and ETag"); every
+   * answer carries an ETag, and If-None-Match with the current one answers 304 with no body.
+   */
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: 'One operation: poll it until succeeded or failed', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({
+    summary: 'One operation: wait for it (?wait=seconds) or poll it until succeeded or failed',
+    description:
+      'API key scope vm:read, or any member with a session. With `wait` (1-60 seconds) the request is held until the operation ' +
+      'ends (answered within moments of it), or answers its current state when the time is up; a server shutting down answers ' +
+      'held requests at once. Every answer carries an ETag of the representation; If-None-Match with it answers 304 with no body ' +
+      '(counted by the rate limit like any request). With both, the wait comes first, then the comparison.',
+  })
   @ApiParam({ name: 'id', description: 'Operation id', example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  @ApiOkResponse({ type: OperationResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
-  @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
-  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
-    return presentOperation(await this.queries.get(principal, id));
+  @ApiHeader({
+    name: 'If-None-Match',
+    required: false,
+    description: 'The ETag of a representation you hold: 304 with no body while the operation is unchanged',
+    schema: { type: 'string', example: '"k3Jw9Qd0bX1uT7yZ2cV5nM8aLq4"' },
+  })
+  @ApiOkResponse({ type: OperationResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...ETAG_HEADER } })
+  @ApiResponse({ status: 304, description: 'Not modified: If-None-Match holds the current ETag. No body.', headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...ETAG_HEADER } })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')
+  async get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: GetOperationQuery,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    // A client that goes away ends its wait.
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    res.once('close', onClose);
+    try {
+      const operation =
+        query.wait === undefined ? await this.queries.get(principal, id) : await this.queries.wait(principal, id, Number(query.wait) * 1000, gone.signal);
+      const body = presentOperation(operation);
+      const etag = operationEtag(body);
+      res.setHeader('ETag', etag);
+      if (etagMatches(req.headers['if-none-match'], etag)) {
+        res.status(304).end();
+        return;
+      }
+      res.status(200).json(body);
+    } finally {
+      res.off('close', onClose);
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema, HeadersObject } from '@nestjs/swagger';
 import { ERROR_CODES } from '../../../../shared/http/openapi';
 import { OPERATION_STATUSES, OPERATION_TYPES } from '../../domain/operation';
 
@@ -74,3 +74,11 @@ export class OperationListResponse {
   @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
   next_cursor: string | null;
 }
+
+/** The ETag of every Operation answer (GET /v1/operations/{id}, 200 and 304). */
+export const ETAG_HEADER: HeadersObject = {
+  ETag: {
+    description: 'Strong validator of this representation of the operation; send it back as If-None-Match to get 304 while nothing changed',
+    schema: { type: 'string', example: '"k3Jw9Qd0bX1uT7yZ2cV5nM8aLq4"' },
+  },
+};

@@ -1,50 +1,147 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Settings } from '../../../../shared/config/settings';
+import { ShutdownNotice } from '../../../../shared/lifecycle/shutdown-notice';
 import { AdvanceOperations } from '../../application/advance-operations.use-case';
+import { OperationSignals } from '../../application/operation-signals.port';
 
 export const WORKER_INTERVAL_NAME = 'operations-worker';
+/** Operations one lane claims at a time. Small, so that several lanes (and processes) share a backlog. */
+export const LANE_BATCH_SIZE = 20;
+/** Operations executed in one transaction (AdvanceOperations.executeBatch); the stop flag is checked between chunks. */
+export const EXECUTION_CHUNK = 10;
+
+class Abandoned extends Error {}
 
 /**
- * The in-process worker: every WORKER_INTERVAL_MS it advances operations (unless
- * WORKER_ENABLED=false). A tick that is still running makes the next one a no-op, so the worker
- * never overlaps itself; shutdown waits for the tick in progress before the database closes.
+ * The in-process worker (unless WORKER_ENABLED=false). It is woken when work is committed
+ * (OperationSignals: LISTEN/NOTIFY on PostgreSQL, in-process on the embedded engine) and, as a
+ * fallback (lease takeovers, lost notifications), every WORKER_INTERVAL_MS.
+ *
+ * Up to WORKER_CONCURRENCY lanes run at once, each on its own connection of the worker's pool:
+ * a lane claims a small batch, executes it in chunks (the commit-only steps of a chunk in one
+ * transaction, see AdvanceOperations.executeBatch) and claims again while there is work; a lane that claimed a full batch starts another (so a backlog gets every lane,
+ * a lone operation one). A watchdog abandons a claim or an operation still unanswered after
+ * the lease (the network to the database went silent): the lane moves on and the operation is
+ * taken over when its lease ends (its transaction, if it ever reaches the server, finds it no
+ * longer held or is ended by the server's timeouts). On shutdown the lanes stop between two
+ * operations and hand back what they claimed and did not start.
  */
 @Injectable()
 export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('OperationsWorker');
-  private inFlight: Promise<void> | undefined;
+  private readonly lanes = new Set<Promise<void>>();
   private stopped = false;
+  /** Set by every wake-up; a lane that found nothing stops only when no wake-up came meanwhile. */
+  private woken = false;
+  private unsubscribe: (() => void) | undefined;
+  private handedBack = 0;
 
   constructor(
     private readonly settings: Settings,
     private readonly scheduler: SchedulerRegistry,
     private readonly advance: AdvanceOperations,
+    private readonly signals: OperationSignals,
+    private readonly shutdown: ShutdownNotice,
   ) {}
 
   onApplicationBootstrap(): void {
     if (!this.settings.workerEnabled) return;
-    this.scheduler.addInterval(WORKER_INTERVAL_NAME, setInterval(() => void this.tick(), this.settings.workerIntervalMs));
+    this.unsubscribe = this.signals.onWork(() => this.wake());
+    this.shutdown.onBegin(() => this.stop());
+    this.scheduler.addInterval(WORKER_INTERVAL_NAME, setInterval(() => this.wake(), this.settings.workerIntervalMs));
+    this.wake();
   }
 
-  /** One tick: drains what is claimable now. Skipped while the previous tick runs. */
-  tick(): Promise<void> {
-    if (this.inFlight || this.stopped) return this.inFlight ?? Promise.resolve();
-    this.inFlight = this.advance
-      .runUntilIdle(50)
-      .then(() => undefined)
+  /** Lanes at work now (for tests and metrics). */
+  get activeLanes(): number {
+    return this.lanes.size;
+  }
+
+  /** Work may be claimable: make sure a lane is looking. */
+  wake(): void {
+    this.woken = true;
+    if (this.lanes.size === 0) this.startLane();
+  }
+
+  /** Drains what is claimable now; resolves when every lane is idle. */
+  async tick(): Promise<void> {
+    this.wake();
+    while (this.lanes.size > 0) await Promise.all([...this.lanes]);
+  }
+
+  private startLane(): void {
+    if (this.stopped || this.lanes.size >= this.settings.workerConcurrency) return;
+    const lane: Promise<void> = this.runLane()
       .catch((err: unknown) => {
-        this.logger.error({ msg: 'worker tick failed', err: err instanceof Error ? err.message : String(err) });
+        this.logger.error({ msg: 'worker lane failed', err: err instanceof Error ? err.message : String(err) });
       })
-      .finally(() => {
-        this.inFlight = undefined;
-      });
-    return this.inFlight;
+      .finally(() => this.lanes.delete(lane));
+    this.lanes.add(lane);
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  private async runLane(): Promise<void> {
+    while (!this.stopped) {
+      this.woken = false;
+      let ids: string[];
+      try {
+        ids = await this.watch('claim', () => this.advance.claim(LANE_BATCH_SIZE));
+      } catch (err) {
+        if (err instanceof Abandoned) return; // the next wake-up starts another lane
+        throw err;
+      }
+      if (ids.length === LANE_BATCH_SIZE) this.startLane();
+      for (let i = 0; i < ids.length; i += EXECUTION_CHUNK) {
+        if (this.stopped) {
+          await this.handBack(ids.slice(i));
+          return;
+        }
+        const chunk = ids.slice(i, i + EXECUTION_CHUNK);
+        try {
+          await this.watch(`operations ${chunk[0]}…`, () => this.advance.executeBatch(chunk));
+        } catch (err) {
+          if (!(err instanceof Abandoned)) throw err;
+        }
+      }
+      if (ids.length === 0 && !this.woken) return;
+    }
+  }
+
+  /** Runs `work`, giving up on it (not cancelling it) once it has taken longer than the lease. */
+  private watch<T>(what: string, work: () => Promise<T>): Promise<T> {
+    const limitMs = this.settings.workerLeaseMs;
+    let timer: NodeJS.Timeout | undefined;
+    const watchdog = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        this.logger.warn({ msg: 'worker abandoned a step that outlived its lease; the operation will be taken over', what, limit_ms: limitMs });
+        reject(new Abandoned(what));
+      }, limitMs);
+    });
+    const running = work();
+    running.catch(() => undefined); // an abandoned step may still fail later
+    return Promise.race([running, watchdog]).finally(() => clearTimeout(timer));
+  }
+
+  private async handBack(ids: string[]): Promise<void> {
+    try {
+      this.handedBack += await this.advance.handBack(ids);
+    } catch (err) {
+      this.logger.warn({ msg: 'could not hand back claimed operations; their leases will run out', count: ids.length, err: err instanceof Error ? err.message : String(err) });
+    }
+  }
+
+  private stop(): void {
     this.stopped = true;
     if (this.scheduler.doesExist('interval', WORKER_INTERVAL_NAME)) this.scheduler.deleteInterval(WORKER_INTERVAL_NAME);
-    await this.inFlight;
+    this.unsubscribe?.();
+  }
+
+  /** Stops claiming; each lane finishes its current operation and hands back the rest of its batch. */
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stop();
+    while (this.lanes.size > 0) await Promise.all([...this.lanes]);
+    if (this.settings.workerEnabled) {
+      this.logger.log({ msg: 'worker stopped; claimed operations it had not started were handed back', handed_back: this.handedBack });
+    }
   }
 }
