@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../shared/database/unit-of-work';
 import { Clock, addMonthsClamped } from '../../shared/kernel/clock/clock';
-import { conflict, invalidRequest } from '../../shared/kernel/errors/domain-error';
+import { DomainError, conflict, invalidRequest } from '../../shared/kernel/errors/domain-error';
 import { newId } from '../../shared/kernel/ids/ids';
 import { Money, isCurrency } from '../../shared/kernel/money/money';
 import { Accounts } from '../auth/application/accounts.port';
@@ -9,8 +9,8 @@ import { CreateApiKey, OPERATOR } from '../auth/application/api-keys.use-cases';
 import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
-import { ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
-import { termPrice } from '../volumes/domain/volume';
+import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
+import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
 import { SeedFile, SeedOrganization } from './seed-file';
 
@@ -119,7 +119,7 @@ export class LoadSeed {
         if (!server) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is not a server of ${orgId}`);
         if (server.zoneId !== v.zone) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is in zone ${server.zoneId}, not ${v.zone}`);
       }
-      const created = await this.volumes.create({
+      const created = await this.createVolume(v.name, v.region, {
         id: v.id ?? newId('vol'),
         orgId,
         name: v.name,
@@ -140,5 +140,17 @@ export class LoadSeed {
       out.volumes.push(created.id);
     }
     return out;
+  }
+
+  /** A volume that does not fit the region's capacity (the used_gb counter) makes the file invalid. */
+  private async createVolume(name: string, regionId: string, volume: NewVolume): Promise<Volume> {
+    try {
+      return await this.volumes.create(volume);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'out_of_stock') {
+        throw invalidRequest(`Seed file: volume ${name}: region ${regionId} has not enough capacity left for it (raise its capacity_gb)`);
+      }
+      throw err;
+    }
   }
 }

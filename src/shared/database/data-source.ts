@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -7,6 +8,19 @@ export interface OpenDatabase {
   dataSource: DataSource;
   engine: 'postgresql' | 'embedded';
   close(): Promise<void>;
+}
+
+/**
+ * PGlite is one PostgreSQL session whatever the number of socket connections: a prepared statement
+ * outlives the pg client that named it. A client the pool opens later (after an idle one was
+ * closed) starts with an empty statement cache, so it clears the session's statements first
+ * (queued before any query of its own), or its first Parse of a known name would fail.
+ */
+function forgetPreparedStatementsOnConnect(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master: Pool }).master;
+  pool.on('connect', (client) => {
+    client.query('DEALLOCATE ALL').catch(() => undefined);
+  });
 }
 
 /**
@@ -40,6 +54,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   });
   try {
     await dataSource.initialize();
+    if (embedded) forgetPreparedStatementsOnConnect(dataSource);
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
   } catch (err) {
     if (dataSource.isInitialized) await dataSource.destroy();
