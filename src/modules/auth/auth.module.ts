@@ -5,6 +5,7 @@ import { Settings } from '../../shared/config/settings';
 import { Accounts } from './application/accounts.port';
 import { CreateApiKey, RevokeApiKey } from './application/api-keys.use-cases';
 import { Authenticate } from './application/authenticate.use-case';
+import { CredentialCache } from './application/credential-cache';
 import { Credentials } from './application/credentials.port';
 import { LogIn, LogOut, SignUp } from './application/sessions.use-cases';
 import { TypeOrmAccounts } from './infrastructure/typeorm-accounts.repository';
@@ -19,6 +20,8 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
   providers: [
     { provide: Accounts, useClass: TypeOrmAccounts },
     { provide: Credentials, useClass: TypeOrmCredentials },
+    // One per process: API keys and sessions read at most once a second (decisions.md revocation rule).
+    { provide: CredentialCache, useFactory: () => new CredentialCache() },
     Authenticate,
     SignUp,
     LogIn,

@@ -7,6 +7,7 @@ import { ActorType, AuditTrail } from '../../audit/application/audit-trail.port'
 import { Scope, isScope } from '../domain/principal';
 import { API_KEY_PREFIX, hashToken, newApiKeyToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
+import { CredentialCache } from './credential-cache';
 import { ApiKeyRecord, Credentials } from './credentials.port';
 
 export const MAX_API_KEYS_PER_ORG = 20;
@@ -63,15 +64,19 @@ export class RevokeApiKey {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    private readonly cache: CredentialCache = new CredentialCache(),
   ) {}
 
   async execute(input: { id: string; orgId?: string }, actor: Actor): Promise<ApiKeyRecord> {
-    return this.uow.run(async () => {
+    const revoked = await this.uow.run(async () => {
       const key = await this.credentials.revokeApiKey(input.id, input.orgId, this.clock.now());
       if (!key) throw notFound(`API key ${input.id} not found`);
       await this.audit.record({ orgId: key.orgId, actorType: actor.type, actorId: actor.id, action: 'api_key.revoke', targetId: key.id, ipAddress: actor.ip });
       return key;
     });
+    // Committed: this process stops accepting the key at once (others within the cache's 1 s).
+    this.cache.evict(revoked.id);
+    return revoked;
   }
 }
 
