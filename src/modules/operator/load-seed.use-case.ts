@@ -9,6 +9,7 @@ import { CreateApiKey, OPERATOR } from '../auth/application/api-keys.use-cases';
 import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
+import { VolumeOffer, VolumeType } from '../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
@@ -47,6 +48,9 @@ export class LoadSeed {
     }
     return this.uow.run(async () => {
       const result: SeedResult = { regions: [], organizations: [] };
+      // Offers and zones read once per file, not once per volume (the catalog does not change
+      // inside this transaction except through the regions created above, which come first).
+      const lookups = new CatalogLookups(this.catalog);
       for (const region of seed.regions) {
         await this.catalog.createRegion({
           id: region.id,
@@ -69,13 +73,17 @@ export class LoadSeed {
         result.regions.push(region.id);
       }
       for (const org of seed.organizations) {
-        result.organizations.push(await this.loadOrganization(org, passwordHashes));
+        result.organizations.push(await this.loadOrganization(org, passwordHashes, lookups));
       }
       return result;
     });
   }
 
-  private async loadOrganization(org: SeedOrganization, passwordHashes: Map<string, string>): Promise<SeedResult['organizations'][number]> {
+  private async loadOrganization(
+    org: SeedOrganization,
+    passwordHashes: Map<string, string>,
+    lookups: CatalogLookups,
+  ): Promise<SeedResult['organizations'][number]> {
     const orgId = org.id ?? newId('org');
     if (await this.accounts.organizationExists(orgId)) throw conflict(`Organization ${orgId} exists already`);
     await this.accounts.createOrganization({ id: orgId, name: org.name });
@@ -101,7 +109,7 @@ export class LoadSeed {
       out.api_keys.push({ id: created.key.id, name: created.key.name, token: created.token });
     }
     for (const server of org.servers) {
-      if (!(await this.catalog.zoneInRegion(server.region, server.zone))) {
+      if (!(await lookups.zoneInRegion(server.region, server.zone))) {
         throw invalidRequest(`Seed file: server ${server.name}: zone ${server.zone} is not in region ${server.region}`);
       }
       const created = await this.servers.create({ id: server.id ?? newId('vm'), orgId, name: server.name, regionId: server.region, zoneId: server.zone });
@@ -109,9 +117,9 @@ export class LoadSeed {
     }
     const now = this.clock.now();
     for (const v of org.volumes) {
-      const offer = await this.catalog.offer(v.region, v.type);
+      const offer = await lookups.offer(v.region, v.type);
       if (!offer) throw invalidRequest(`Seed file: volume ${v.name}: region ${v.region} sells no ${v.type} volumes`);
-      if (!(await this.catalog.zoneInRegion(v.region, v.zone))) {
+      if (!(await lookups.zoneInRegion(v.region, v.zone))) {
         throw invalidRequest(`Seed file: volume ${v.name}: zone ${v.zone} is not in region ${v.region}`);
       }
       if (v.server) {
@@ -152,5 +160,25 @@ export class LoadSeed {
       }
       throw err;
     }
+  }
+}
+
+/** The catalog reads of one seed file, memoised (a file may hold 100,000 volumes of one region). */
+class CatalogLookups {
+  private readonly offers = new Map<string, Promise<VolumeOffer | undefined>>();
+  private readonly zones = new Map<string, Promise<boolean>>();
+
+  constructor(private readonly catalog: Catalog) {}
+
+  offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined> {
+    const key = `${regionId}\u0000${type}`;
+    if (!this.offers.has(key)) this.offers.set(key, this.catalog.offer(regionId, type));
+    return this.offers.get(key)!;
+  }
+
+  zoneInRegion(regionId: string, zoneId: string): Promise<boolean> {
+    const key = `${regionId}\u0000${zoneId}`;
+    if (!this.zones.has(key)) this.zones.set(key, this.catalog.zoneInRegion(regionId, zoneId));
+    return this.zones.get(key)!;
   }
 }
