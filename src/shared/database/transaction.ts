@@ -72,7 +72,14 @@ export class Db {
       const client = (await runner.connect()) as PoolClient;
       result = await client.query(config);
     } else {
-      result = await (this.dataSource.driver as unknown as { master: Pool }).master.query(config);
+      // Not pool.query(): it destroys the connection on any query error (a constraint violation
+      // would cost a reconnect, and on the embedded engine it drops the only connection).
+      const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
+      try {
+        result = await client.query(config);
+      } finally {
+        client.release();
+      }
     }
     return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
   }
