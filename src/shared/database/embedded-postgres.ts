@@ -51,8 +51,8 @@ function lockDataDir(dir: string): () => void {
 /**
  * PostgreSQL settings of the embedded engine, after PGlite's own start parameters. PGlite keeps
  * PostgreSQL's server defaults (shared_buffers 128 MB, maintenance_work_mem 64 MB) inside its
- * WebAssembly memory, which never shrinks; these sizes suit one process serving one database:
- * the server settles at about half the memory with the same benchmark figures (README, Benchmarks).
+ * WebAssembly memory, which never shrinks; these sizes suit one process serving one small
+ * database (README, Benchmarks and memory).
  */
 export const EMBEDDED_POSTGRES_SETTINGS: Record<string, string> = {
   shared_buffers: '16MB',
