@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'supertest';
 import { CreateApiKey, OPERATOR, RevokeApiKey } from '../../src/modules/auth/application/api-keys.use-cases';
+import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -18,6 +19,9 @@ const envelope = (res: Response, code: string, message: string, details: Record<
  * interface.md section 5 and decisions.md "Authentication": every 401 and 403 case, X-Org-ID,
  * signup/login/logout, API keys, and what they leave in the database.
  */
+/** Waits out the credential cache (CREDENTIAL_CACHE_TTL_MS, decisions.md: revocations take effect within 1 s). */
+const afterCacheLifetime = () => new Promise((resolve) => setTimeout(resolve, CREDENTIAL_CACHE_TTL_MS + 50));
+
 describe('authentication: tokens, sessions, organizations, roles', () => {
   let t: TestApp;
   const rwA = apiToken('a', 'rw');
@@ -267,10 +271,11 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
       expect(res.body).toEqual(envelope(res, 'unauthorized', message));
     });
 
-    it('an expired session (expires_at in the past)', async () => {
+    it('an expired session (expires_at in the past; a change made in the database shows within the 1 s credential cache)', async () => {
       const token = await login('owner@c.test');
       expect((await t.http.get('/v1/wallet').set(bearer(token))).status).toBe(200);
       await t.sql("UPDATE sessions SET expires_at = now() - interval '1 second' WHERE token_hash = $1", [sha256(token)]);
+      await afterCacheLifetime();
       const res = await t.http.get('/v1/wallet').set(bearer(token));
       expect(res.status).toBe(401);
       expect(res.body).toEqual(envelope(res, 'unauthorized', 'Invalid token'));
@@ -285,10 +290,11 @@ describe('authentication: tokens, sessions, organizations, roles', () => {
       expect(res.body).toEqual(envelope(res, 'unauthorized', 'Invalid token'));
     });
 
-    it('an API key revoked in the database directly', async () => {
+    it('an API key revoked in the database directly (as another process would): refused within 1 s', async () => {
       const { token, key } = await t.app.get(CreateApiKey).execute({ orgId: 'org_c', name: 'temp2', scopes: ['vm:read'] }, OPERATOR);
       expect((await t.http.get('/v1/wallet').set(bearer(token))).status).toBe(200);
       await t.sql('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [key.id]);
+      await afterCacheLifetime();
       const res = await t.http.get('/v1/wallet').set(bearer(token));
       expect(res.status).toBe(401);
       expect(res.body).toEqual(envelope(res, 'unauthorized', 'Invalid token'));

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
+import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { ROOT, runCli, startServerProcess, tempDir } from '../support/processes';
 
@@ -147,9 +148,11 @@ describe('operator CLI', () => {
         ],
       });
       if (db.url) {
-        // The revocation takes effect on the running server's next request: no cache.
+        // The revocation takes effect on the running server within 1 s (its credential cache's lifetime).
+        const revokedAt = Date.now();
         const revoked = ok(['apikey:revoke', '--id', created.id as string]);
         expect(revoked).toEqual({ id: created.id, org_id: 'org_acme', revoked_at: expect.stringMatching(/Z$/) });
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, revokedAt + CREDENTIAL_CACHE_TTL_MS + 50 - Date.now())));
         const after = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
         expect(after.status).toBe(401);
         expect(((await after.json()) as { error: { code: string } }).error.code).toBe('unauthorized');

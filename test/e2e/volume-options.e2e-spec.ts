@@ -287,6 +287,24 @@ describe('GET /v1/volume-options', () => {
     }
   });
 
+  it('answers from one SQL statement at steady state: the credential from the 1 s cache, free capacity from the region counter', async () => {
+    const exec = jest.spyOn(t.app.get(Db), 'exec');
+    try {
+      const warm = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+      expect(warm.status).toBe(200);
+      exec.mockClear();
+      const res = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual(warm.body);
+      const statements = exec.mock.calls.map(([sql]) => sql);
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toMatch(/\(r\.capacity_gb - r\.used_gb\)/);
+      expect(statements[0]).not.toMatch(/sum\(/);
+    } finally {
+      exec.mockRestore();
+    }
+  });
+
   it('answers 401 without a valid token, before validating the query', async () => {
     const none = await t.http.get('/v1/volume-options');
     expect(none.status).toBe(401);

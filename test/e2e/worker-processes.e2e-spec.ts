@@ -106,7 +106,8 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
 
   beforeAll(async () => {
     t = await startTestApp();
-    await t.seed({ regions: [region()], organizations: [org('two', 200), org('kill', 300)] });
+    // 500 volumes of 100 GB: the region's capacity must hold them (used_gb <= capacity_gb).
+    await t.seed({ regions: [region('id-jkt', { capacity_gb: 100_000 })], organizations: [org('two', 200), org('kill', 300)] });
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((p) => p.stop('SIGKILL')));

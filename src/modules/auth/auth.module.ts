@@ -6,6 +6,7 @@ import { Accounts } from './application/accounts.port';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from './application/api-keys.use-cases';
 import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from './application/members.use-cases';
 import { Authenticate } from './application/authenticate.use-case';
+import { CredentialCache } from './application/credential-cache';
 import { Credentials } from './application/credentials.port';
 import { PurgeExpiredSessions } from './application/purge-expired-sessions.use-case';
 import { LogIn, LogOut, SignUp } from './application/sessions.use-cases';
@@ -23,6 +24,8 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
   providers: [
     { provide: Accounts, useClass: TypeOrmAccounts },
     { provide: Credentials, useClass: TypeOrmCredentials },
+    // One per process: API keys and sessions read at most once a second (decisions.md revocation rule).
+    { provide: CredentialCache, useFactory: () => new CredentialCache() },
     Authenticate,
     SignUp,
     LogIn,

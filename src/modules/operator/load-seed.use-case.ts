@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../shared/database/unit-of-work';
 import { Clock, addMonthsClamped } from '../../shared/kernel/clock/clock';
-import { conflict, invalidRequest } from '../../shared/kernel/errors/domain-error';
+import { DomainError, conflict, invalidRequest } from '../../shared/kernel/errors/domain-error';
 import { newId } from '../../shared/kernel/ids/ids';
 import { Money, isCurrency } from '../../shared/kernel/money/money';
 import { Accounts } from '../auth/application/accounts.port';
@@ -9,8 +9,9 @@ import { CreateApiKey, OPERATOR } from '../auth/application/api-keys.use-cases';
 import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
-import { ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
-import { termPrice } from '../volumes/domain/volume';
+import { VolumeOffer, VolumeType } from '../options/domain/catalog';
+import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
+import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
 import { SeedFile, SeedOrganization } from './seed-file';
 
@@ -55,6 +56,9 @@ export class LoadSeed {
     }
     return this.uow.run(async () => {
       const result: SeedResult = { regions: [], organizations: [] };
+      // Offers and zones read once per file, not once per volume (the catalog does not change
+      // inside this transaction except through the regions created above, which come first).
+      const lookups = new CatalogLookups(this.catalog);
       for (const region of seed.regions) {
         await this.catalog.createRegion({
           id: region.id,
@@ -77,13 +81,18 @@ export class LoadSeed {
         result.regions.push(region.id);
       }
       for (const [i, org] of seed.organizations.entries()) {
-        result.organizations.push(await this.loadOrganization(org, i, passwordHashes));
+        result.organizations.push(await this.loadOrganization(org, i, passwordHashes, lookups));
       }
       return result;
     });
   }
 
-  private async loadOrganization(org: SeedOrganization, index: number, passwordHashes: Map<string, string>): Promise<SeedResult['organizations'][number]> {
+  private async loadOrganization(
+    org: SeedOrganization,
+    index: number,
+    passwordHashes: Map<string, string>,
+    lookups: CatalogLookups,
+  ): Promise<SeedResult['organizations'][number]> {
     const orgId = org.id ?? newId('org');
     if (await this.accounts.organizationExists(orgId)) throw conflict(`Organization ${orgId} exists already`);
     await this.accounts.createOrganization({ id: orgId, name: org.name });
@@ -115,7 +124,7 @@ export class LoadSeed {
       out.api_keys.push({ id: created.key.id, name: created.key.name, token: created.token });
     }
     for (const server of org.servers) {
-      if (!(await this.catalog.zoneInRegion(server.region, server.zone))) {
+      if (!(await lookups.zoneInRegion(server.region, server.zone))) {
         throw invalidRequest(`Seed file: server ${server.name}: zone ${server.zone} is not in region ${server.region}`);
       }
       const created = await this.servers.create({ id: server.id ?? newId('vm'), orgId, name: server.name, regionId: server.region, zoneId: server.zone });
@@ -123,9 +132,9 @@ export class LoadSeed {
     }
     const now = this.clock.now();
     for (const v of org.volumes) {
-      const offer = await this.catalog.offer(v.region, v.type);
+      const offer = await lookups.offer(v.region, v.type);
       if (!offer) throw invalidRequest(`Seed file: volume ${v.name}: region ${v.region} sells no ${v.type} volumes`);
-      if (!(await this.catalog.zoneInRegion(v.region, v.zone))) {
+      if (!(await lookups.zoneInRegion(v.region, v.zone))) {
         throw invalidRequest(`Seed file: volume ${v.name}: zone ${v.zone} is not in region ${v.region}`);
       }
       if (v.server) {
@@ -133,7 +142,7 @@ export class LoadSeed {
         if (!server) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is not a server of ${orgId}`);
         if (server.zoneId !== v.zone) throw invalidRequest(`Seed file: volume ${v.name}: server ${v.server} is in zone ${server.zoneId}, not ${v.zone}`);
       }
-      const created = await this.volumes.create({
+      const created = await this.createVolume(v.name, v.region, {
         id: v.id ?? newId('vol'),
         orgId,
         name: v.name,
@@ -157,5 +166,37 @@ export class LoadSeed {
       out.volumes.push(created.id);
     }
     return out;
+  }
+
+  /** A volume that does not fit the region's capacity (the used_gb counter) makes the file invalid. */
+  private async createVolume(name: string, regionId: string, volume: NewVolume): Promise<Volume> {
+    try {
+      return await this.volumes.create(volume);
+    } catch (err) {
+      if (err instanceof DomainError && err.code === 'out_of_stock') {
+        throw invalidRequest(`Seed file: volume ${name}: region ${regionId} has not enough capacity left for it (raise its capacity_gb)`);
+      }
+      throw err;
+    }
+  }
+}
+
+/** The catalog reads of one seed file, memoised (a file may hold 100,000 volumes of one region). */
+class CatalogLookups {
+  private readonly offers = new Map<string, Promise<VolumeOffer | undefined>>();
+  private readonly zones = new Map<string, Promise<boolean>>();
+
+  constructor(private readonly catalog: Catalog) {}
+
+  offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined> {
+    const key = `${regionId}\u0000${type}`;
+    if (!this.offers.has(key)) this.offers.set(key, this.catalog.offer(regionId, type));
+    return this.offers.get(key)!;
+  }
+
+  zoneInRegion(regionId: string, zoneId: string): Promise<boolean> {
+    const key = `${regionId}\u0000${zoneId}`;
+    if (!this.zones.has(key)) this.zones.set(key, this.catalog.zoneInRegion(regionId, zoneId));
+    return this.zones.get(key)!;
   }
 }

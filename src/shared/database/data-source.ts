@@ -1,4 +1,5 @@
 import { Client, ClientConfig } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -75,6 +76,19 @@ function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolS
 }
 
 /**
+ * PGlite is one PostgreSQL session whatever the number of socket connections: a prepared statement
+ * outlives the pg client that named it. A client the pool opens later (after an idle one was
+ * closed) starts with an empty statement cache, so it clears the session's statements first
+ * (queued before any query of its own), or its first Parse of a known name would fail.
+ */
+function forgetPreparedStatementsOnConnect(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master: Pool }).master;
+  pool.on('connect', (client) => {
+    client.query('DEALLOCATE ALL').catch(() => undefined);
+  });
+}
+
+/**
  * Opens the database of the settings: the PostgreSQL server of DATABASE_URL, or embedded
  * PostgreSQL (PGlite) in DATA_DIR when it is unset. Same driver, schema and migrations for both.
  * The schema is created by migrations only, never `synchronize`.
@@ -95,6 +109,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
   try {
     await dataSource.initialize();
+    if (embedded) forgetPreparedStatementsOnConnect(dataSource);
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
   } catch (err) {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -1,4 +1,5 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
@@ -48,6 +49,49 @@ function lockDataDir(dir: string): () => void {
 }
 
 /**
+ * PostgreSQL settings of the embedded engine, after PGlite's own start parameters. PGlite keeps
+ * PostgreSQL's server defaults (shared_buffers 128 MB, maintenance_work_mem 64 MB) inside its
+ * WebAssembly memory, which never shrinks; these sizes suit one process serving one small
+ * database (README, Benchmarks and memory).
+ */
+export const EMBEDDED_POSTGRES_SETTINGS: Record<string, string> = {
+  shared_buffers: '16MB',
+  maintenance_work_mem: '16MB',
+  work_mem: '4MB',
+  temp_buffers: '1MB',
+};
+
+export function embeddedOptions(): { startParams: string[] } {
+  const settings = Object.entries(EMBEDDED_POSTGRES_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]);
+  return { startParams: [...PGlite.defaultStartParams, ...settings] };
+}
+
+/** The script that creates a new data directory in a child process (compiled next to this file). */
+const INITDB_SCRIPT = join(__dirname, 'embedded-initdb.js');
+
+/**
+ * A new data directory is created (initdb) in a short-lived child process when the compiled
+ * script is there: PGlite's initdb runs two more WebAssembly instances and copies the new
+ * directory through memory, about 500 MB that the server process would keep for its whole life
+ * (WebAssembly memory is not returned). The child gives it back when it exits. Without the
+ * script (tests running TypeScript) it happens in this process, as PGlite does by default.
+ */
+async function initializeDataDir(pgdata: string): Promise<void> {
+  if (existsSync(join(pgdata, 'PG_VERSION')) || !existsSync(INITDB_SCRIPT)) return;
+  await new Promise<void>((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [INITDB_SCRIPT, pgdata], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr?.on('data', (b: Buffer) => {
+      stderr = (stderr + b.toString()).slice(-4000);
+    });
+    child.once('error', reject);
+    child.once('exit', (code) =>
+      code === 0 ? resolvePromise() : reject(new Error(`Creating the embedded database in ${pgdata} failed (exit ${code}): ${stderr.trim()}`)),
+    );
+  });
+}
+
+/**
  * Starts embedded PostgreSQL (PGlite) behind a PostgreSQL wire-protocol socket on 127.0.0.1,
  * so the ordinary `pg` driver and TypeORM talk to it exactly as to a PostgreSQL server.
  */
@@ -55,14 +99,15 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
   let unlock = (): void => undefined;
   let db: PGlite;
   if (dataDir === MEMORY_DATA_DIR) {
-    db = await PGlite.create();
+    db = await PGlite.create(embeddedOptions());
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dirname(dir), { recursive: true });
     mkdirSync(dir, { recursive: true });
     unlock = lockDataDir(dir);
     try {
-      db = await PGlite.create(join(dir, 'pgdata'));
+      await initializeDataDir(join(dir, 'pgdata'));
+      db = await PGlite.create(join(dir, 'pgdata'), embeddedOptions());
     } catch (err) {
       unlock();
       throw err;

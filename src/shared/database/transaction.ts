@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
+import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager } from 'typeorm';
 
 import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
@@ -49,8 +50,19 @@ export class Db {
     else callback();
   }
 
-  /** Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count. */
-  async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<{ rows: T[]; affected: number }> {
+  /** Statement names in use, each bound to one SQL text (a name reused for another text is a bug). */
+  private readonly statements = new Map<string, string>();
+
+  /**
+   * Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count.
+   *
+   * With `name`, the statement is a named prepared statement: parsed and planned once per database
+   * connection, then only bound and executed (the hot reads and the renewal use it). It goes to
+   * the pg connection directly, past TypeORM's per-query bookkeeping. A name stands for one SQL
+   * text; one statement only, never one whose text varies from call to call.
+   */
+  async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<{ rows: T[]; affected: number }> {
+    if (name !== undefined) return this.execPrepared<T>(name, sql, params);
     const manager = this.manager();
     const own = manager.queryRunner ? undefined : this.dataSource.createQueryRunner();
     const runner = manager.queryRunner ?? own!;
@@ -62,14 +74,38 @@ export class Db {
     }
   }
 
-  /** Runs SQL on the active transaction (or a pooled connection); rows as plain objects. */
-  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    return (await this.exec<T>(sql, params)).rows;
+  /** Runs SQL on the active transaction (or a pooled connection); rows as plain objects. `name`: see exec. */
+  async query<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<T[]> {
+    return (await this.exec<T>(sql, params, name)).rows;
   }
 
-  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | undefined> {
-    const rows = await this.query<T>(sql, params);
+  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<T | undefined> {
+    const rows = await this.query<T>(sql, params, name);
     return rows[0];
+  }
+
+  private async execPrepared<T>(name: string, text: string, values: unknown[]): Promise<{ rows: T[]; affected: number }> {
+    const known = this.statements.get(name);
+    if (known === undefined) this.statements.set(name, text);
+    else if (known !== text) throw new Error(`Prepared statement ${name} is already bound to another SQL text`);
+    const config = { name, text, values };
+    const runner = this.manager().queryRunner;
+    let result: QueryResult;
+    if (runner) {
+      // Inside a transaction: its own connection (the runner's pg client).
+      const client = (await runner.connect()) as PoolClient;
+      result = await client.query(config);
+    } else {
+      // Not pool.query(): it destroys the connection on any query error (a constraint violation
+      // would cost a reconnect, and on the embedded engine it drops the only connection).
+      const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
+      try {
+        result = await client.query(config);
+      } finally {
+        client.release();
+      }
+    }
+    return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
   }
 }
 
@@ -152,6 +188,13 @@ export function sqlState(err: unknown): string | undefined {
   const e = err as { code?: unknown; driverError?: { code?: unknown } };
   const code = e?.driverError?.code ?? e?.code;
   return typeof code === 'string' ? code : undefined;
+}
+
+/** Name of the constraint a driver error names, if any. */
+export function constraintOf(err: unknown): string | undefined {
+  const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } };
+  const name = e?.driverError?.constraint ?? e?.constraint;
+  return typeof name === 'string' ? name : undefined;
 }
 
 export const UNIQUE_VIOLATION = '23505';

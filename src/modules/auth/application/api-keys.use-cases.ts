@@ -8,6 +8,7 @@ import { ActorType, AuditTrail } from '../../audit/application/audit-trail.port'
 import { Principal, Scope, isScope } from '../domain/principal';
 import { API_KEY_PREFIX, hashToken, newApiKeyToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
+import { CredentialCache } from './credential-cache';
 import { ApiKeyRecord, Credentials } from './credentials.port';
 
 export const MAX_API_KEYS_PER_ORG = 20;
@@ -97,12 +98,13 @@ export class RevokeApiKey {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    private readonly cache: CredentialCache = new CredentialCache(),
   ) {}
 
   /** Revokes the key (in `orgId` when given); revoking a revoked key changes nothing and writes no audit row. */
   async execute(input: { id: string; orgId?: string }, actor: Actor): Promise<ApiKeyRecord> {
     const at = this.clock.now();
-    return this.uow.run(async () => {
+    const revoked = await this.uow.run(async () => {
       const key = await this.credentials.revokeApiKey(input.id, input.orgId, at);
       if (!key) throw notFound(`API key ${input.id} not found`);
       if (key.revokedAt?.getTime() === at.getTime()) {
@@ -110,6 +112,9 @@ export class RevokeApiKey {
       }
       return key;
     });
+    // Committed: this process stops accepting the key at once (others within the cache's 1 s).
+    this.cache.evict(revoked.id);
+    return revoked;
   }
 }
 

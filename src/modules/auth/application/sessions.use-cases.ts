@@ -8,6 +8,7 @@ import { normalizeEmail } from '../domain/email';
 import { Principal } from '../domain/principal';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPassword } from '../domain/tokens';
 import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
+import { CredentialCache } from './credential-cache';
 import { Credentials } from './credentials.port';
 
 export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
@@ -102,6 +103,7 @@ export class LogOut {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    private readonly cache: CredentialCache = new CredentialCache(),
   ) {}
 
   async execute(principal: Principal, ip: string | null): Promise<void> {
@@ -110,5 +112,7 @@ export class LogOut {
       await this.credentials.revokeSession(principal.credentialId, this.clock.now());
       await this.audit.record({ orgId: principal.orgId, actorType: 'user', actorId: principal.userId, action: 'auth.logout', targetId: principal.credentialId, ipAddress: ip });
     });
+    // Committed: the session stops working on this process at once (others within the cache's 1 s).
+    this.cache.evict(principal.credentialId);
   }
 }

@@ -64,7 +64,7 @@ export class TypeOrmAccounts extends Accounts {
   }
 
   async membership(userId: string, orgId: string): Promise<Role | undefined> {
-    const row = await this.db.one<{ role: Role }>('SELECT role FROM memberships WHERE user_id = $1 AND org_id = $2', [userId, orgId]);
+    const row = await this.db.one<{ role: Role }>('SELECT role FROM memberships WHERE user_id = $1 AND org_id = $2', [userId, orgId], 'auth_membership');
     return row?.role;
   }
 
@@ -75,6 +75,7 @@ export class TypeOrmAccounts extends Accounts {
         WHERE m.user_id = $1
         ORDER BY m.created_at, o.id`,
       [userId],
+      'auth_memberships',
     );
     return rows.map((r) => ({ organization: { id: r.id, name: r.name, createdAt: r.created_at }, role: r.role, joinedAt: r.joined_at }));
   }

@@ -51,12 +51,12 @@ export class TypeOrmCredentials extends Credentials {
   }
 
   async findApiKeyByHash(hash: Buffer): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db.one<ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE token_hash = $1`, [hash]);
+    const row = await this.db.one<ApiKeyRow>(`SELECT ${API_KEY_COLUMNS} FROM api_keys WHERE token_hash = $1`, [hash], 'auth_api_key_by_hash');
     return row && toKey(row);
   }
 
   async findSessionByHash(hash: Buffer): Promise<SessionRecord | undefined> {
-    const row = await this.db.one<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE token_hash = $1`, [hash]);
+    const row = await this.db.one<SessionRow>(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE token_hash = $1`, [hash], 'auth_session_by_hash');
     return row && toSession(row);
   }
 

@@ -21,6 +21,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
         WHERE idempotency_records.expires_at <= $4
        RETURNING 1 AS claimed`,
       [scope.orgId, scope.key, scope.fingerprint, now, expiresAt],
+      'idempotency_claim',
     );
     if (claimed.length === 1) return { kind: 'claimed' };
     const row = await this.db.one<{ fingerprint: string; status_code: number | null; response_body: string | null; response_headers: Record<string, string> }>(
@@ -40,6 +41,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
       `UPDATE idempotency_records SET status_code = $3, response_body = $4, response_headers = $5
         WHERE org_id = $1 AND key = $2`,
       [scope.orgId, scope.key, response.status, response.body, JSON.stringify(response.headers)],
+      'idempotency_complete',
     );
     if (affected !== 1) throw new Error('The idempotency record to complete does not exist');
   }

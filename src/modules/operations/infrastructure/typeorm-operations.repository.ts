@@ -86,7 +86,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
   }
 
   async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
-    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE org_id = $1 AND id = $2`, [orgId, id]);
+    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE org_id = $1 AND id = $2`, [orgId, id], 'operations_find_in_org');
     return row && toOperation(row);
   }
 
@@ -114,7 +114,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
   }
 
   async hasUnfinishedForVolume(volumeId: string): Promise<boolean> {
-    const row = await this.db.one(`SELECT 1 FROM operations WHERE volume_id = $1 AND status IN ('pending', 'running') LIMIT 1`, [volumeId]);
+    const row = await this.db.one(`SELECT 1 FROM operations WHERE volume_id = $1 AND status IN ('pending', 'running') LIMIT 1`, [volumeId], 'operations_unfinished_for_volume');
     return row !== undefined;
   }
 

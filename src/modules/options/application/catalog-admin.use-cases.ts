@@ -35,8 +35,9 @@ export class SetZoneAvailability {
 }
 
 /**
- * Operator CLI `region:capacity`: sets the disk capacity shared by premium and ssd. Stock
- * (in_stock) is computed at every request from this and the live volumes, never cached.
+ * Operator CLI `region:capacity`: sets the disk capacity shared by premium and ssd, never below
+ * what the region's live volumes use (conflict). Stock (in_stock) is read at every request from
+ * this and the region's used_gb counter, never cached.
  */
 @Injectable()
 export class SetRegionCapacity {

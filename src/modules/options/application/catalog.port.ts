@@ -10,6 +10,9 @@ export abstract class Catalog {
   abstract zoneInRegion(regionId: string, zoneId: string): Promise<boolean>;
   /** Sets whether the zone accepts new disks; undefined when there is no such zone. */
   abstract setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined>;
-  /** Sets the region's disk capacity; undefined when there is no such region. */
+  /**
+   * Sets the region's disk capacity; undefined when there is no such region; conflict when the
+   * capacity asked for is below what its live volumes use.
+   */
   abstract setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined>;
 }

@@ -50,15 +50,15 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
   }
 
   /**
-   * One statement, so the capacity and the server list come from one snapshot. Capacity counts
-   * every volume of the region not deleted, premium and ssd alike; a server's data disks are
-   * the volumes not deleted attached to it (partial indexes volumes_region_live_idx,
-   * volumes_server_live_idx, servers_org_zone_idx).
+   * One statement, so the capacity and the server list come from one snapshot. Free capacity is
+   * the region's counter (capacity_gb - used_gb, kept by the volumes trigger), never a sum over
+   * its volumes; a server's data disks are the volumes not deleted attached to it
+   * (volumes_server_live_idx, servers_org_zone_idx): the work grows with the organization's
+   * servers in the region, not with the region. A named prepared statement.
    */
   async regionLoad(regionId: string, orgId: string, perServerLimit: number): Promise<RegionLoad> {
     const row = await this.db.one<LoadRow>(
-      `SELECT (r.capacity_gb - COALESCE((SELECT sum(v.size_gb) FROM volumes v
-                                          WHERE v.region_id = r.id AND v.deleted_at IS NULL), 0))::text AS free_gb,
+      `SELECT (r.capacity_gb - r.used_gb)::text AS free_gb,
               COALESCE((SELECT json_agg(json_build_object('id', s.id, 'name', s.name, 'zone_id', s.zone_id))
                           FROM servers s
                          WHERE s.org_id = $2 AND s.region_id = r.id AND s.deleted_at IS NULL
@@ -67,6 +67,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
          FROM regions r
         WHERE r.id = $1`,
       [regionId, orgId, perServerLimit],
+      'catalog_region_load',
     );
     // The region was seen by offerSnapshot; regions are never deleted, but be safe.
     if (!row) return { freeGb: 0n, servers: [] };

@@ -78,10 +78,17 @@ export class TypeOrmCatalog extends Catalog {
   }
 
   async setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined> {
+    // Never below what the region's live volumes use (regions_used_within_capacity): the
+    // conditional UPDATE takes the row lock, so no purchase slips in between check and write.
     const row = await this.db.one<{ id: string; name: string; capacity_gb: string }>(
-      'UPDATE regions SET capacity_gb = $2 WHERE id = $1 RETURNING id, name, capacity_gb::text',
+      'UPDATE regions SET capacity_gb = $2 WHERE id = $1 AND used_gb <= $2 RETURNING id, name, capacity_gb::text',
       [regionId, capacityGb],
     );
-    return row && { id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
+    if (row) return { id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
+    const current = await this.db.one<{ used_gb: string }>('SELECT used_gb::text FROM regions WHERE id = $1', [regionId]);
+    if (!current) return undefined;
+    throw conflict(
+      `Region ${regionId} has ${current.used_gb} GB in use by its volumes; its capacity cannot be set below that (asked for ${capacityGb} GB)`,
+    );
   }
 }

@@ -16,7 +16,11 @@ export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt'> & { s
 
 /** Volumes of organizations. Lookups are always scoped to one organization. */
 export abstract class VolumeRepository {
-  /** Creates the volume; conflict when the id exists or the name is taken among the organization's volumes not deleted. */
+  /**
+   * Creates the volume; conflict when the id exists or the name is taken among the organization's
+   * volumes not deleted; out_of_stock when a live volume does not fit its region's free capacity
+   * (the region's used_gb counter grows with it, in the same transaction).
+   */
   abstract create(volume: NewVolume): Promise<Volume>;
   abstract findInOrg(orgId: string, id: string): Promise<Volume | undefined>;
   /** Like findInOrg, and locks the volume's row (in the active transaction) until it ends. */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
-import { conflict } from '../../../shared/kernel/errors/domain-error';
+import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
+import { DomainError, conflict } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
@@ -91,18 +91,21 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     } catch (err) {
       if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_used_within_capacity') {
+        throw new DomainError('out_of_stock', `Region ${v.regionId} has less than ${v.sizeGb} GB of disk capacity left`);
+      }
       throw err;
     }
     return (await this.findInOrg(v.orgId, v.id))!;
   }
 
   async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
-    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2`, [orgId, id]);
+    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2`, [orgId, id], 'volumes_find_in_org');
     return row && toVolume(row);
   }
 
   async lockInOrg(orgId: string, id: string): Promise<Volume | undefined> {
-    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2 FOR UPDATE OF v`, [orgId, id]);
+    const row = await this.db.one<VolumeRow>(`${VOLUME_SELECT} WHERE v.org_id = $1 AND v.id = $2 FOR UPDATE OF v`, [orgId, id], 'volumes_lock_in_org');
     return row && toVolume(row);
   }
 
@@ -128,6 +131,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
                ORDER BY v.created_at DESC, v.id DESC LIMIT $2) l
         ORDER BY l.created_at DESC, l.id DESC`,
       params,
+      query.after ? 'volumes_list_after' : 'volumes_list_first',
     );
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toVolume);
   }
@@ -156,6 +160,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     const { affected } = await this.db.exec(
       `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5 WHERE id = $1`,
       [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+      'volumes_save_renewal',
     );
     if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
   }

@@ -43,6 +43,7 @@ export class TypeOrmWalletLedger extends WalletLedger {
     const rows = await this.db.query<BalanceRow>(
       'SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = $1',
       [orgId],
+      'wallet_balances',
     );
     return CURRENCIES.map((currency) => {
       const row = rows.find((r) => r.currency === currency);
@@ -60,6 +61,7 @@ export class TypeOrmWalletLedger extends WalletLedger {
         WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
        RETURNING currency, available::text, reserved::text`,
       [orgId, amount.currency, amount.minor.toString()],
+      'wallet_hold',
     );
     if (!row) {
       const current = await this.db.one<{ available: string }>(
@@ -71,6 +73,7 @@ export class TypeOrmWalletLedger extends WalletLedger {
     await this.db.query(
       `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo) VALUES ($1, $2, 'hold', $3, $4, 'reserved for operation')`,
       [orgId, amount.currency, amount.minor.toString(), operationId],
+      'wallet_hold_ledger',
     );
     return { held: true, balance: toBalance(row) };
   }

@@ -1,0 +1,384 @@
+/**
+ * `npm run bench` (after `npm run build`): the service's hot endpoints against their ceiling, in
+ * one run, on one machine, with autocannon.
+ *
+ *   npm run build
+ *   npm run bench                                                                  # embedded engine, temp DATA_DIR
+ *   DATABASE_URL=postgresql://postgres@127.0.0.1:5432/cds_dev npm run bench        # a fresh schema, dropped after
+ *   BENCH_OUT=bench.json BENCH_REGION_VOLUMES=100000 DATABASE_URL=... npm run bench
+ *
+ * What it does, bounded in time and on the loopback interface only:
+ *
+ * 1. First start: the server (node dist/src/main.js) on an empty database (fresh DATA_DIR or
+ *    schema) with the demo seed, its RSS sampled every 50 ms until /v1/health answers: the peak
+ *    RSS of a first start (migrations and demo seed). Then it is stopped.
+ * 2. Seed through the CLI (`node dist/src/cli/main.js seed FILE`): ORGS organizations, each with
+ *    an API key, SERVERS servers in region bench-opt, VOLUMES detached volumes in region bench-r
+ *    and a wallet; organization 1 gets HOT_VOLUMES more (the one-organization renewals); region
+ *    bench-opt holds BENCH_REGION_VOLUMES live volumes of a filler organization (what GET
+ *    /v1/volume-options must not sum).
+ * 3. The server again (worker on), and the ceiling (bench/ceiling.ts) serving the bytes the server
+ *    answered once per route. Per phase, the ceiling then the service, DURATION_S each, CONNECTIONS
+ *    connections: GET /v1/volume-options?region=bench-opt (API keys of every organization in turn),
+ *    GET /v1/operations/{id} (an operation of each organization), GET /v1/volumes?limit=20,
+ *    POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
+ *    only (its wallet row is the contended one). Each renewal has its own Idempotency-Key.
+ *
+ * Prints one table (requests/s, p50, p99, errors = failed requests and unexpected statuses, the
+ * ratio to the ceiling, the server's RSS during the phase and at its peak) and writes the same as
+ * JSON to BENCH_OUT when set. Figures, never assertions.
+ *
+ * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
+ * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
+ * a comma list of options,operation,volumes,renew,renew-one), WORKER_INTERVAL_MS (50),
+ * BENCH_SERVER_NODE_ARGS (extra node options for the measured server, e.g. "--cpu-prof").
+ */
+import http from 'node:http';
+import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Child, Database, ROOT, childEnv, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode } from './harness';
+import { envInt } from './stats';
+
+interface Reply {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+function request(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        agent,
+        headers: { ...headers, ...(body === undefined ? {} : { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), body: Buffer.concat(chunks).toString('utf8') }),
+        );
+      },
+    );
+    req.setTimeout(30_000, () => req.destroy(new Error(`${method} ${path} timed out after 30 s`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Waits (at most `ms`) until GET `path` answers 200. */
+async function waitReady(c: Child, path: string, ms: number): Promise<void> {
+  const by = Date.now() + ms;
+  for (;;) {
+    if (c.child.exitCode !== null) throw new Error(`a child process exited with ${c.child.exitCode}:\n${c.output()}`);
+    const r = await request(c.port, 'GET', path).catch(() => undefined);
+    if (r && (r.status === 200 || path !== '/v1/health')) return;
+    if (Date.now() > by) throw new Error(`no answer on ${path} within ${ms / 1000} s:\n${c.output()}`);
+    await sleep(50);
+  }
+}
+
+const SERVER_SETTINGS = {
+  HOST: '127.0.0.1',
+  METRICS_PORT: '0',
+  RATE_LIMIT_PER_MINUTE: '1000000',
+  LOG_LEVEL: 'warn',
+};
+
+/** Step 1: the server's first start on an empty database (migrations, demo seed): peak RSS until ready. */
+async function firstStart(): Promise<{ peak_rss_mib: number | null; ready_after_s: number }> {
+  const db = await createDatabase('first');
+  const port = await freePort();
+  const started = Date.now();
+  const server = spawnNode('dist/src/main.js', childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'true', WORKER_ENABLED: 'true' }), port);
+  const sampler = rssSampler(server.child.pid, 50);
+  try {
+    await waitReady(server, '/v1/health', 180_000);
+    const readyAfter = (Date.now() - started) / 1000;
+    await sleep(500);
+    return { peak_rss_mib: mib(sampler.peakKb()), ready_after_s: Math.round(readyAfter * 10) / 10 };
+  } finally {
+    sampler.stop();
+    await server.stop();
+    await db.drop();
+  }
+}
+
+interface Seeded {
+  tokens: string[];
+  /** Per organization, its volumes in region bench-r. */
+  volumes: string[][];
+  hotVolumes: string[];
+}
+
+function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: number, regionVolumes: number): object {
+  const offer = { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } };
+  const vol = (name: string, region: string, zone: string) => ({ name, type: 'premium', region, zone, size_gb: 10, term_months: 1, currency: 'USD' });
+  return {
+    regions: [
+      { id: 'bench-opt', name: 'Options', capacity_gb: regionVolumes * 10 + 100_000, zones: [{ id: 'bench-opt-a', available: true }, { id: 'bench-opt-b', available: true }], volume_offers: [offer] },
+      { id: 'bench-r', name: 'Renewals', capacity_gb: (orgs * volumes + hotVolumes) * 10 + 100_000, zones: [{ id: 'bench-r-a', available: true }], volume_offers: [offer] },
+    ],
+    organizations: [
+      ...Array.from({ length: orgs }, (_, o) => ({
+        name: `Bench ${o + 1}`,
+        wallet: { USD: '1000000.00000' },
+        members: [],
+        api_keys: [{ name: 'bench', scopes: ['vm:read', 'vm:write'] }],
+        servers: Array.from({ length: servers }, (_, s) => ({ name: `srv-${s + 1}`, region: 'bench-opt', zone: s % 2 === 0 ? 'bench-opt-a' : 'bench-opt-b' })),
+        volumes: Array.from({ length: volumes + (o === 0 ? hotVolumes : 0) }, (_, v) => vol(`vol-${v + 1}`, 'bench-r', 'bench-r-a')),
+      })),
+      ...(regionVolumes > 0
+        ? [{ name: 'Region filler', members: [], api_keys: [], servers: [], volumes: Array.from({ length: regionVolumes }, (_, v) => vol(`fill-${v + 1}`, 'bench-opt', 'bench-opt-a')) }]
+        : []),
+    ],
+  };
+}
+
+function seed(db: Database, file: object): Seeded {
+  const dir = mkdtempSync(join(tmpdir(), 'cds-bench-seed-'));
+  try {
+    const path = join(dir, 'seed.json');
+    writeFileSync(path, JSON.stringify(file));
+    const r = spawnSync(process.execPath, ['dist/src/cli/main.js', 'seed', path], {
+      cwd: ROOT,
+      env: childEnv({ ...db.env, LOG_LEVEL: 'warn' }),
+      encoding: 'utf8',
+      timeout: 1_800_000,
+      maxBuffer: 256 * 1024 * 1024,
+    });
+    if (r.status !== 0) throw new Error(`seed failed (exit ${r.status}): ${r.stderr}`);
+    const out = JSON.parse(r.stdout) as { organizations: { api_keys: { token: string }[]; volumes: string[] }[] };
+    const orgs = out.organizations.filter((o) => o.api_keys.length > 0);
+    const volumes = orgs.map((o) => o.volumes);
+    const hotVolumes = volumes[0].splice(volumes[0].length - Number(process.env.HOT_VOLUMES ?? 3000));
+    return { tokens: orgs.map((o) => o.api_keys[0].token), volumes, hotVolumes };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** One load phase: the route, how each request is made, and which statuses count as answered. */
+interface Phase {
+  key: 'options' | 'operation' | 'volumes' | 'renew' | 'renew-one';
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew';
+  label: string;
+  method: 'GET' | 'POST';
+  ok: number;
+  /** Path and headers of the n-th request. */
+  next(n: number): { path: string; headers: Record<string, string>; body?: string };
+}
+
+interface Measured {
+  requests_per_s: number;
+  p50_ms: number;
+  p99_ms: number;
+  requests: number;
+  errors: number;
+  statuses: Record<string, number>;
+}
+
+async function load(port: number, phase: Phase, connections: number, durationS: number, expect: number): Promise<Measured> {
+  let n = 0;
+  const statuses: Record<string, number> = {};
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    duration: durationS,
+    timeout: 30,
+    requests: [
+      {
+        method: phase.method,
+        setupRequest: (req) => {
+          const r = phase.next(n++);
+          return { ...req, path: r.path, headers: { ...r.headers, ...(r.body === undefined ? {} : { 'content-type': 'application/json' }) }, body: r.body };
+        },
+        onResponse: (status) => {
+          statuses[status] = (statuses[status] ?? 0) + 1;
+        },
+      },
+    ],
+  });
+  const answered = statuses[expect] ?? 0;
+  const total = Object.values(statuses).reduce((a, b) => a + b, 0);
+  return {
+    requests_per_s: Math.round(answered / result.duration),
+    p50_ms: result.latency.p50,
+    p99_ms: result.latency.p99,
+    requests: total,
+    errors: result.errors + result.timeouts + (total - answered),
+    statuses,
+  };
+}
+
+function table(rows: Record<string, unknown>[]): string {
+  const columns = Object.keys(rows[0]);
+  const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))));
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((r) => r[i].length)));
+  const line = (values: string[]): string => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]) : v.padStart(widths[i]))).join('  ');
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...cells.map(line)].join('\n');
+}
+
+async function main(): Promise<void> {
+  const orgs = envInt('ORGS', 100, 10_000);
+  const servers = envInt('SERVERS', 20, 1000, 0);
+  const volumes = envInt('VOLUMES', 60, 10_000, 1);
+  const hotVolumes = envInt('HOT_VOLUMES', 3000, 100_000, 1);
+  const regionVolumes = envInt('BENCH_REGION_VOLUMES', 100, 10_000_000, 0);
+  const connections = envInt('CONNECTIONS', 50, 1000);
+  const durationS = envInt('DURATION_S', 10, 120);
+  const workerIntervalMs = envInt('WORKER_INTERVAL_MS', 50, 60_000, 10);
+  const wanted = (process.env.PHASES || 'options,operation,volumes,renew,renew-one').split(',').map((s) => s.trim());
+  process.env.HOT_VOLUMES = String(hotVolumes);
+
+  const log = (s: string): void => void process.stderr.write(`${s}\n`);
+  log(`first start on an empty ${process.env.DATABASE_URL ? 'PostgreSQL schema' : 'embedded database'} ...`);
+  const first = await firstStart();
+  log(`  peak RSS ${first.peak_rss_mib} MiB, ready after ${first.ready_after_s} s`);
+
+  const db = await createDatabase('run');
+  let server: Child | undefined;
+  let ceiling: Child | undefined;
+  const tmp = mkdtempSync(join(tmpdir(), 'cds-bench-ceiling-'));
+  try {
+    log(`seeding ${orgs} organizations, ${orgs * volumes + hotVolumes} volumes to renew, ${regionVolumes} in the options region, through the CLI ...`);
+    const seededAt = Date.now();
+    const seeded = seed(db, seedFile(orgs, servers, volumes, hotVolumes, regionVolumes));
+    log(`  seeded in ${Math.round((Date.now() - seededAt) / 100) / 10} s`);
+
+    const port = await freePort();
+    server = spawnNode(
+      'dist/src/main.js',
+      childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'false', WORKER_ENABLED: 'true', WORKER_INTERVAL_MS: String(workerIntervalMs) }),
+      port,
+      (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    );
+    await waitReady(server, '/v1/health', 180_000);
+    const pid = server.child.pid;
+    const rssIdle = rssKb(pid);
+    const overall = rssSampler(pid, 100);
+    const phaseRss = rssSampler(pid, 100);
+
+    const auth = (o: number): Record<string, string> => ({ authorization: `Bearer ${seeded.tokens[o % seeded.tokens.length]}` });
+    // One operation per organization to read back (a renewal of its first volume, ended by the worker).
+    const operations: string[] = [];
+    for (let o = 0; o < seeded.tokens.length; o++) {
+      const r = await request(port, 'POST', `/v1/volumes/${seeded.volumes[o][0]}/renew`, { ...auth(o), 'Idempotency-Key': randomUUID() }, '{"term_months":1}');
+      if (r.status !== 202) throw new Error(`warm-up renewal answered ${r.status}: ${r.body}`);
+      operations.push((JSON.parse(r.body) as { operation: { id: string } }).operation.id);
+    }
+    // Each organization's next volume to renew (volume 0 was renewed above).
+    const cursor = seeded.volumes.map(() => 1);
+    let hot = 0;
+    const renewBody = '{"term_months":1}';
+    const phases: Phase[] = [
+      { key: 'options', route: 'volume-options', label: 'GET /v1/volume-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volume-options?region=bench-opt&type=premium', headers: auth(n) }) },
+      { key: 'operation', route: 'operation', label: 'GET /v1/operations/{id}', method: 'GET', ok: 200, next: (n: number) => ({ path: `/v1/operations/${operations[n % operations.length]}`, headers: auth(n % operations.length) }) },
+      { key: 'volumes', route: 'volumes', label: 'GET /v1/volumes?limit=20', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volumes?limit=20', headers: auth(n) }) },
+      {
+        key: 'renew',
+        route: 'renew',
+        label: `POST renew, ${seeded.tokens.length} orgs`,
+        method: 'POST',
+        ok: 202,
+        next: (n: number) => {
+          const o = n % seeded.tokens.length;
+          const list = seeded.volumes[o];
+          const id = list[cursor[o]++ % list.length];
+          return { path: `/v1/volumes/${id}/renew`, headers: { ...auth(o), 'idempotency-key': randomUUID() }, body: renewBody };
+        },
+      },
+      {
+        key: 'renew-one',
+        route: 'renew',
+        label: 'POST renew, 1 org',
+        method: 'POST',
+        ok: 202,
+        next: () => ({ path: `/v1/volumes/${seeded.hotVolumes[hot++ % seeded.hotVolumes.length]}/renew`, headers: { ...auth(0), 'idempotency-key': randomUUID() }, body: renewBody }),
+      },
+    ].filter((p) => wanted.includes(p.key)) as Phase[];
+
+    // The ceiling serves the bytes the service answered once per route.
+    const canned: Record<string, Reply> = {};
+    for (const p of phases) {
+      if (canned[p.route]) continue;
+      const r = p.next(0);
+      const reply = await request(port, p.method, r.path, r.headers, r.body);
+      if (reply.status !== p.ok) throw new Error(`${p.label} answered ${reply.status}: ${reply.body}`);
+      canned[p.route] = reply;
+    }
+    const cannedFile = join(tmp, 'responses.json');
+    writeFileSync(cannedFile, JSON.stringify(canned));
+    const ceilingPort = await freePort();
+    ceiling = spawnNode('dist/bench/ceiling.js', childEnv({ CEILING_RESPONSES: cannedFile, PORT: String(ceilingPort) }), ceilingPort);
+    await waitReady(ceiling, '/v1/volumes', 30_000);
+
+    const results: Record<string, unknown>[] = [];
+    for (const p of phases) {
+      log(`${p.label}: ceiling ${durationS} s, then the service ${durationS} s ...`);
+      const top = await load(ceilingPort, p, connections, durationS, p.ok);
+      phaseRss.reset();
+      const svc = await load(port, p, connections, durationS, p.ok);
+      const phasePeak = phaseRss.peakKb();
+      results.push({
+        endpoint: p.label,
+        'req/s': svc.requests_per_s,
+        p50_ms: svc.p50_ms,
+        p99_ms: svc.p99_ms,
+        errors: svc.errors,
+        'ceiling req/s': top.requests_per_s,
+        ratio: top.requests_per_s > 0 ? Math.round((svc.requests_per_s / top.requests_per_s) * 100) / 100 : null,
+        'rss_peak_mib': mib(phasePeak),
+        statuses: svc.statuses,
+        ceiling: top,
+      });
+    }
+    const rssEnd = rssKb(pid);
+    const peak = overall.peakKb();
+    overall.stop();
+    phaseRss.stop();
+
+    const report = {
+      engine: db.engine,
+      machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
+      settings: { orgs, servers_per_org: servers, volumes_per_org: volumes, hot_volumes: hotVolumes, region_volumes: regionVolumes, connections, duration_s: durationS, worker_interval_ms: workerIntervalMs },
+      first_start: first,
+      server_rss_mib: { idle_after_seed: mib(rssIdle), at_end: mib(rssEnd), peak_under_load: mib(peak) },
+      phases: results,
+    };
+    const printable = results.map((r) => {
+      const { statuses: _s, ceiling: _c, ...rest } = r;
+      return rest;
+    });
+    process.stdout.write(
+      `\nCloud Disk Service bench: ${db.engine}, ${orgs} organizations, ${regionVolumes} volumes in the options region, ${connections} connections, ${durationS} s per phase\n\n` +
+        `${table(printable)}\n\n` +
+        `server RSS: first start peak ${first.peak_rss_mib} MiB (ready after ${first.ready_after_s} s); ` +
+        `idle after seed ${mib(rssIdle)} MiB, peak under load ${mib(peak)} MiB, at end ${mib(rssEnd)} MiB\n`,
+    );
+    if (process.env.BENCH_OUT) writeFileSync(process.env.BENCH_OUT, JSON.stringify(report, null, 2) + '\n');
+    const bad = results.filter((r) => (r.errors as number) > 0);
+    if (bad.length > 0) log(`\nSome requests failed or answered an unexpected status (see statuses in BENCH_OUT); the server's last output:\n${server.output().slice(-4000)}`);
+  } finally {
+    agent.destroy();
+    await ceiling?.stop();
+    await server?.stop();
+    rmSync(tmp, { recursive: true, force: true });
+    await db.drop();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,70 @@
+/**
+ * The ceiling of `npm run bench`: a bare Nest 12 + Express application that answers the
+ * benchmarked routes with the very bytes the service answered once (status, Content-Type, body),
+ * from memory. No database, guards, pipes, logging or metrics: what is left is Node, Express and
+ * Nest's routing, so the service's requests per second are read as a fraction of this.
+ *
+ *   CEILING_RESPONSES=/tmp/responses.json PORT=4000 node dist/bench/ceiling.js
+ *
+ * CEILING_RESPONSES names a JSON file `{ "<route key>": {status, contentType, body} }` with the
+ * keys of ROUTES. Listens on 127.0.0.1 only. Started and stopped by bench/bench.ts.
+ */
+import 'reflect-metadata';
+import { readFileSync } from 'node:fs';
+import { Controller, Get, HttpCode, Module, Post, Res } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { Response } from 'express';
+
+interface CannedResponse {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew';
+
+let canned: Record<RouteKey, CannedResponse>;
+
+function send(res: Response, key: RouteKey): void {
+  const r = canned[key];
+  res.status(r.status).type(r.contentType).send(r.body);
+}
+
+@Controller('v1')
+class CeilingController {
+  @Get('volume-options')
+  options(@Res() res: Response): void {
+    send(res, 'volume-options');
+  }
+
+  @Get('operations/:id')
+  operation(@Res() res: Response): void {
+    send(res, 'operation');
+  }
+
+  @Get('volumes')
+  volumes(@Res() res: Response): void {
+    send(res, 'volumes');
+  }
+
+  @Post('volumes/:id/renew')
+  @HttpCode(202)
+  renew(@Res() res: Response): void {
+    send(res, 'renew');
+  }
+}
+
+@Module({ controllers: [CeilingController] })
+class CeilingModule {}
+
+async function main(): Promise<void> {
+  canned = JSON.parse(readFileSync(process.env.CEILING_RESPONSES ?? '', 'utf8')) as Record<RouteKey, CannedResponse>;
+  const app = await NestFactory.create(CeilingModule, { logger: false });
+  await app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
+  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`ceiling: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,126 @@
+/**
+ * What the benchmarks share: their own server processes on their own database (a temporary
+ * embedded DATA_DIR or a fresh PostgreSQL schema, removed at the end), free loopback ports, and the
+ * server's resident memory from /proc. bench/renewal.ts has copies of these from before; it should
+ * import them from here when it is folded into `npm run bench`.
+ */
+import net from 'node:net';
+import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+
+export const ROOT = join(__dirname, '../..');
+export const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Kibibytes of resident memory of a process (VmRSS), null where unavailable. */
+export function rssKb(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+export const mib = (kb: number | null): number | null => (kb === null ? null : Math.round(kb / 102.4) / 10);
+
+/** Peak and last RSS of a process, sampled every `everyMs` until stopped. */
+export function rssSampler(pid: number | undefined, everyMs: number): { peakKb(): number; reset(): void; stop(): void } {
+  let peak = 0;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssKb(pid) ?? 0);
+  }, everyMs);
+  return {
+    peakKb: () => Math.max(peak, rssKb(pid) ?? 0),
+    reset: () => {
+      peak = rssKb(pid) ?? 0;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** This process's environment without the settings that belong to the bench or to one child. */
+export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'ORGS', 'SERVERS', 'VOLUMES', 'CONNECTIONS', 'BENCH_OUT']) delete env[k];
+  return { ...env, ...extra };
+}
+
+export interface Database {
+  engine: 'embedded' | 'postgresql';
+  env: Record<string, string>;
+  drop(): Promise<void>;
+}
+
+export async function createDatabase(label: string): Promise<Database> {
+  const base = process.env.DATABASE_URL;
+  if (!base) {
+    const dir = mkdtempSync(join(tmpdir(), `cds-bench-${label}-`));
+    return { engine: 'embedded', env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const parsed = new URL(base);
+  if (!LOCAL_HOSTS.includes(parsed.hostname)) throw new Error('DATABASE_URL must name a server on 127.0.0.1 or localhost (the bench loads the local machine only)');
+  const schema = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  parsed.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    engine: 'postgresql',
+    env: { DATABASE_URL: parsed.toString() },
+    async drop() {
+      try {
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      } finally {
+        await admin.end();
+      }
+    },
+  };
+}
+
+export interface Child {
+  child: ChildProcess;
+  port: number;
+  output(): string;
+  stop(): Promise<void>;
+}
+
+export function spawnNode(script: string, env: NodeJS.ProcessEnv, port: number, nodeArgs: string[] = []): Child {
+  const child = spawn(process.execPath, [...nodeArgs, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (b: Buffer): void => {
+    out = (out + b.toString()).slice(-20_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    child,
+    port,
+    output: () => out,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+

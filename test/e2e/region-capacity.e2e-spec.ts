@@ -1,0 +1,188 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runCommand } from '../../src/cli/commands';
+import { SetRegionCapacity } from '../../src/modules/options/application/catalog-admin.use-cases';
+import { REGION_USED_GB_MISMATCHES } from '../../src/modules/options/infrastructure/region-capacity.sql';
+import { VolumeRepository } from '../../src/modules/volumes/application/volumes.port';
+import { UnitOfWork } from '../../src/shared/database/unit-of-work';
+import { Money } from '../../src/shared/kernel/money/money';
+import { tempDir } from '../support/processes';
+import { TestApp, startTestApp } from '../support/test-app';
+import { apiToken, bearer, organization, region } from '../support/fixtures';
+
+/**
+ * Region capacity is a counter (lifecycle.md): regions.used_gb = the sum of size_gb of the region's
+ * live volumes, kept in the same transaction as every volume write (a trigger on volumes), never
+ * above capacity_gb. What writes volumes today: the seed loader; the CLI changes capacity. The
+ * volume writes purchases, failures and deletes will make (issue 12) are made here in SQL and
+ * through the repository, and the counter must follow each exactly.
+ */
+const volume = (id: string, region: string, sizeGb: number, extra: Record<string, unknown> = {}) => ({
+  id, name: id.replace(/^vol_/, ''), type: 'premium', region, zone: `${region}-a`, size_gb: sizeGb, term_months: 1, currency: 'USD', ...extra,
+});
+
+describe('region capacity counter (regions.used_gb)', () => {
+  let t: TestApp;
+  const rw = bearer(apiToken('cap', 'rw'));
+  const counters = async () =>
+    Object.fromEntries(
+      (await t.sql<{ id: string; capacity_gb: string; used_gb: string }>('SELECT id, capacity_gb::text, used_gb::text FROM regions ORDER BY id')).map((r) => [
+        r.id,
+        { capacity: Number(r.capacity_gb), used: Number(r.used_gb) },
+      ]),
+    );
+  const mismatches = () => t.sql(REGION_USED_GB_MISMATCHES);
+  const inStock = async (regionId: string) => {
+    const res = await t.http.get(`/v1/volume-options?region=${regionId}`).set(rw);
+    expect(res.status).toBe(200);
+    return res.body.in_stock as boolean;
+  };
+  const insertSql = (id: string, regionId: string, sizeGb: number) =>
+    t.sql(
+      `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, term_months, billing_currency,
+                            billing_amount, price_usd_minor, price_idr_minor, expires_at)
+       VALUES ($1, 'org_cap', $1, 'available', 'premium', $2, $2 || '-a', $3, 1, 'USD', 0, 0, 0, now() + interval '1 month')`,
+      [id, regionId, sizeGb],
+    );
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed({
+      regions: [region('id-jkt', { capacity_gb: 1000 }), region('sg-sin', { name: 'Singapore', capacity_gb: 300 }), region('au-syd', { name: 'Sydney', capacity_gb: 50 })],
+      organizations: [
+        organization('cap', {
+          // the fixture's attached 100 GB volume in id-jkt, and more
+          volumes: [
+            ...organization('cap').volumes,
+            volume('vol_capa', 'id-jkt', 40),
+            volume('vol_capb', 'sg-sin', 250),
+          ],
+        }),
+        organization('cap2', { api_keys: [], members: [], volumes: [...organization('cap2').volumes, volume('vol_cap2a', 'sg-sin', 30)] }),
+      ],
+    });
+  });
+  afterAll(async () => t?.close());
+
+  it('after the seed: used_gb is each region’s live volumes, the invariant query finds nothing, stock follows it', async () => {
+    expect(await counters()).toEqual({
+      'au-syd': { capacity: 50, used: 0 },
+      'id-jkt': { capacity: 1000, used: 100 + 40 + 100 },
+      'sg-sin': { capacity: 300, used: 250 + 30 },
+    });
+    expect(await mismatches()).toEqual([]);
+    expect(await inStock('id-jkt')).toBe(true);
+    expect(await inStock('sg-sin')).toBe(true); // 20 GB free, premium min_gb 10
+  });
+
+  it('a seed whose volumes overfill a region is refused whole, naming the volume; nothing is written', async () => {
+    const before = await counters();
+    await expect(
+      t.seed({
+        regions: [region('br-sao', { name: 'Sao Paulo', capacity_gb: 100 })],
+        organizations: [organization('over', { servers: [], volumes: [volume('vol_over1', 'br-sao', 60), volume('vol_over2', 'br-sao', 50)] })],
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'Seed file: volume over2: region br-sao has not enough capacity left for it (raise its capacity_gb)',
+    });
+    expect(await counters()).toEqual(before);
+    expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_over'")).toEqual([]);
+
+    // The same through the CLI's command runner.
+    const dir = tempDir('cds-cap-seed-');
+    try {
+      const file = join(dir.path, 'over.json');
+      writeFileSync(file, JSON.stringify({ regions: [region('br-sao', { name: 'Sao Paulo', capacity_gb: 100 })], organizations: [organization('over', { servers: [], volumes: [volume('vol_over1', 'br-sao', 101)] })] }));
+      await expect(runCommand(['seed', file], t.settings)).rejects.toMatchObject({
+        code: 'invalid_request',
+        message: 'Seed file: volume over1: region br-sao has not enough capacity left for it (raise its capacity_gb)',
+      });
+    } finally {
+      dir.remove();
+    }
+    expect(await counters()).toEqual(before);
+  });
+
+  it('region:capacity refuses a capacity below used_gb with a clear error, accepts exactly used_gb (then out of stock)', async () => {
+    const setCapacity = t.app.get(SetRegionCapacity);
+    await expect(setCapacity.execute({ regionId: 'sg-sin', gb: '279' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'Region sg-sin has 280 GB in use by its volumes; its capacity cannot be set below that (asked for 279 GB)',
+    });
+    await expect(setCapacity.execute({ regionId: 'sg-sin', gb: '0' })).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'Region sg-sin has 280 GB in use by its volumes; its capacity cannot be set below that (asked for 0 GB)',
+    });
+    expect((await counters())['sg-sin']).toEqual({ capacity: 300, used: 280 });
+    expect(await t.sql("SELECT count(*)::int AS n FROM audit_log WHERE action = 'catalog.region_capacity_set'")).toEqual([{ n: 0 }]);
+
+    expect(await setCapacity.execute({ regionId: 'sg-sin', gb: '280' })).toEqual({ id: 'sg-sin', name: 'Singapore', capacityGb: 280 });
+    expect((await counters())['sg-sin']).toEqual({ capacity: 280, used: 280 });
+    expect(await inStock('sg-sin')).toBe(false);
+    await setCapacity.execute({ regionId: 'sg-sin', gb: '300' });
+    expect(await inStock('sg-sin')).toBe(true);
+  });
+
+  it('follows every volume write a purchase, a failure or a delete makes, and refuses to overfill', async () => {
+    // purchase accepted (status creating) and ready
+    await insertSql('vol_p1', 'au-syd', 30);
+    expect((await counters())['au-syd']).toEqual({ capacity: 50, used: 30 });
+    await t.sql("UPDATE volumes SET status = 'available' WHERE id = 'vol_p1'");
+    expect((await counters())['au-syd'].used).toBe(30);
+    // a renewal-like write (no size, region or deletion change) leaves it alone
+    await t.sql("UPDATE volumes SET expires_at = expires_at + interval '1 month', term_months = 3 WHERE id = 'vol_p1'");
+    expect((await counters())['au-syd'].used).toBe(30);
+    // more than is free: refused by CHECK (used_gb <= capacity_gb), nothing written
+    await expect(insertSql('vol_p2', 'au-syd', 21)).rejects.toMatchObject({ message: expect.stringContaining('regions_used_within_capacity') });
+    expect(await t.sql("SELECT id FROM volumes WHERE id = 'vol_p2'")).toEqual([]);
+    // exactly what is free
+    await insertSql('vol_p2', 'au-syd', 20);
+    expect((await counters())['au-syd']).toEqual({ capacity: 50, used: 50 });
+    expect(await inStock('au-syd')).toBe(false);
+    // a failed purchase / a finished delete: the volume becomes deleted, its capacity comes back
+    await t.sql("UPDATE volumes SET status = 'deleted', deleted_at = now() WHERE id = 'vol_p2'");
+    expect((await counters())['au-syd'].used).toBe(30);
+    // a delete in progress still holds its capacity
+    await t.sql("UPDATE volumes SET status = 'deleting' WHERE id = 'vol_p1'");
+    expect((await counters())['au-syd'].used).toBe(30);
+    // a resize, a move to another region, a row removed
+    await t.sql("UPDATE volumes SET size_gb = 40 WHERE id = 'vol_p1'");
+    expect((await counters())['au-syd'].used).toBe(40);
+    await t.sql("UPDATE volumes SET region_id = 'id-jkt', zone_id = 'id-jkt-a' WHERE id = 'vol_p1'");
+    expect(await counters()).toMatchObject({ 'au-syd': { used: 0 }, 'id-jkt': { used: 280 } });
+    await t.sql("DELETE FROM volumes WHERE id IN ('vol_p1', 'vol_p2')");
+    expect(await counters()).toMatchObject({ 'au-syd': { used: 0 }, 'id-jkt': { used: 240 } });
+    expect(await mismatches()).toEqual([]);
+  });
+
+  it('two writers racing for the last gigabytes: exactly one gets them, the other out_of_stock', async () => {
+    const uow = t.app.get(UnitOfWork);
+    const volumes = t.app.get(VolumeRepository);
+    const price = { USD: Money.ofMinor('USD', 0n), IDR: Money.ofMinor('IDR', 0n) };
+    const create = (id: string) =>
+      uow.run(() =>
+        volumes.create({
+          id, orgId: 'org_cap', name: id, status: 'creating', type: 'premium', regionId: 'au-syd', zoneId: 'au-syd-a', sizeGb: 30,
+          serverId: null, mountPath: null, mounted: false, termMonths: 1, billing: Money.ofMinor('USD', 0n), price,
+          expiresAt: new Date(Date.now() + 86_400_000), note: null, labels: {}, deleteProtection: false,
+        }),
+      );
+    const results = await Promise.allSettled([create('vol_race1'), create('vol_race2')]);
+    const won = results.filter((r) => r.status === 'fulfilled');
+    const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(lost[0].reason).toMatchObject({ code: 'out_of_stock', message: 'Region au-syd has less than 30 GB of disk capacity left' });
+    expect((await counters())['au-syd']).toEqual({ capacity: 50, used: 30 });
+    expect(await t.sql("SELECT count(*)::int AS n FROM volumes WHERE id LIKE 'vol_race%'")).toEqual([{ n: 1 }]);
+    expect(await mismatches()).toEqual([]);
+  });
+
+  it('the invariant query names a region whose counter was broken by hand', async () => {
+    await t.sql("UPDATE regions SET used_gb = used_gb + 1 WHERE id = 'au-syd'");
+    expect(await mismatches()).toEqual([{ region_id: 'au-syd', used_gb: '31', live_gb: '30' }]);
+    await t.sql("UPDATE regions SET used_gb = used_gb - 1 WHERE id = 'au-syd'");
+    expect(await mismatches()).toEqual([]);
+  });
+});
