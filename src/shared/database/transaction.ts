@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
 
 import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
 
@@ -91,6 +91,17 @@ export class Db {
     const config = { name, text, values };
     const runner = this.manager().queryRunner;
     let result: QueryResult;
+    try {
+      result = await this.runPrepared(config, runner);
+    } catch (err) {
+      // The same error as TypeORM's path throws (sqlState, constraintOf and the logs see one shape).
+      throw err instanceof Error && 'code' in err ? new QueryFailedError(text, values, err) : err;
+    }
+    return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
+  }
+
+  private async runPrepared(config: { name: string; text: string; values: unknown[] }, runner: QueryRunner | undefined): Promise<QueryResult> {
+    let result: QueryResult;
     if (runner) {
       // Inside a transaction: its own connection (the runner's pg client).
       const client = (await runner.connect()) as PoolClient;
@@ -105,7 +116,7 @@ export class Db {
         client.release();
       }
     }
-    return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
+    return result;
   }
 }
 
