@@ -24,6 +24,9 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   });
   if (options.logger !== false) app.useLogger(app.get(PinoNestLogger));
   app.disable('x-powered-by');
+  // No automatic ETag (and so no automatic 304): a route that versions its answers sets its ETag and
+  // declares it with ApiConditionalGet() (shared/http/openapi.ts); Express still answers 304 to it.
+  app.set('etag', false);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
   app.use(requestIdMiddleware);

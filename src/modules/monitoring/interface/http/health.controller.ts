@@ -3,6 +3,11 @@ import { ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSchema, ApiTa
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+
+const PROBE_HEADERS = {
+  ...REQUEST_ID_HEADER,
+  'Cache-Control': { required: true, description: 'Probes are never cached', schema: { type: 'string', enum: ['no-store'] } },
+};
 import { Public } from '../../../auth/interface/http/access.decorators';
 import { CheckReadiness } from '../../application/check-readiness.use-case';
 
@@ -45,8 +50,8 @@ export class HealthController {
   @Get('health')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
-  @ApiOkResponse({ type: HealthResponse, headers: REQUEST_ID_HEADER })
+  @ApiOperation({ operationId: 'getHealth', summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
+  @ApiOkResponse({ description: 'The process is up', type: HealthResponse, headers: PROBE_HEADERS })
   health(): HealthResponse {
     return { status: 'ok' };
   }
@@ -54,17 +59,18 @@ export class HealthController {
   @Get('ready')
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
+    operationId: 'getReadiness',
     summary: 'Readiness: the database answers, its migrations are applied, Redis answers when configured',
     description:
       'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
       '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
   })
-  @ApiOkResponse({ type: ReadinessResponse, headers: REQUEST_ID_HEADER })
+  @ApiOkResponse({ description: 'Ready', type: ReadinessResponse, headers: PROBE_HEADERS })
   @ApiResponse({
     status: 503,
     description: 'Not ready: at least one check failed',
     type: ReadinessResponse,
-    headers: REQUEST_ID_HEADER,
+    headers: PROBE_HEADERS,
     example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } },
   })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessResponse> {

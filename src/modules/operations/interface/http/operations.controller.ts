@@ -32,8 +32,8 @@ export class OperationsController {
   /** The organization's operations, newest first; filters volume_id and status; cursor pagination. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id and status.' })
-  @ApiOkResponse({ type: OperationListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'listOperations', summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id and status.' })
+  @ApiOkResponse({ description: 'A page of operations', type: OperationListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListOperationsQuery) {
     const page = await this.queries.list(principal, {
@@ -48,9 +48,9 @@ export class OperationsController {
   /** One operation of the organization (interface.md 4.3); 404 for an unknown id or another organization's. */
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: 'One operation: poll it until succeeded or failed', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({ operationId: 'getOperation', summary: 'One operation: poll it until succeeded or failed', description: 'API key scope vm:read, or any member with a session.' })
   @ApiParam({ name: 'id', description: 'Operation id', example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  @ApiOkResponse({ type: OperationResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'The operation', type: OperationResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return presentOperation(await this.queries.get(principal, id));

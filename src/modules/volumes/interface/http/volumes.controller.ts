@@ -1,12 +1,12 @@
 import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
-import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
-import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
 import { RenewVolume } from '../../application/renew-volume.use-case';
 import { VolumeQueries } from '../../application/volume-queries';
@@ -27,8 +27,8 @@ export class VolumesController {
   /** The organization's volumes that are not deleted, newest first; cursor pagination. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: "The organization's volumes that are not deleted, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination.' })
-  @ApiOkResponse({ type: VolumeListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'listVolumes', summary: "The organization's volumes that are not deleted, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination.' })
+  @ApiOkResponse({ description: 'A page of volumes', type: VolumeListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListVolumesQuery) {
     const page = await this.queries.list(principal, { limit: query.limit, cursor: query.cursor });
@@ -38,9 +38,9 @@ export class VolumesController {
   /** One volume of the organization (deleted ones too, with deleted_at); 404 otherwise. */
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: 'One volume of the organization (deleted ones too, with deleted_at)', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({ operationId: 'getVolume', summary: 'One volume of the organization (deleted ones too, with deleted_at)', description: 'API key scope vm:read, or any member with a session.' })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiOkResponse({ type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'The volume', type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return presentVolume(await this.queries.get(principal, id));
@@ -53,27 +53,20 @@ export class VolumesController {
   @Post(':id/renew')
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
   @ApiOperation({
+    operationId: 'renewVolume',
     summary: 'Renew a disk by a term, at the price it was bought at, paid from the wallet',
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Reserves the price and answers 202 with the volume ' +
       'and a volume.renew operation to poll. Errors in this order: 400, 409 idempotency_conflict, 404, 409 invalid_state, 402.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiHeader({
-    name: 'Idempotency-Key',
-    required: false,
-    description:
-      'Any unique string (a UUID), 1-255 printable ASCII characters, kept 24 hours per organization. Repeating the request with ' +
-      'the same key returns the original answer (same status and body, header Idempotent-Replayed: true) and charges nothing again; ' +
-      'the same key with a different request is 409 idempotency_conflict.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
-  })
+  @ApiIdempotencyKey([202, ...STORED_ERROR_STATUSES])
   @ApiAcceptedResponse({
+    description: 'Renewal accepted: the price is reserved; poll the operation',
     type: RenewVolumeResponse,
     headers: {
       ...RATE_LIMITED_RESPONSE_HEADERS,
-      Location: { description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
-      'Idempotent-Replayed': { description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+      Location: { required: true, description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
     },
   })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'insufficient_balance')

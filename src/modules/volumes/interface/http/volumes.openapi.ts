@@ -1,5 +1,5 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
+import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PricePerGbMonthSchema, ServerRefSchema, nullableRef } from '../../../../shared/http/openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
 import { RENEWAL_TERMS, VOLUME_STATUSES } from '../../domain/volume';
@@ -15,6 +15,7 @@ export class BillingResponse {
   amount: string;
 }
 
+@ApiExtraModels(ServerRefSchema)
 @ApiSchema({ name: 'Volume', description: 'A block disk' })
 export class VolumeResponse {
   @ApiProperty({ example: 'vol_demodata1' })
@@ -35,10 +36,10 @@ export class VolumeResponse {
   @ApiProperty({ example: 'id-jkt-a' })
   zone: string;
 
-  @ApiProperty({ example: 100 })
+  @ApiProperty({ type: 'integer', example: 100 })
   size_gb: number;
 
-  @ApiProperty({ type: () => ServerRefSchema, nullable: true, description: 'The server the disk is on; null when detached' })
+  @ApiProperty({ ...nullableRef(ServerRefSchema), description: 'The server the disk is on; null when detached' })
   server: ServerRefSchema | null;
 
   @ApiProperty({ type: String, nullable: true, description: 'Null when detached', example: '/mnt/data' })
