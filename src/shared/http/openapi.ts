@@ -220,6 +220,7 @@ export function ApiAuthenticated(): MethodDecorator & ClassDecorator {
 /** Extensions the document builder reads (then removes) to add what a route's helpers declare. */
 const X_REPLAYED = 'x-cds-replayed-statuses';
 const X_CONDITIONAL = 'x-cds-conditional-get';
+const X_EVERY_RESPONSE = 'x-cds-every-response-headers';
 
 /**
  * A route that takes an Idempotency-Key (IdempotentExecution): the header, and
@@ -265,6 +266,14 @@ export function ApiConditionalGet(): MethodDecorator {
   );
 }
 
+/**
+ * Headers a route sends on every answer, errors included (Nest's `@Header()` sets them before
+ * the handler runs): `@ApiHeadersOnEveryResponse({ 'Cache-Control': {...} })`.
+ */
+export function ApiHeadersOnEveryResponse(headers: HeadersObject): MethodDecorator {
+  return ApiExtension(X_EVERY_RESPONSE, headers);
+}
+
 export const ETAG_HEADER: HeadersObject = {
   ETag: { required: true, description: 'Version of this representation; send it as If-None-Match', schema: { type: 'string', example: 'W/"5a-3f1c9a52"' } },
 };
@@ -290,7 +299,6 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Cloud Disk Service API')
     .setVersion('1')
     .setDescription(DESCRIPTION)
-    .setLicense('Proprietary', 'https://example.com/cloud-disk-service/license')
     .addServer('/', 'This service (every path starts with /v1)')
     .addBearerAuth(
       {
@@ -356,6 +364,9 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
         if (!response) throw new Error(`${operation.operationId}: no ${status} response to mark Idempotent-Replayed`);
         response.headers = { ...response.headers, ...IDEMPOTENT_REPLAYED_HEADER };
       }
+      const everyResponse = operation[X_EVERY_RESPONSE] as HeadersObject | undefined;
+      delete operation[X_EVERY_RESPONSE];
+      for (const response of Object.values(responses)) if (everyResponse) response.headers = { ...response.headers, ...everyResponse };
       if (operation[X_CONDITIONAL]) {
         delete operation[X_CONDITIONAL];
         const ok = responses['200'];

@@ -2,12 +2,9 @@ import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
-import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+import { ApiErrors, ApiHeadersOnEveryResponse, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
 
-const PROBE_HEADERS = {
-  ...REQUEST_ID_HEADER,
-  'Cache-Control': { required: true, description: 'Probes are never cached', schema: { type: 'string', enum: ['no-store'] } },
-};
+const NO_STORE = { 'Cache-Control': { required: true, description: 'Probes are never cached', schema: { type: 'string', enum: ['no-store'] } } };
 import { Public } from '../../../auth/interface/http/access.decorators';
 import { CheckReadiness } from '../../application/check-readiness.use-case';
 
@@ -50,14 +47,16 @@ export class HealthController {
   @Get('health')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
+  @ApiHeadersOnEveryResponse(NO_STORE)
   @ApiOperation({ operationId: 'getHealth', summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
-  @ApiOkResponse({ description: 'The process is up', type: HealthResponse, headers: PROBE_HEADERS })
+  @ApiOkResponse({ description: 'The process is up', type: HealthResponse, headers: REQUEST_ID_HEADER })
   health(): HealthResponse {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @Header('Cache-Control', 'no-store')
+  @ApiHeadersOnEveryResponse(NO_STORE)
   @ApiOperation({
     operationId: 'getReadiness',
     summary: 'Readiness: the database answers, its migrations are applied, Redis answers when configured',
@@ -65,12 +64,12 @@ export class HealthController {
       'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
       '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
   })
-  @ApiOkResponse({ description: 'Ready', type: ReadinessResponse, headers: PROBE_HEADERS })
+  @ApiOkResponse({ description: 'Ready', type: ReadinessResponse, headers: REQUEST_ID_HEADER })
   @ApiResponse({
     status: 503,
     description: 'Not ready: at least one check failed',
     type: ReadinessResponse,
-    headers: PROBE_HEADERS,
+    headers: REQUEST_ID_HEADER,
     example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } },
   })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessResponse> {
