@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
@@ -45,7 +45,15 @@ describe('example TypeScript client (generated from the served document)', () =>
     const compile = run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
     expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
 
-    const script = run(process.execPath, ['examples/typescript-client/dist/main.js'], { BASE_URL: base, EMAIL: 'owner@ex.test', PASSWORD: OWNER_PASSWORD, TERM_MONTHS: '3' });
+    // Asynchronously: the service answering the script runs in this process.
+    const script = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['examples/typescript-client/dist/main.js'],
+        { cwd: ROOT, env: childEnv({ BASE_URL: base, EMAIL: 'owner@ex.test', PASSWORD: OWNER_PASSWORD, TERM_MONTHS: '3' }), timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
+    });
     expect({ status: script.status, stderr: script.stderr }).toEqual({ status: 0, stderr: '' });
     const steps = script.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const [op] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM operations WHERE volume_id = 'vol_exdata1'`);
