@@ -155,7 +155,7 @@ describe('contract: jest-openapi against the running service', () => {
       await call(api, m, target(p)).set(rw).set('Idempotency-Key', 'contract-conflict').send({ term_months: 1 });
       return call(api, m, target(p)).set(rw).set('Idempotency-Key', 'contract-conflict').send({ term_months: 12 });
     },
-    invalid_state: async (m, p) => {
+    invalid_state: async (m) => {
       await call(api, m, '/v1/volumes/vol_ctv1/renew').set(rw).send({ term_months: 1 });
       return call(api, m, '/v1/volumes/vol_ctv1/renew').set(rw).send({ term_months: 1 });
     },

@@ -49,8 +49,6 @@ export interface OpenApiDoc {
 /** Headers of HTTP itself (framing, connection, date): no API document declares them. */
 export const TRANSPORT_HEADERS = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-
 /** What the validator needs of a response, whichever client received it. */
 export interface ObservedResponse {
   method: string;
@@ -131,6 +129,18 @@ export class ResponseValidator {
     const declared = operation.responses[String(res.status)] ?? operation.responses[`${String(res.status)[0]}XX`] ?? operation.responses.default;
     if (!declared) return [`status ${res.status} is not declared for ${method.toUpperCase()} ${template}`];
     return [...this.headerProblems(res, declared), ...this.bodyProblems(res, declared)];
+  }
+
+  /**
+   * A response read from a raw socket: a routed one is checked as any other; what Node's HTTP
+   * parser refused before routing (431, or 400/413 for broken framing, written by
+   * client-errors.ts) belongs to no operation, so it is checked as an unmatched request's envelope.
+   */
+  rawProblems(res: ObservedResponse): string[] {
+    const routed = this.problems(res);
+    if (routed.length === 0 || ![400, 413, 431].includes(res.status)) return routed;
+    const envelope = this.unmatched(res, undefined).filter((p) => !p.includes('no operation of the document serves it'));
+    return envelope;
   }
 
   private unmatched(res: ObservedResponse, template: string | undefined): string[] {
@@ -216,6 +226,12 @@ export function responseValidator(document: OpenApiDoc): ResponseValidator {
     jestOpenApiDocument = document;
   }
   return v;
+}
+
+/** Throws when a response read from a raw socket does not satisfy the document (see rawProblems). */
+export function validateRawResponse(document: OpenApiDoc, res: ObservedResponse): void {
+  const problems = responseValidator(document).rawProblems(res);
+  if (problems.length > 0) fail(res, problems);
 }
 
 function fail(res: ObservedResponse, problems: string[]): never {

@@ -116,7 +116,9 @@ export class ErrorEnvelopeDto {
  * (`nullable: true` next to `allOf`/`$ref` does not admit null under 3.0: the allOf still requires an object.)
  */
 export const NULL_SCHEMA: SchemaObject = { type: 'object', nullable: true, enum: [null], description: 'null' };
-export function nullableRef(model: Function): { oneOf: (SchemaObject | ReferenceObject)[] } {
+/** A schema class (an @ApiSchema DTO). */
+export type SchemaClass = new (...args: never[]) => unknown;
+export function nullableRef(model: SchemaClass): { oneOf: (SchemaObject | ReferenceObject)[] } {
   return { oneOf: [{ $ref: getSchemaPath(model) }, NULL_SCHEMA] };
 }
 

@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
-import { ERROR_CODES, NULL_SCHEMA, nullableRef } from '../../../../shared/http/openapi';
+import { ERROR_CODES, NULL_SCHEMA, SchemaClass, nullableRef } from '../../../../shared/http/openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OPERATION_STATUSES } from '../../domain/operation';
 
@@ -54,7 +54,7 @@ export class VolumeRenewResultResponse {
  * Operation.type and the oneOf of Operation.result are made from this list. A new operation
  * type is one more entry (its result must be told apart from the others' by its required members).
  */
-export const OPERATION_RESULTS: { type: string; result: Function }[] = [{ type: 'volume.renew', result: VolumeRenewResultResponse }];
+export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [{ type: 'volume.renew', result: VolumeRenewResultResponse }];
 
 @ApiExtraModels(...OPERATION_RESULTS.map((r) => r.result), OperationErrorResponse)
 @ApiSchema({ name: 'Operation', description: 'Progress and outcome of an action that takes time; poll it until succeeded or failed' })
