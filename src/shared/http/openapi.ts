@@ -411,18 +411,23 @@ function headOf(get: DocumentedOperation): DocumentedOperation {
 }
 
 /**
- * On a rate-limited route (its success response documents X-RateLimit-*), every error answered
- * after the rate limit carries the same headers: all of them but a 401 `unauthorized`, which is
- * refused before the rate limit is counted (decisions.md check order).
+ * X-Request-Id on every response. On a rate-limited route (authenticated, or its success
+ * response documents X-RateLimit-*), X-RateLimit-* on its 2xx and on every error answered after
+ * the rate limit: all of them but a 401 `unauthorized`, which is refused before the rate limit is
+ * counted (decisions.md check order). A route added later gets them without naming them.
  */
 export function withRateLimitHeadersOnErrors(document: OpenAPIObject): OpenAPIObject {
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item as Record<string, DocumentedOperation>)) {
       const responses = operation?.responses;
       if (!responses) continue;
-      const limited = Object.entries(responses).some(([status, r]) => /^2\d\d$/.test(status) && r.headers?.['X-RateLimit-Limit']);
+      // Authenticated routes are always rate limited (per credential); public ones say so on their 2xx.
+      const authenticated = (operation.security ?? []).some((r) => BEARER_SCHEME in r);
+      const limited = authenticated || Object.entries(responses).some(([status, r]) => /^2\d\d$/.test(status) && r.headers?.['X-RateLimit-Limit']);
+      for (const response of Object.values(responses)) response.headers = { ...REQUEST_ID_HEADER, ...response.headers };
       if (!limited) continue;
       for (const [status, response] of Object.entries(responses)) {
+        if (/^2\d\d$/.test(status)) response.headers = { ...RATE_LIMITED_RESPONSE_HEADERS, ...response.headers };
         if (Number(status) < 400) continue;
         const codes = Object.keys(response.content?.['application/json']?.examples ?? {});
         if (status === '401' && codes.every((code) => code === 'unauthorized')) continue;
