@@ -17,7 +17,6 @@ describe('logs hold no token and no password', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     server = await startServerProcess({
-      PORT: '4421',
       LOG_LEVEL: 'trace',
       DATABASE_URL: db.url,
       DATA_DIR: db.url ? undefined : dataDir.path,
