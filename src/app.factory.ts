@@ -6,6 +6,7 @@ import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
 import { deferredJsonBody } from './shared/http/body-parsing';
 import { answerClientErrors } from './shared/http/client-errors';
+import { conditionalRequestsOnlyWithETag } from './shared/http/conditional-requests';
 import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
 import { requestIdMiddleware } from './shared/http/request-id';
 import { Clock } from './shared/kernel/clock/clock';
@@ -26,6 +27,10 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   app.disable('x-powered-by');
   // TRUST_PROXY: only then does the client IP (per-IP rate limits, audit log) come from X-Forwarded-For.
   if (settings.trustProxy !== false) app.set('trust proxy', settings.trustProxy);
+  // No automatic ETag (and so no automatic 304): a route that versions its answers sets its ETag and
+  // declares it with ApiConditionalGet() (shared/http/openapi.ts); Express still answers 304 to it.
+  app.set('etag', false);
+  app.use(conditionalRequestsOnlyWithETag);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
   app.use(requestIdMiddleware);

@@ -1,7 +1,7 @@
-import request from 'supertest';
 import { newApiKeyToken } from '../../src/modules/auth/domain/tokens';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { bearer } from '../support/fixtures';
+import { processHttp } from '../support/openapi-validation';
 import { ServerProcess, startServerProcess, tempDir } from '../support/processes';
 
 /**
@@ -17,7 +17,6 @@ describe('logs hold no token and no password', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     server = await startServerProcess({
-      PORT: '4421',
       LOG_LEVEL: 'trace',
       DATABASE_URL: db.url,
       DATA_DIR: db.url ? undefined : dataDir.path,
@@ -35,7 +34,8 @@ describe('logs hold no token and no password', () => {
     const password = 'Sekr3t-passphrase-for-log-test';
     const wrongPassword = 'Wr0ng-passphrase-for-log-test';
     const unknownToken = newApiKeyToken();
-    const http = () => request(server.url);
+    const api = await processHttp(server.url);
+    const http = () => api;
     const requestIds: string[] = [];
     const track = <T extends { headers: Record<string, string> }>(res: T): T => {
       requestIds.push(res.headers['x-request-id']);

@@ -5,6 +5,7 @@ import { MIGRATIONS } from '../../migrations';
 import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { ROOT, runCli, startServerProcess, tempDir } from '../support/processes';
+import { validatedFetch } from '../support/openapi-validation';
 
 const EXAMPLE = join(ROOT, 'test/fixtures/seed-example.json');
 const EXAMPLE_TOKEN = 'cds_live_optionalFixedTokenOf32CharsOrMore';
@@ -139,7 +140,7 @@ describe('operator CLI', () => {
 
     const server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false' });
     try {
-      const res = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await validatedFetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({
         balances: [
@@ -153,7 +154,7 @@ describe('operator CLI', () => {
         const revoked = ok(['apikey:revoke', '--id', created.id as string]);
         expect(revoked).toEqual({ id: created.id, org_id: 'org_acme', revoked_at: expect.stringMatching(/Z$/) });
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, revokedAt + CREDENTIAL_CACHE_TTL_MS + 50 - Date.now())));
-        const after = await fetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+        const after = await validatedFetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
         expect(after.status).toBe(401);
         expect(((await after.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
       }

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
+import { validateRawResponse } from '../support/openapi-validation';
 import { TestApp, startTestApp } from '../support/test-app';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 
@@ -29,7 +30,10 @@ async function rawExchange(t: TestApp, request: string): Promise<{ status: numbe
   const [head, body] = text.split('\r\n\r\n');
   const [statusLine, ...lines] = head.split('\r\n');
   const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
-  return { status: Number(statusLine.split(' ')[1]), headers, body: body ? JSON.parse(body) : undefined };
+  const [method, target] = request.split(' ');
+  const status = Number(statusLine.split(' ')[1]);
+  validateRawResponse(t.document, { method, path: target.split('?')[0], status, headers, text: body ?? '' });
+  return { status, headers, body: body ? JSON.parse(body) : undefined };
 }
 
 describe('error envelope, request ids, 404/405/413/400/500', () => {

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { createTestDatabase, TestDatabase } from '../support/database';
+import { validatedFetch } from '../support/openapi-validation';
 import { startServerProcess, tempDir } from '../support/processes';
 
 /**
@@ -32,7 +33,7 @@ describe('first run', () => {
       const [, base, path, printedToken] = match!;
       token = printedToken;
       expect(base).toBe(first.url);
-      const res = await fetch(base + path, { headers: { Authorization: `Bearer ${token}` } });
+      const res = await validatedFetch(base + path, { headers: { Authorization: `Bearer ${token}` } });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       expect(res.headers.get('x-request-id')).toMatch(/^req_/);
@@ -42,7 +43,7 @@ describe('first run', () => {
       } else {
         expect(path).toBe('/v1/wallet');
       }
-      const wallet = await fetch(`${base}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+      const wallet = await validatedFetch(`${base}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
       expect(await wallet.json()).toEqual({
         balances: [
           { currency: 'USD', available: '100.00000', reserved: '0.00000' },
@@ -58,7 +59,7 @@ describe('first run', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(second.output()).not.toMatch(/Demo data loaded|curl -s/);
       // The data of the first run is still there, and the first key still works.
-      const wallet = await fetch(`${second.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
+      const wallet = await validatedFetch(`${second.url}/v1/wallet`, { headers: { Authorization: `Bearer ${token}` } });
       expect(wallet.status).toBe(200);
     } finally {
       await second.stop();

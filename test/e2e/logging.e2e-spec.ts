@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { TestDatabase, createTestDatabase } from '../support/database';
 import { OWNER_PASSWORD, apiToken, organization, region } from '../support/fixtures';
+import { validatedFetch } from '../support/openapi-validation';
 import { ServerProcess, runCli, startServerProcess, tempDir } from '../support/processes';
 
 type LogLine = Record<string, unknown>;
@@ -24,7 +25,7 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
   const orgId = 'org_log';
 
   const request = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}): Promise<Response> =>
-    fetch(`${server.url.replace('localhost', '127.0.0.1')}${path}`, init);
+    validatedFetch(`${server.url.replace('localhost', '127.0.0.1')}${path}`, init);
 
   const sql = async (text: string): Promise<void> => {
     const c = new Client({ connectionString: db.url });

@@ -39,9 +39,11 @@ describe('OpenAPI document and docs page', () => {
     await expect(SwaggerParser.validate(structuredClone(doc) as never)).resolves.toBeDefined();
   });
 
-  it('documents every route the application serves, and only those; every path starts with /v1', () => {
+  it('documents every route the application serves, and only those, with HEAD for every GET (Express answers it); every path starts with /v1', () => {
     expect(routes.length).toBeGreaterThanOrEqual(9);
-    const served = routes.flatMap((r) => r.methods.map((m) => `${m} ${toOpenApiPath(r.path)}`)).sort();
+    const served = routes
+      .flatMap((r) => r.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])).map((m) => `${m} ${toOpenApiPath(r.path)}`))
+      .sort();
     const documented = operations().map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     expect(documented).toEqual(served);
     for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/v1\//);
@@ -60,7 +62,8 @@ describe('OpenAPI document and docs page', () => {
     for (const { path, method, op } of operations()) {
       const url = path.replace(/\{[^}]+\}/g, 'x');
       const res = await (t.http as unknown as Record<string, (u: string) => Promise<{ status: number; body: { error?: { code: string } } }>>)[method](url);
-      const needsToken = res.status === 401 && res.body.error?.code === 'unauthorized';
+      // A HEAD answer has no body: its 401 is the GET's unauthorized.
+      const needsToken = res.status === 401 && (method === 'head' || res.body.error?.code === 'unauthorized');
       const where = `${method.toUpperCase()} ${path}`;
       if (needsToken) {
         expect({ where, security: op.security }).toEqual({ where, security: [{ bearer: [] }] });
@@ -70,7 +73,7 @@ describe('OpenAPI document and docs page', () => {
         });
         expect({ where, has401: '401' in op.responses }).toEqual({ where, has401: true });
       } else {
-        expect({ where, security: op.security }).toEqual({ where, security: undefined });
+        expect({ where, security: op.security }).toEqual({ where, security: [] });
       }
     }
   });
@@ -82,7 +85,11 @@ describe('OpenAPI document and docs page', () => {
       expect({ where, success: statuses.some((s) => /^2\d\d$/.test(s)) }).toEqual({ where, success: true });
       expect({ where, has500: statuses.includes('500') }).toEqual({ where, has500: true });
       for (const status of statuses.filter((s) => Number(s) >= 400)) {
-        if (where === 'GET /v1/ready' && status === '503') continue; // a probe report, not an error (README)
+        if (where.endsWith(' /v1/ready') && status === '503') continue; // a probe report, not an error (README)
+        if (method === 'head') {
+          expect({ where, status, content: op.responses[status].content }).toEqual({ where, status, content: undefined });
+          continue;
+        }
         const json = op.responses[status].content?.['application/json'];
         expect({ where, status, schema: json?.schema }).toEqual({ where, status, schema: { $ref: '#/components/schemas/ErrorEnvelope' } });
         const codes = Object.values(json?.examples ?? {}).map((e) => e.value.error.code);
@@ -141,11 +148,21 @@ describe('OpenAPI document and docs page', () => {
     expect(doc.components.schemas.ErrorEnvelope).toEqual({
       type: 'object',
       description: 'The body of every error response',
-      properties: { error: { $ref: '#/components/schemas/Error' } },
+      properties: { error: { $ref: '#/components/schemas/ErrorBody' } },
       required: ['error'],
     });
-    const error = doc.components.schemas.Error as { properties: { code: { enum: string[] } }; required: string[] };
-    expect(error.properties.code.enum.sort()).toEqual(Object.keys(STATUS_OF).sort());
+    // ErrorBody, not Error (which would shadow the built-in Error class in generated TypeScript).
+    expect(doc.components.schemas.Error).toBeUndefined();
+    const error = doc.components.schemas.ErrorBody as { properties: { code: { enum: string[] } }; required: string[] };
+    // The codes the routes declare, and those of requests no route takes (404, 405): only codes the service sends.
+    const declared = new Set(['not_found', 'method_not_allowed']);
+    for (const { op } of operations()) {
+      for (const response of Object.values(op.responses)) {
+        for (const e of Object.values(response.content?.['application/json']?.examples ?? {})) declared.add(e.value.error.code);
+      }
+    }
+    expect(error.properties.code.enum.sort()).toEqual([...declared].sort());
+    expect(error.properties.code.enum.every((c) => c in STATUS_OF)).toBe(true);
     expect(error.required.sort()).toEqual(['code', 'details', 'message', 'request_id']);
   });
 
@@ -214,5 +231,126 @@ describe('OpenAPI document and docs page', () => {
         details: {},
       },
     });
+  });
+
+  it('names every operation for what it does (stable operationIds), with a server, a summary and described 2xx responses', () => {
+    const ids = Object.fromEntries(operations().map(({ path, method, op }) => [`${method.toUpperCase()} ${path}`, op.operationId]));
+    expect(ids).toEqual({
+      'POST /v1/auth/signup': 'signup',
+      'POST /v1/auth/login': 'login',
+      'POST /v1/auth/logout': 'logout',
+      'GET /v1/wallet': 'getWallet',
+      'HEAD /v1/wallet': 'headWallet',
+      'GET /v1/volume-options': 'getVolumeOptions',
+      'HEAD /v1/volume-options': 'headVolumeOptions',
+      'GET /v1/regions': 'listRegions',
+      'HEAD /v1/regions': 'headRegions',
+      'GET /v1/operations': 'listOperations',
+      'HEAD /v1/operations': 'headOperations',
+      'GET /v1/operations/{id}': 'getOperation',
+      'HEAD /v1/operations/{id}': 'headOperation',
+      'GET /v1/volumes': 'listVolumes',
+      'HEAD /v1/volumes': 'headVolumes',
+      'GET /v1/volumes/{id}': 'getVolume',
+      'HEAD /v1/volumes/{id}': 'headVolume',
+      'POST /v1/volumes/{id}/renew': 'renewVolume',
+      'GET /v1/health': 'getHealth',
+      'HEAD /v1/health': 'headHealth',
+      'GET /v1/ready': 'getReadiness',
+      'HEAD /v1/ready': 'headReadiness',
+      'GET /v1/openapi.json': 'getOpenApiDocument',
+      'HEAD /v1/openapi.json': 'headOpenApiDocument',
+      'GET /v1/docs': 'getDocsPage',
+      'HEAD /v1/docs': 'headDocsPage',
+      'GET /v1/docs/{asset}': 'getDocsAsset',
+      'HEAD /v1/docs/{asset}': 'headDocsAsset',
+    });
+    expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: '/', description: 'This service (every path starts with /v1)' }]);
+    for (const { path, method, op } of operations()) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const summary = (op as unknown as { summary?: string }).summary;
+      expect({ where, summary: typeof summary === 'string' && summary.length > 0 }).toEqual({ where, summary: true });
+      for (const [status, r] of Object.entries(op.responses as Record<string, { description?: string }>)) {
+        expect({ where, status, described: (r.description ?? '').length > 0 }).toEqual({ where, status, described: true });
+      }
+    }
+  });
+
+  it('declares null-or-object members in the form strict validators and generators accept (oneOf [ref, null]), integers as integers, results per operation type', () => {
+    const schemas = doc.components.schemas as Record<string, { properties: Record<string, Record<string, unknown>> }>;
+    const NULL = { type: 'object', nullable: true, enum: [null], description: 'null' };
+    expect(schemas.Volume.properties.server).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/ServerRef' }, NULL],
+      description: 'The server the disk is on; null when detached',
+    });
+    expect(schemas.Operation.properties.error).toEqual({
+      oneOf: [{ $ref: '#/components/schemas/OperationError' }, NULL],
+      description: 'Set when failed; null otherwise',
+      example: null,
+    });
+    expect(schemas.Operation.properties.result.oneOf).toEqual([{ $ref: '#/components/schemas/VolumeRenewResult' }, NULL]);
+    expect(schemas.Operation.properties.type.enum).toEqual(['volume.renew']);
+    expect(schemas.VolumeRenewResult).toEqual({
+      type: 'object',
+      description: 'result of a succeeded volume.renew',
+      properties: {
+        volume_id: { type: 'string', example: 'vol_demodata1' },
+        term_months: { type: 'integer', enum: [1, 3, 12], example: 3 },
+        expires_at: { type: 'string', format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' },
+        charged: { $ref: '#/components/schemas/Charge' },
+      },
+      required: ['volume_id', 'term_months', 'expires_at', 'charged'],
+    });
+    // No schema anywhere keeps `nullable` next to a $ref/allOf (3.0 would still require the object).
+    const offenders: string[] = [];
+    const walk = (node: unknown, at: string): void => {
+      if (!node || typeof node !== 'object') return;
+      const o = node as Record<string, unknown>;
+      if (o.nullable === true && (o.allOf || o.$ref || o.type === undefined)) offenders.push(at);
+      for (const [k, v] of Object.entries(o)) walk(v, `${at}/${k}`);
+    };
+    walk(doc, '#');
+    expect(offenders).toEqual([]);
+    expect(schemas.Volume.properties.size_gb.type).toBe('integer');
+    expect(schemas.Volume.properties.term_months.type).toBe('integer');
+    for (const name of ['min_gb', 'max_gb', 'step_gb', 'per_server_limit']) expect(schemas.VolumeOptions.properties[name].type).toBe('integer');
+    expect(schemas.VolumeOptions.properties.terms).toEqual(expect.objectContaining({ type: 'array', items: { type: 'integer' } }));
+    expect((schemas.ErrorBody.properties.details as { oneOf: unknown[] }).oneOf).toEqual([
+      { $ref: '#/components/schemas/FieldErrorDetails' },
+      { $ref: '#/components/schemas/InsufficientBalanceDetails' },
+      { $ref: '#/components/schemas/QuotaExceededDetails' },
+      { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
+    ]);
+  });
+
+  it('declares Idempotent-Replayed on every stored answer of the renewal, and the headers always sent as required', () => {
+    type Headers = Record<string, { required?: boolean }>;
+    const renew = doc.paths['/v1/volumes/{id}/renew'].post.responses as unknown as Record<string, { headers: Headers }>;
+    const replayed = Object.entries(renew).filter(([, r]) => 'Idempotent-Replayed' in r.headers).map(([s]) => s);
+    expect(replayed).toEqual(['202', '402', '404', '409']);
+    expect(renew['202'].headers.Location.required).toBe(true);
+    expect(renew['202'].headers['Idempotent-Replayed'].required).toBeUndefined();
+    for (const { path, method, op } of operations()) {
+      for (const [status, r] of Object.entries(op.responses as unknown as Record<string, { headers?: Headers }>)) {
+        const where = `${method.toUpperCase()} ${path} ${status}`;
+        expect({ where, requestId: r.headers?.['X-Request-Id']?.required }).toEqual({ where, requestId: true });
+        const limit = r.headers?.['X-RateLimit-Limit'];
+        if (limit) expect({ where, required: limit.required }).toEqual({ where, required: status !== '500' });
+      }
+    }
+  });
+
+  it('sends no ETag (none is declared) and answers If-None-Match with the full 200', async () => {
+    await t.seed({ regions: [], organizations: [organization('oe')] });
+    const first = await t.http.get('/v1/wallet').set(bearer(apiToken('oe', 'rw')));
+    expect(first.status).toBe(200);
+    expect(first.headers.etag).toBeUndefined();
+    const again = await t.http.get('/v1/wallet').set(bearer(apiToken('oe', 'rw'))).set('If-None-Match', '*');
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    const head = await t.http.head('/v1/wallet').set(bearer(apiToken('oe', 'rw')));
+    expect(head.status).toBe(200);
+    expect(head.headers['x-ratelimit-limit']).toBe('600');
+    expect(head.text ?? '').toBe('');
   });
 });

@@ -1,12 +1,12 @@
 import { getStorageToken } from '@nestjs/throttler';
 import Redis from 'ioredis';
-import request from 'supertest';
 import { FixedWindowRateLimitStorage } from '../../src/modules/auth/infrastructure/rate-limit.storage';
 import { randomBase62 } from '../../src/shared/kernel/ids/ids';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 import { ServerProcess, startServerProcess } from '../support/processes';
 import { expectRateLimited } from '../support/assertions';
+import { processHttp } from '../support/openapi-validation';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
@@ -128,14 +128,14 @@ describeWithRedisAndPostgres('rate limits shared through Redis by two server pro
   it('spreads requests over both processes: one counter, the 6th request gets 429', async () => {
     const [a, b] = servers;
     expect([a.url, b.url]).toEqual(['http://localhost:4411', 'http://localhost:4412']);
-    const signup = await request(a.url).post('/v1/auth/signup').send({ email: 'two@procs.test', password: 'a long password', organization_name: 'Two' });
+    const signup = await (await processHttp(a.url)).post('/v1/auth/signup').send({ email: 'two@procs.test', password: 'a long password', organization_name: 'Two' });
     expect(signup.status).toBe(201);
     const token: string = signup.body.token;
 
     const seen: { server: string; status: number; remaining: string; reset: number }[] = [];
     for (let i = 0; i < 6; i++) {
       const server = i % 2 === 0 ? a : b;
-      const res = await request(server.url).get('/v1/wallet').set(bearer(token));
+      const res = await (await processHttp(server.url)).get('/v1/wallet').set(bearer(token));
       seen.push({ server: server.url, status: res.status, remaining: res.headers['x-ratelimit-remaining'], reset: Number(res.headers['x-ratelimit-reset']) });
       if (res.status === 429) {
         expect(res.body.error.code).toBe('rate_limited');

@@ -1,5 +1,6 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
+import { validatedFetch } from '../support/openapi-validation';
 import { ServerProcess, startServerProcess } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
 
@@ -35,7 +36,7 @@ async function renewAll(urls: string[], suffix: string, n: number, parallel = 10
     const batch = Array.from({ length: Math.min(parallel, n - start) }, (_, j) => start + j);
     const statuses = await Promise.all(
       batch.map(async (i) => {
-        const res = await fetch(`${urls[i % urls.length]}/v1/volumes/vol_${suffix}v${i + 1}/renew`, {
+        const res = await validatedFetch(`${urls[i % urls.length]}/v1/volumes/vol_${suffix}v${i + 1}/renew`, {
           method: 'POST',
           headers: { Authorization: `Bearer ${apiToken(suffix, 'rw')}`, 'Content-Type': 'application/json' },
           body: JSON.stringify({ term_months: 1 }),

@@ -8,10 +8,15 @@ import { Settings, loadSettings } from '../../src/shared/config/settings';
 import { MEMORY_DATA_DIR } from '../../src/shared/database/embedded-postgres';
 import { Clock } from '../../src/shared/kernel/clock/clock';
 import { TestDatabase, createTestDatabase } from './database';
+import { OpenApiDoc, validatedHttp } from './openapi-validation';
+import { OpenApiDocument } from '../../src/shared/http/openapi';
 
 export interface TestApp {
   app: INestApplication;
+  /** supertest on the app; every response is validated against the app's OpenAPI document (openapi-validation.ts). */
   http: ReturnType<typeof request>;
+  /** The OpenAPI document GET /v1/openapi.json serves (as JSON). */
+  document: OpenApiDoc;
   settings: Settings;
   /** SQL against the app's database, for asserting the state a request left behind. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
@@ -40,9 +45,13 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
   const app = await createApp(settings, { clock, logger: false });
   await app.init();
   const dataSource = app.get(DataSource);
+  // What GET /v1/openapi.json sends: the same object, through JSON (read here rather than requested,
+  // so that no test sees an extra request in its metrics or logs).
+  const document = JSON.parse(JSON.stringify(app.get(OpenApiDocument).get())) as OpenApiDoc;
   return {
     app,
-    http: request(app.getHttpServer()),
+    http: validatedHttp(app.getHttpServer(), document),
+    document,
     settings,
     sql: (text, params = []) => dataSource.query(text, params),
     seed: (file) => app.get(LoadSeed).execute(parseSeedFile(JSON.stringify(file))),

@@ -49,7 +49,8 @@ export class HttpExceptionFilter implements ExceptionFilter {
       this.logger.error({ msg: 'error after the response started' });
       return;
     }
-    res.status(status).json(body);
+    // The envelope is JSON whatever the route produces (a `@Header('Content-Type')` of an HTML or CSS route is already set).
+    res.status(status).type('application/json').json(body);
   }
 
   private toResponse(exception: unknown, req: Request, res: Response, requestId: string): { status: number; body: ErrorEnvelope } {

@@ -1,6 +1,7 @@
 import { INestApplication, Injectable, applyDecorators } from '@nestjs/common';
 import {
   ApiBearerAuth,
+  ApiExtension,
   ApiExtraModels,
   ApiHeader,
   ApiProperty,
@@ -12,8 +13,10 @@ import {
   SwaggerModule,
   getSchemaPath,
 } from '@nestjs/swagger';
+import type { ReferenceObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { ErrorCode } from '../kernel/errors/domain-error';
 import { STATUS_OF } from './error-envelope';
+import { CURRENCIES } from '../kernel/money/money';
 
 /**
  * OpenAPI 3 for the whole service, generated from the controllers' decorators: the shared
@@ -30,6 +33,7 @@ const EXAMPLE_REQUEST_ID = 'req_7Hq2mXc9LpV4sKd1Rt8Ebw3N';
 
 export const REQUEST_ID_HEADER: HeadersObject = {
   'X-Request-Id': {
+    required: true,
     description: 'Identifier of this request (the incoming X-Request-Id when valid: 1-128 of [A-Za-z0-9._-]); the request_id of an error',
     schema: { type: 'string', example: EXAMPLE_REQUEST_ID },
   },
@@ -37,16 +41,47 @@ export const REQUEST_ID_HEADER: HeadersObject = {
 
 /** Sent on every response that went through the rate limit: authenticated requests (errors after authentication included), signup and login. */
 export const RATE_LIMIT_HEADERS: HeadersObject = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per credential per 60-second window', schema: { type: 'integer', example: 600 } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', example: 599 } },
-  'X-RateLimit-Reset': { description: 'Unix time (seconds) when the current window ends', schema: { type: 'integer', example: 1795262460 } },
+  'X-RateLimit-Limit': { required: true, description: 'Requests allowed per credential per 60-second window', schema: { type: 'integer', minimum: 1, example: 600 } },
+  'X-RateLimit-Remaining': { required: true, description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0, example: 599 } },
+  'X-RateLimit-Reset': { required: true, description: 'Unix time (seconds) when the current window ends', schema: { type: 'integer', minimum: 0, example: 1795262460 } },
 };
 
 export const RATE_LIMITED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS };
 
-@ApiSchema({ name: 'Error', description: 'What went wrong; `code` is stable, `message` is for people' })
+/** Why a field was refused (invalid_request). */
+@ApiSchema({ name: 'FieldErrorDetails', description: 'invalid_request: the offending field, query parameter, path parameter or header' })
+export class FieldErrorDetailsDto {
+  @ApiProperty({ example: 'term_months' })
+  field: string;
+}
+
+/** What was missing (insufficient_balance). */
+@ApiSchema({ name: 'InsufficientBalanceDetails', description: 'insufficient_balance: the price, what the wallet has available, in which currency' })
+export class InsufficientBalanceDetailsDto {
+  @ApiProperty({ description: 'Decimal string in the currency', example: '24.00000' })
+  required: string;
+
+  @ApiProperty({ description: 'Decimal string in the currency', example: '10.00000' })
+  available: string;
+
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+}
+
+/** The limit reached (quota_exceeded). */
+@ApiSchema({ name: 'QuotaExceededDetails', description: 'quota_exceeded: the limit that was reached' })
+export class QuotaExceededDetailsDto {
+  @ApiProperty({ type: 'integer', example: 20 })
+  limit: number;
+}
+
+/** `details` of every other code: an empty object. */
+export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
+
+/** Named ErrorBody, not Error: a schema named Error would shadow the built-in Error class in generated TypeScript. */
+@ApiSchema({ name: 'ErrorBody', description: 'What went wrong; `code` is stable, `message` is for people' })
 export class ErrorBodyDto {
-  @ApiProperty({ enum: ERROR_CODES, example: 'not_found' })
+  @ApiProperty({ enum: ERROR_CODES, description: 'The codes some route of this document answers', example: 'not_found' })
   code: ErrorCode;
 
   @ApiProperty({ example: 'Volume vol_demodata1 not found' })
@@ -56,23 +91,40 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: 'Extra data, `{}` when none: `field` for invalid_request; `required`, `available`, `currency` for insufficient_balance',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, `{}` for the others',
+    oneOf: [
+      { $ref: getSchemaPath(FieldErrorDetailsDto) },
+      { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
+      { $ref: getSchemaPath(QuotaExceededDetailsDto) },
+      NO_DETAILS_SCHEMA,
+    ],
     example: {},
   })
   details: Record<string, unknown>;
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;
 }
 
+/**
+ * A property holding an object of schema `model`, or null: `oneOf: [model, null]` in the form
+ * OpenAPI 3.0 strict validators (ajv, jest-openapi) and client generators all read as `Model | null`.
+ * (`nullable: true` next to `allOf`/`$ref` does not admit null under 3.0: the allOf still requires an object.)
+ */
+export const NULL_SCHEMA: SchemaObject = { type: 'object', nullable: true, enum: [null], description: 'null' };
+/** A schema class (an @ApiSchema DTO). */
+export type SchemaClass = new (...args: never[]) => unknown;
+export function nullableRef(model: SchemaClass): { oneOf: (SchemaObject | ReferenceObject)[] } {
+  return { oneOf: [{ $ref: getSchemaPath(model) }, NULL_SCHEMA] };
+}
+
 /** An example message (and details) for each code, in the words the service uses, on the demo data. */
 const EXAMPLES: Record<ErrorCode, { message: string; details?: Record<string, unknown> }> = {
-  invalid_request: { message: 'term_months must be one of the following values: 1, 3, 12', details: { field: 'term_months' } },
+  invalid_request: { message: 'Request body is not valid JSON', details: { field: 'body' } },
   unauthorized: { message: 'Invalid token' },
   invalid_credentials: { message: 'Wrong email or password' },
   insufficient_balance: {
@@ -111,12 +163,19 @@ function example(error: DocumentedError): { summary: string; value: unknown } {
 }
 
 /**
+ * What every route can answer, whatever it declares: a body that is not JSON or nests too deep
+ * (400 invalid_request; the body is parsed, and refused after the guards, on every method), a
+ * body over 1 MiB (413), a NUL in a path parameter (400), an unexpected failure (500).
+ */
+export const ANY_ROUTE_ERRORS: DocumentedError[] = ['invalid_request', PAYLOAD_TOO_LARGE, 'internal'];
+
+/**
  * Documents the error answers of a route, grouped by status, each with the ErrorEnvelope
  * schema and an example per code: `@ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')`.
- * 500 internal is added to every route.
+ * ANY_ROUTE_ERRORS (400, 413, 500) are added to every route.
  */
 export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & ClassDecorator {
-  const all = [...new Set<DocumentedError>([...errors, 'internal'])];
+  const all = [...new Set<DocumentedError>([...errors, ...ANY_ROUTE_ERRORS])];
   const byStatus = new Map<number, DocumentedError[]>();
   for (const e of all) byStatus.set(statusOf(e), [...(byStatus.get(statusOf(e)) ?? []), e]);
   const decorators = [...byStatus.entries()]
@@ -126,7 +185,7 @@ export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & Class
       const headers: HeadersObject = { ...REQUEST_ID_HEADER };
       if (status === 429) {
         Object.assign(headers, RATE_LIMIT_HEADERS, {
-          'Retry-After': { description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', example: 42 } },
+          'Retry-After': { required: true, description: 'Whole seconds to wait before retrying (at least 1)', schema: { type: 'integer', minimum: 1, example: 42 } },
         });
       }
       // Explicit JSON content: errors are JSON even on a route that produces CSS or HTML.
@@ -160,6 +219,67 @@ export function ApiAuthenticated(): MethodDecorator & ClassDecorator {
   );
 }
 
+/** Extensions the document builder reads (then removes) to add what a route's helpers declare. */
+const X_REPLAYED = 'x-cds-replayed-statuses';
+const X_CONDITIONAL = 'x-cds-conditional-get';
+const X_EVERY_RESPONSE = 'x-cds-every-response-headers';
+
+/**
+ * A route that takes an Idempotency-Key (IdempotentExecution): the header, and
+ * `Idempotent-Replayed: true` on every answer that is stored and replayed (`statuses`: its 2xx and
+ * the statuses of the stored error codes).
+ */
+export function ApiIdempotencyKey(statuses: number[]): MethodDecorator {
+  return applyDecorators(
+    ApiHeader({
+      name: 'Idempotency-Key',
+      required: false,
+      description:
+        'Any unique string (a UUID), 1-255 printable ASCII characters, kept 24 hours per organization. Repeating the request with ' +
+        'the same key returns the original answer (same status and body, header Idempotent-Replayed: true) and charges nothing again; ' +
+        'the same key with a different request is 409 idempotency_conflict.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
+    }),
+    ApiExtension(X_REPLAYED, statuses),
+  );
+}
+
+export const IDEMPOTENT_REPLAYED_HEADER: HeadersObject = {
+  'Idempotent-Replayed': {
+    description: '`true` when this is the stored answer of an earlier request with the same Idempotency-Key (absent otherwise)',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+/**
+ * A GET that answers with an ETag and honours If-None-Match (304 Not Modified, no body). The
+ * service sends no ETag elsewhere (Express's automatic ETag is off, app.factory.ts): a route that
+ * sets one declares it with this helper.
+ */
+export function ApiConditionalGet(): MethodDecorator {
+  return applyDecorators(
+    ApiHeader({
+      name: 'If-None-Match',
+      required: false,
+      description: 'The ETag of a previous answer: 304 without a body while the resource is unchanged',
+      schema: { type: 'string', example: 'W/"5a-3f1c9a52"' },
+    }),
+    ApiExtension(X_CONDITIONAL, true),
+  );
+}
+
+/**
+ * Headers a route sends on every answer, errors included (Nest's `@Header()` sets them before
+ * the handler runs): `@ApiHeadersOnEveryResponse({ 'Cache-Control': {...} })`.
+ */
+export function ApiHeadersOnEveryResponse(headers: HeadersObject): MethodDecorator {
+  return ApiExtension(X_EVERY_RESPONSE, headers);
+}
+
+export const ETAG_HEADER: HeadersObject = {
+  ETag: { required: true, description: 'Version of this representation; send it as If-None-Match', schema: { type: 'string', example: 'W/"5a-3f1c9a52"' } },
+};
+
 const DESCRIPTION = `Cloud Disk Service: block disks (volumes), their renewal, operations and a prepaid wallet (USD, IDR).
 
 **Authentication.** Every request but signup, login, health and these docs sends \`Authorization: Bearer <token>\`:
@@ -181,6 +301,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Cloud Disk Service API')
     .setVersion('1')
     .setDescription(DESCRIPTION)
+    .addServer('/', 'This service (every path starts with /v1)')
     .addBearerAuth(
       {
         type: 'http',
@@ -200,38 +321,128 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Documentation', 'This document and its page')
     .build();
   const document = SwaggerModule.createDocument(app, config, {
-    operationIdFactory: (controllerKey: string, methodKey: string) => `${controllerKey.replace(/Controller$/, '')}_${methodKey}`,
+    // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the
+    // method and the controller: VolumesController.list -> listVolumes.
+    operationIdFactory: (controllerKey: string, methodKey: string) => `${methodKey}${controllerKey.replace(/Controller$/, '')}`,
   });
-  return withRateLimitHeadersOnErrors(document);
+  return finishDocument(document);
 }
 
 interface DocumentedResponse {
+  description?: string;
   headers?: HeadersObject;
   content?: Record<string, { examples?: Record<string, unknown> }>;
 }
+interface DocumentedOperation {
+  operationId?: string;
+  summary?: string;
+  description?: string;
+  security?: Record<string, string[]>[];
+  parameters?: unknown[];
+  responses?: Record<string, DocumentedResponse>;
+  [extension: `x-${string}`]: unknown;
+}
+
+/** Codes the framework answers on requests no route takes (unknown path, wrong method). */
+const UNMATCHED_CODES: ErrorCode[] = ['not_found', 'method_not_allowed'];
 
 /**
- * On a rate-limited route (its success response documents X-RateLimit-*), every error answered
- * after the rate limit carries the same headers: all of them but a 401 `unauthorized`, which is
- * refused before the rate limit is counted (decisions.md check order).
+ * What the decorators cannot say, added to every operation, so a route added later inherits it:
+ * rate-limit headers on the errors of rate-limited routes, Idempotent-Replayed on stored answers,
+ * ETag and 304 on conditional GETs, `security: []` on public routes, a HEAD operation for every
+ * GET (Express answers HEAD on GET routes), and the error codes the routes declare as the enum
+ * of ErrorBody.code.
+ */
+export function finishDocument(document: OpenAPIObject): OpenAPIObject {
+  withRateLimitHeadersOnErrors(document);
+  const codes = new Set<string>(UNMATCHED_CODES);
+  for (const item of Object.values(document.paths) as Record<string, DocumentedOperation>[]) {
+    for (const operation of Object.values(item)) {
+      const responses = operation.responses ?? {};
+      const replayed = operation[X_REPLAYED] as number[] | undefined;
+      delete operation[X_REPLAYED];
+      for (const status of replayed ?? []) {
+        const response = responses[String(status)];
+        if (!response) throw new Error(`${operation.operationId}: no ${status} response to mark Idempotent-Replayed`);
+        response.headers = { ...response.headers, ...IDEMPOTENT_REPLAYED_HEADER };
+      }
+      const everyResponse = operation[X_EVERY_RESPONSE] as HeadersObject | undefined;
+      delete operation[X_EVERY_RESPONSE];
+      for (const response of Object.values(responses)) if (everyResponse) response.headers = { ...response.headers, ...everyResponse };
+      if (operation[X_CONDITIONAL]) {
+        delete operation[X_CONDITIONAL];
+        const ok = responses['200'];
+        if (!ok) throw new Error(`${operation.operationId}: a conditional GET needs a 200 response`);
+        ok.headers = { ...ok.headers, ...ETAG_HEADER };
+        responses['304'] = {
+          description: 'Not modified: the ETag sent in If-None-Match is still current; no body',
+          headers: { ...(ok.headers ?? REQUEST_ID_HEADER) },
+        };
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        if (/^2\d\d$/.test(status) && !response.description) response.description = operation.summary ?? 'Success';
+        for (const example of Object.values(response.content?.['application/json']?.examples ?? {}) as { value?: { error?: { code?: string } } }[]) {
+          if (example.value?.error?.code) codes.add(example.value.error.code);
+        }
+      }
+      operation.security ??= [];
+    }
+    const get = item.get;
+    if (get && !item.head) item.head = headOf(get);
+  }
+  const errorBody = document.components?.schemas?.ErrorBody as { properties: { code: { enum: string[] } } } | undefined;
+  if (errorBody) errorBody.properties.code.enum = ERROR_CODES.filter((c) => codes.has(c));
+  return document;
+}
+
+/** The HEAD of a GET: the same parameters, security and responses (status and headers), without bodies. */
+function headOf(get: DocumentedOperation): DocumentedOperation {
+  const id = get.operationId ?? 'get';
+  const responses = Object.fromEntries(
+    Object.entries(get.responses ?? {}).map(([status, r]) => [status, { description: r.description ?? status, ...(r.headers ? { headers: r.headers } : {}) }]),
+  );
+  return {
+    ...get,
+    operationId: `head${id.replace(/^(get|list)/, '').replace(/^./, (c) => c.toUpperCase())}`,
+    summary: `Headers of: ${get.summary ?? id}`,
+    description: 'The same answer as the GET (status and headers), without a body.',
+    responses,
+  };
+}
+
+/**
+ * X-Request-Id on every response. On a rate-limited route (authenticated, or its success
+ * response documents X-RateLimit-*), X-RateLimit-* on its 2xx and on every error answered after
+ * the rate limit: all of them but a 401 `unauthorized`, which is refused before the rate limit is
+ * counted (decisions.md check order). A route added later gets them without naming them.
  */
 export function withRateLimitHeadersOnErrors(document: OpenAPIObject): OpenAPIObject {
   for (const item of Object.values(document.paths)) {
-    for (const operation of Object.values(item as Record<string, { responses?: Record<string, DocumentedResponse> }>)) {
+    for (const operation of Object.values(item as Record<string, DocumentedOperation>)) {
       const responses = operation?.responses;
       if (!responses) continue;
-      const limited = Object.entries(responses).some(([status, r]) => /^2\d\d$/.test(status) && r.headers?.['X-RateLimit-Limit']);
+      // Authenticated routes are always rate limited (per credential); public ones say so on their 2xx.
+      const authenticated = (operation.security ?? []).some((r) => BEARER_SCHEME in r);
+      const limited = authenticated || Object.entries(responses).some(([status, r]) => /^2\d\d$/.test(status) && r.headers?.['X-RateLimit-Limit']);
+      for (const response of Object.values(responses)) response.headers = { ...REQUEST_ID_HEADER, ...response.headers };
       if (!limited) continue;
       for (const [status, response] of Object.entries(responses)) {
+        if (/^2\d\d$/.test(status)) response.headers = { ...RATE_LIMITED_RESPONSE_HEADERS, ...response.headers };
         if (Number(status) < 400) continue;
         const codes = Object.keys(response.content?.['application/json']?.examples ?? {});
         if (status === '401' && codes.every((code) => code === 'unauthorized')) continue;
-        responses[status] = { ...response, headers: { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS, ...response.headers } };
+        // A 500 may come before the rate limit counted the request (say, the database failed during authentication).
+        const rateLimit = status === '500' ? OPTIONAL_RATE_LIMIT_HEADERS : RATE_LIMIT_HEADERS;
+        responses[status] = { ...response, headers: { ...REQUEST_ID_HEADER, ...rateLimit, ...response.headers } };
       }
     }
   }
   return document;
 }
+
+const OPTIONAL_RATE_LIMIT_HEADERS: HeadersObject = Object.fromEntries(
+  Object.entries(RATE_LIMIT_HEADERS).map(([name, h]) => [name, { ...h, required: false, description: `${(h as { description?: string }).description} (when the request was counted)` }]),
+);
 
 /** The application's OpenAPI document, built once, at its first request. */
 @Injectable()

@@ -19,8 +19,8 @@ export class AuthController {
   @Post('signup')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ summary: 'Create an account and its organization', description: 'The new user owns the new organization. Answers with a session token. Rate limited per client IP.' })
-  @ApiCreatedResponse({ type: SignupResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'signup', summary: 'Create an account and its organization', description: 'The new user owns the new organization. Answers with a session token. Rate limited per client IP.' })
+  @ApiCreatedResponse({ description: 'Account, organization and session created', type: SignupResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'conflict', 'rate_limited')
   async signup(@Body() body: SignupDto, @ClientIp() ip: string | null): Promise<SignupResponse> {
     const r = await this.signUp.execute({ email: body.email, password: body.password, organizationName: body.organization_name, ip });
@@ -36,10 +36,11 @@ export class AuthController {
   @Public()
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'login',
     summary: 'Log in: a session token for email and password',
     description: 'A wrong email or password answers 401 invalid_credentials, the same for both. Rate limited per client IP.',
   })
-  @ApiOkResponse({ type: LoginResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'A new session', type: LoginResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'invalid_credentials', 'rate_limited')
   async login(@Body() body: LoginDto, @ClientIp() ip: string | null): Promise<LoginResponse> {
     const r = await this.logIn.execute({ email: body.email, password: body.password, ip });
@@ -55,7 +56,7 @@ export class AuthController {
   @RequireAccess({ sessionOnly: true })
   @HttpCode(204)
   @ApiAuthenticated()
-  @ApiOperation({ summary: 'Log out: the session token stops working', description: 'Sessions only: an API key gets 403 forbidden.' })
+  @ApiOperation({ operationId: 'logout', summary: 'Log out: the session token stops working', description: 'Sessions only: an API key gets 403 forbidden.' })
   @ApiNoContentResponse({ description: 'Logged out', headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async logout(@CurrentPrincipal() principal: Principal, @ClientIp() ip: string | null): Promise<void> {

@@ -60,7 +60,7 @@ export class DocsController {
   constructor(private readonly document: OpenApiDocument) {}
 
   @Get('openapi.json')
-  @ApiOperation({ summary: 'This OpenAPI 3 document', description: 'Generated from the code; public.' })
+  @ApiOperation({ operationId: 'getOpenApiDocument', summary: 'This OpenAPI 3 document', description: 'Generated from the code; public.' })
   @ApiOkResponse({ description: 'The OpenAPI 3.0 document of the service', schema: { type: 'object' }, headers: REQUEST_ID_HEADER })
   openapi(): OpenAPIObject {
     return this.document.get();
@@ -68,7 +68,7 @@ export class DocsController {
 
   @Get('docs')
   @Header('Content-Type', 'text/html; charset=utf-8')
-  @ApiOperation({ summary: 'Interactive documentation (Swagger UI) over /v1/openapi.json' })
+  @ApiOperation({ operationId: 'getDocsPage', summary: 'Interactive documentation (Swagger UI) over /v1/openapi.json' })
   @ApiProduces('text/html')
   @ApiOkResponse({ description: 'An HTML page', schema: { type: 'string' }, headers: REQUEST_ID_HEADER })
   docs(): string {
@@ -76,10 +76,14 @@ export class DocsController {
   }
 
   @Get('docs/:asset')
-  @ApiOperation({ summary: 'A file of the documentation page (Swagger UI)' })
+  @ApiOperation({ operationId: 'getDocsAsset', summary: 'A file of the documentation page (Swagger UI)' })
   @ApiParam({ name: 'asset', enum: Object.keys(ASSETS) })
   @ApiProduces('text/css', 'application/javascript', 'image/png')
-  @ApiOkResponse({ description: 'The file', schema: { type: 'string', format: 'binary' }, headers: REQUEST_ID_HEADER })
+  @ApiOkResponse({
+    description: 'The file',
+    schema: { type: 'string', format: 'binary' },
+    headers: { ...REQUEST_ID_HEADER, 'Cache-Control': { required: true, description: 'Cacheable for an hour', schema: { type: 'string', example: 'public, max-age=3600' } } },
+  })
   @ApiErrors('not_found')
   asset(@Param('asset') name: string, @Res() res: Response): void {
     const asset = Object.prototype.hasOwnProperty.call(ASSETS, name) ? ASSETS[name] : undefined;

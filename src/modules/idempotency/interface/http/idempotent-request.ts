@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { domainErrorResponse } from '../../../../shared/http/error-envelope';
+import { STATUS_OF, domainErrorResponse } from '../../../../shared/http/error-envelope';
 import { requestIdOf } from '../../../../shared/http/request-id';
 import { routedPath } from '../../../../shared/observability/route-label';
 import { DomainError, ErrorCode, invalidRequest } from '../../../../shared/kernel/errors/domain-error';
@@ -24,6 +24,9 @@ export function idempotencyScope(req: Request, orgId: string): IdempotencyScope 
 
 /** Domain errors that are the request's answer and are stored for replay (decisions.md). */
 export const STORED_ERROR_CODES: readonly ErrorCode[] = ['not_found', 'invalid_state', 'insufficient_balance'];
+
+/** The statuses of STORED_ERROR_CODES: the error answers a replay may repeat (Idempotent-Replayed: true). */
+export const STORED_ERROR_STATUSES: number[] = [...new Set(STORED_ERROR_CODES.map((code) => STATUS_OF[code]))];
 
 /** Turns a storable DomainError into the response the global filter would give, for storing. */
 export function storableErrors(req: Request, codes: readonly ErrorCode[] = STORED_ERROR_CODES): (err: unknown) => StoredResponse | undefined {

@@ -2,7 +2,9 @@ import { Controller, Get, Header, HttpCode, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProperty, ApiResponse, ApiSchema, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
-import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+import { ApiErrors, ApiHeadersOnEveryResponse, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
+
+const NO_STORE = { 'Cache-Control': { required: true, description: 'Probes are never cached', schema: { type: 'string', enum: ['no-store'] } } };
 import { Public } from '../../../auth/interface/http/access.decorators';
 import { CheckReadiness } from '../../application/check-readiness.use-case';
 
@@ -51,21 +53,24 @@ export class HealthController {
   @Get('health')
   @HttpCode(200)
   @Header('Cache-Control', 'no-store')
-  @ApiOperation({ summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
-  @ApiOkResponse({ type: HealthResponse, headers: REQUEST_ID_HEADER })
+  @ApiHeadersOnEveryResponse(NO_STORE)
+  @ApiOperation({ operationId: 'getHealth', summary: 'Liveness: the process is up', description: 'No authentication, not rate limited. Checks nothing else.' })
+  @ApiOkResponse({ description: 'The process is up', type: HealthResponse, headers: REQUEST_ID_HEADER })
   health(): HealthResponse {
     return { status: 'ok' };
   }
 
   @Get('ready')
   @Header('Cache-Control', 'no-store')
+  @ApiHeadersOnEveryResponse(NO_STORE)
   @ApiOperation({
+    operationId: 'getReadiness',
     summary: 'Readiness: the database answers and its migrations are applied; Redis is reported (degraded does not fail readiness)',
     description:
       'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
       '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
   })
-  @ApiOkResponse({ type: ReadinessResponse, headers: REQUEST_ID_HEADER })
+  @ApiOkResponse({ description: 'Ready', type: ReadinessResponse, headers: REQUEST_ID_HEADER })
   @ApiResponse({
     status: 503,
     description: 'Not ready: at least one check failed',

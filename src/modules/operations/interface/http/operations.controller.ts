@@ -1,15 +1,15 @@
 import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches } from 'class-validator';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
-import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiConditionalGet, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { OperationQueries } from '../../application/operation-queries';
 import { OPERATION_STATUSES, OperationStatus } from '../../domain/operation';
 import { etagMatches, operationEtag, presentOperation } from './operation.presenter';
-import { ETAG_HEADER, OperationListResponse, OperationResponse } from './operations.openapi';
+import { OperationListResponse, OperationResponse } from './operations.openapi';
 
 export class ListOperationsQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Page size', example: 20 })
@@ -49,8 +49,8 @@ export class OperationsController {
   /** The organization's operations, newest first; filters volume_id and status; cursor pagination. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id and status.' })
-  @ApiOkResponse({ type: OperationListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'listOperations', summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id and status.' })
+  @ApiOkResponse({ description: 'A page of operations', type: OperationListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListOperationsQuery) {
     const page = await this.queries.list(principal, {
@@ -70,6 +70,7 @@ export class OperationsController {
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
   @ApiOperation({
+    operationId: 'getOperation',
     summary: 'One operation: wait for it (?wait=seconds) or poll it until succeeded or failed',
     description:
       'API key scope vm:read, or any member with a session. With `wait` (1-60 seconds) the request is held until the operation ' +
@@ -78,14 +79,8 @@ export class OperationsController {
       '(counted by the rate limit like any request). With both, the wait comes first, then the comparison.',
   })
   @ApiParam({ name: 'id', description: 'Operation id', example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  @ApiHeader({
-    name: 'If-None-Match',
-    required: false,
-    description: 'The ETag of a representation you hold: 304 with no body while the operation is unchanged',
-    schema: { type: 'string', example: '"k3Jw9Qd0bX1uT7yZ2cV5nM8aLq4"' },
-  })
-  @ApiOkResponse({ type: OperationResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...ETAG_HEADER } })
-  @ApiResponse({ status: 304, description: 'Not modified: If-None-Match holds the current ETag. No body.', headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...ETAG_HEADER } })
+  @ApiConditionalGet()
+  @ApiOkResponse({ description: 'The operation', type: OperationResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(
     @CurrentPrincipal() principal: Principal,

@@ -1,6 +1,7 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema, HeadersObject } from '@nestjs/swagger';
-import { ERROR_CODES } from '../../../../shared/http/openapi';
-import { OPERATION_STATUSES, OPERATION_TYPES } from '../../domain/operation';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { ERROR_CODES, NULL_SCHEMA, SchemaClass, nullableRef } from '../../../../shared/http/openapi';
+import { CURRENCIES } from '../../../../shared/kernel/money/money';
+import { OPERATION_STATUSES } from '../../domain/operation';
 
 /** The Operation of interface.md 2.3, for the OpenAPI document (examples: a renewal of vol_demodata1 of seeds/demo.json). */
 
@@ -24,12 +25,44 @@ export class OperationErrorResponse {
   message: string;
 }
 
+@ApiSchema({ name: 'Charge', description: 'An amount charged from the wallet: USD with five decimals, IDR whole rupiah' })
+export class ChargeResponse {
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ example: '6.00000' })
+  amount: string;
+}
+
+@ApiSchema({ name: 'VolumeRenewResult', description: 'result of a succeeded volume.renew' })
+export class VolumeRenewResultResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  volume_id: string;
+
+  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
+  term_months: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+/**
+ * The operation types the service creates, each with the schema of its `result`: the enum of
+ * Operation.type and the oneOf of Operation.result are made from this list. A new operation
+ * type is one more entry (its result must be told apart from the others' by its required members).
+ */
+export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [{ type: 'volume.renew', result: VolumeRenewResultResponse }];
+
+@ApiExtraModels(...OPERATION_RESULTS.map((r) => r.result), OperationErrorResponse)
 @ApiSchema({ name: 'Operation', description: 'Progress and outcome of an action that takes time; poll it until succeeded or failed' })
 export class OperationResponse {
   @ApiProperty({ example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
   id: string;
 
-  @ApiProperty({ enum: OPERATION_TYPES, example: 'volume.renew' })
+  @ApiProperty({ enum: OPERATION_RESULTS.map((r) => r.type), example: 'volume.renew' })
   type: string;
 
   @ApiProperty({ enum: OPERATION_STATUSES, example: 'pending' })
@@ -41,22 +74,17 @@ export class OperationResponse {
   @ApiPropertyOptional({ description: 'Present on volume.* operations', example: 'vol_demodata1' })
   volume_id?: string;
 
-  @ApiPropertyOptional({ description: 'Present on template.* operations', example: 'dep_4Hn7Qw2Er9Ty6Ui3Op1As5Df' })
-  deployment_id?: string;
-
   @ApiProperty({ type: () => [OperationStepResponse], example: [{ name: 'renewing', status: 'running' }] })
   steps: OperationStepResponse[];
 
   @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    nullable: true,
-    description: 'Outcome once succeeded. volume.renew: {volume_id, term_months, expires_at, charged: {currency, amount}}',
+    oneOf: [...OPERATION_RESULTS.map((r) => ({ $ref: getSchemaPath(r.result) })), NULL_SCHEMA],
+    description: 'Outcome once succeeded, by type (volume.renew: VolumeRenewResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;
 
-  @ApiProperty({ type: () => OperationErrorResponse, nullable: true, description: 'Set when failed; null otherwise', example: null })
+  @ApiProperty({ ...nullableRef(OperationErrorResponse), description: 'Set when failed; null otherwise', example: null })
   error: OperationErrorResponse | null;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
@@ -75,10 +103,3 @@ export class OperationListResponse {
   next_cursor: string | null;
 }
 
-/** The ETag of every Operation answer (GET /v1/operations/{id}, 200 and 304). */
-export const ETAG_HEADER: HeadersObject = {
-  ETag: {
-    description: 'Strong validator of this representation of the operation; send it back as If-None-Match to get 304 while nothing changed',
-    schema: { type: 'string', example: '"k3Jw9Qd0bX1uT7yZ2cV5nM8aLq4"' },
-  },
-};

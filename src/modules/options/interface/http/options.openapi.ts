@@ -30,19 +30,19 @@ export class VolumeOptionsResponse {
   @ApiProperty({ description: "False when the region's free capacity (shared by premium and ssd) is below min_gb", example: true })
   in_stock: boolean;
 
-  @ApiProperty({ example: 10 })
+  @ApiProperty({ type: 'integer', example: 10 })
   min_gb: number;
 
-  @ApiProperty({ example: 4000 })
+  @ApiProperty({ type: 'integer', example: 4000 })
   max_gb: number;
 
-  @ApiProperty({ example: 10 })
+  @ApiProperty({ type: 'integer', example: 10 })
   step_gb: number;
 
-  @ApiProperty({ type: [Number], description: 'Allowed terms in months', example: [1, 3, 12] })
+  @ApiProperty({ type: 'integer', isArray: true, description: 'Allowed terms in months', example: [1, 3, 12] })
   terms: number[];
 
-  @ApiProperty({ description: 'Most data disks one server can hold', example: 8 })
+  @ApiProperty({ type: 'integer', description: 'Most data disks one server can hold', example: 8 })
   per_server_limit: number;
 
   @ApiProperty({ type: () => PricePerGbMonthSchema })

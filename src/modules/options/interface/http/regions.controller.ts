@@ -16,8 +16,8 @@ export class RegionsController {
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
   @ApiAuthenticated()
-  @ApiOperation({ summary: 'Every region with its zones', description: 'API key scope vm:read, or any member with a session.' })
-  @ApiOkResponse({ type: RegionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'listRegions', summary: 'Every region with its zones', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOkResponse({ description: 'The regions', type: RegionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async list() {
     const regions = await this.listRegions.execute();

@@ -19,10 +19,11 @@ export class VolumeOptionsController {
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
   @ApiAuthenticated()
   @ApiOperation({
+    operationId: 'getVolumeOptions',
     summary: 'Disk sizes, terms, prices, stock and zones buyable in one region',
     description: 'API key scope vm:read, or any member with a session. A missing region or an unknown type: 400; an unknown region: 404.',
   })
-  @ApiOkResponse({ type: VolumeOptionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'The options of the region and type', type: VolumeOptionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Query() query: VolumeOptionsQuery) {
     const options = await this.getOptions.execute(principal.orgId, { region: query.region, type: query.type ?? 'premium' });

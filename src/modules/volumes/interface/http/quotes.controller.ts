@@ -3,14 +3,14 @@ import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } fr
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
-import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
-import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { CreateQuote, QuoteQueries } from '../../application/quotes.use-cases';
 import { presentQuote } from './quote.presenter';
 import { CreateQuoteBody } from './volumes.dto';
-import { ApiIdempotencyKey, IDEMPOTENT_REPLAYED_HEADER, QuoteResponse } from './volumes.openapi';
+import { QuoteResponse } from './volumes.openapi';
 
 @ApiTags('Volumes')
 @ApiAuthenticated()
@@ -32,8 +32,8 @@ export class QuotesController {
       'or of the wrong type, 409 idempotency_conflict, 404 for a region that does not exist or sells no disk of the type, then 400 ' +
       'for a size or term the offer does not sell. Stock and balance are checked at purchase, not here. `type` defaults to premium.',
   })
-  @ApiIdempotencyKey()
-  @ApiCreatedResponse({ type: QuoteResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...IDEMPOTENT_REPLAYED_HEADER } })
+  @ApiIdempotencyKey([201, ...STORED_ERROR_STATUSES])
+  @ApiCreatedResponse({ description: 'The quote', type: QuoteResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateQuoteBody, @Req() req: Request, @Res() res: Response): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);

@@ -3,17 +3,17 @@ import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } f
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
-import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
-import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
 import { RenewVolume } from '../../application/renew-volume.use-case';
 import { UpdateVolume } from '../../application/update-volume.use-case';
 import { VolumeQueries } from '../../application/volume-queries';
 import { presentVolume } from './volume.presenter';
 import { ListVolumesQuery, RenewVolumeBody, UpdateVolumeBody } from './volumes.dto';
-import { ApiIdempotencyKey, IDEMPOTENT_REPLAYED_HEADER, RenewVolumeResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
+import { RenewVolumeResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
 
 @ApiTags('Volumes')
 @ApiAuthenticated()
@@ -30,12 +30,13 @@ export class VolumesController {
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
   @ApiOperation({
+    operationId: 'listVolumes',
     summary: "The organization's volumes, newest first, filtered",
     description:
       'API key scope vm:read, or any member with a session. Cursor pagination. Without `status` every volume that is not deleted; ' +
       '`status=deleted` the deleted ones. Every filter given must match; a bad value is 400 naming the parameter.',
   })
-  @ApiOkResponse({ type: VolumeListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'A page of volumes', type: VolumeListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListVolumesQuery) {
     const page = await this.queries.list(principal, {
@@ -56,9 +57,9 @@ export class VolumesController {
   /** One volume of the organization (deleted ones too, with deleted_at); 404 otherwise. */
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: 'One volume of the organization (deleted ones too, with deleted_at)', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({ operationId: 'getVolume', summary: 'One volume of the organization (deleted ones too, with deleted_at)', description: 'API key scope vm:read, or any member with a session.' })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiOkResponse({ type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ description: 'The volume', type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
     return presentVolume(await this.queries.get(principal, id));
@@ -103,19 +104,20 @@ export class VolumesController {
   @Post(':id/renew')
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
   @ApiOperation({
+    operationId: 'renewVolume',
     summary: 'Renew a disk by a term, at the price it was bought at, paid from the wallet',
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Reserves the price and answers 202 with the volume ' +
       'and a volume.renew operation to poll. Errors in this order: 400, 409 idempotency_conflict, 404, 409 invalid_state, 402.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiIdempotencyKey()
+  @ApiIdempotencyKey([202, ...STORED_ERROR_STATUSES])
   @ApiAcceptedResponse({
+    description: 'Renewal accepted: the price is reserved; poll the operation',
     type: RenewVolumeResponse,
     headers: {
       ...RATE_LIMITED_RESPONSE_HEADERS,
-      Location: { description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
-      ...IDEMPOTENT_REPLAYED_HEADER,
+      Location: { required: true, description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
     },
   })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'insufficient_balance')

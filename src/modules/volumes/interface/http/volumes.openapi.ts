@@ -1,27 +1,10 @@
-import { ApiHeader, ApiProperty, ApiSchema, HeadersObject } from '@nestjs/swagger';
-import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
+import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { PricePerGbMonthSchema, ServerRefSchema, nullableRef } from '../../../../shared/http/openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
 import { VOLUME_TYPES } from '../../../options/domain/catalog';
 import { RENEWAL_TERMS, VOLUME_STATUSES } from '../../domain/volume';
 import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../domain/volume-attributes';
-
-/** The Idempotency-Key request header of the volume actions and quotes. */
-export function ApiIdempotencyKey(): MethodDecorator & ClassDecorator {
-  return ApiHeader({
-    name: 'Idempotency-Key',
-    required: false,
-    description:
-      'Any unique string (a UUID), 1-255 printable ASCII characters, kept 24 hours per organization. Repeating the request with ' +
-      'the same key returns the original answer (same status and body, header Idempotent-Replayed: true) and charges nothing again; ' +
-      'the same key with a different request is 409 idempotency_conflict.',
-    schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
-  });
-}
-
-export const IDEMPOTENT_REPLAYED_HEADER: HeadersObject = {
-  'Idempotent-Replayed': { description: '"true" when this is the stored answer of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
-};
 
 /** The Volume of interface.md 2.1 and the renewal answer, for the OpenAPI document (examples: vol_demodata1 of seeds/demo.json). */
 
@@ -34,6 +17,7 @@ export class BillingResponse {
   amount: string;
 }
 
+@ApiExtraModels(ServerRefSchema)
 @ApiSchema({ name: 'Volume', description: 'A block disk' })
 export class VolumeResponse {
   @ApiProperty({ example: 'vol_demodata1' })
@@ -54,10 +38,10 @@ export class VolumeResponse {
   @ApiProperty({ example: 'id-jkt-a' })
   zone: string;
 
-  @ApiProperty({ example: 100 })
+  @ApiProperty({ type: 'integer', example: 100 })
   size_gb: number;
 
-  @ApiProperty({ type: () => ServerRefSchema, nullable: true, description: 'The server the disk is on; null when detached' })
+  @ApiProperty({ ...nullableRef(ServerRefSchema), description: 'The server the disk is on; null when detached' })
   server: ServerRefSchema | null;
 
   @ApiProperty({ type: String, nullable: true, description: 'Null when detached', example: '/mnt/data' })

@@ -16,8 +16,8 @@ export class WalletController {
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
   @ApiAuthenticated()
-  @ApiOperation({ summary: "The organization's balance in each currency", description: 'API key scope vm:read, or any member with a session.' })
-  @ApiOkResponse({ type: WalletResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({ operationId: 'getWallet', summary: "The organization's balance in each currency", description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOkResponse({ description: 'The balances', type: WalletResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal): Promise<WalletResponse> {
     const balances = await this.getBalances.execute(principal);

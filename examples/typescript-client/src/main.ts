@@ -1,0 +1,88 @@
+/**
+ * What an integrator writes with the generated client: log in, list the volumes, renew one with
+ * an Idempotency-Key, poll the operation until it ends, read the wallet.
+ *
+ *   BASE_URL=http://localhost:3000 EMAIL=owner@demo.test PASSWORD='demo password 123' \
+ *     node examples/typescript-client/dist/main.js
+ *
+ * Prints one JSON line per step; exits 1 with the error envelope on a failure.
+ */
+import { randomUUID } from 'node:crypto';
+import { createClient } from './generated/client';
+import { getOperation, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
+import type { ErrorEnvelope, Operation, VolumeRenewResult } from './generated/types.gen';
+
+const baseUrl = process.env.BASE_URL ?? 'http://localhost:3000';
+const email = process.env.EMAIL ?? 'owner@demo.test';
+const password = process.env.PASSWORD ?? 'demo password 123';
+const termMonths = Number(process.env.TERM_MONTHS ?? '1') as 1 | 3 | 12;
+
+function print(step: string, data: unknown): void {
+  process.stdout.write(`${JSON.stringify({ step, ...(data as object) })}\n`);
+}
+
+/** An error answer of the API, as the document describes it. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly envelope: ErrorEnvelope,
+  ) {
+    super(`${status} ${envelope.error.code}: ${envelope.error.message} (request ${envelope.error.request_id})`);
+  }
+}
+
+/** The data of a 2xx, or the error envelope of a 4xx/5xx as an ApiError. */
+function orThrow<T>(r: { data?: T; error?: ErrorEnvelope; response?: Response }): T {
+  if (r.error !== undefined || r.data === undefined) throw new ApiError(r.response?.status ?? 0, r.error ?? unexpected(r.response));
+  return r.data;
+}
+
+function unexpected(response: Response | undefined): ErrorEnvelope {
+  return { error: { code: 'internal', message: `No body (status ${response?.status})`, request_id: response?.headers.get('X-Request-Id') ?? '', details: {} } };
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main(): Promise<void> {
+  const client = createClient({ baseUrl });
+
+  const session = orThrow(await login({ client, body: { email, password } }));
+  print('login', { user: session.user.email, organizations: session.organizations.map((o) => o.id) });
+  const auth = createClient({ baseUrl, headers: { Authorization: `Bearer ${session.token}` } });
+
+  const page = orThrow(await listVolumes({ client: auth, query: { limit: 100 } }));
+  print('volumes', { volumes: page.volumes.map((v) => ({ id: v.id, server: v.server?.name ?? null, expires_at: v.expires_at })) });
+  const volume = page.volumes[0];
+  if (!volume) throw new Error('The organization has no volume to renew');
+
+  // The same key on a retry returns the first answer and charges nothing again.
+  const key = randomUUID();
+  const renew = () =>
+    renewVolume({ client: auth, path: { id: volume.id }, headers: { 'Idempotency-Key': key }, body: { term_months: termMonths } });
+  const accepted = await renew();
+  const renewal = orThrow(accepted);
+  print('renew', { status: accepted.response?.status, location: accepted.response?.headers.get('Location'), operation: renewal.operation.id });
+  const retry = await renew();
+  print('renew-retry', {
+    status: retry.response?.status,
+    replayed: retry.response?.headers.get('Idempotent-Replayed'),
+    same_operation: orThrow(retry).operation.id === renewal.operation.id,
+  });
+
+  let operation: Operation = renewal.operation;
+  for (let i = 0; i < 100 && (operation.status === 'pending' || operation.status === 'running'); i++) {
+    await sleep(100);
+    operation = orThrow(await getOperation({ client: auth, path: { id: operation.id } }));
+  }
+  if (operation.status !== 'succeeded') throw new Error(`Operation ${operation.id} ended ${operation.status}: ${operation.error?.message ?? 'still running'}`);
+  const result: VolumeRenewResult | null = operation.type === 'volume.renew' ? operation.result : null;
+  print('operation', { id: operation.id, status: operation.status, expires_at: result?.expires_at, charged: result?.charged });
+
+  const wallet = orThrow(await getWallet({ client: auth }));
+  print('wallet', { balances: wallet.balances });
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${err instanceof ApiError ? JSON.stringify({ status: err.status, ...err.envelope }) : String(err)}\n`);
+  process.exit(1);
+});

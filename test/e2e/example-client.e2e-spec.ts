@@ -1,0 +1,80 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { OWNER_PASSWORD, organization, region } from '../support/fixtures';
+import { processHttp } from '../support/openapi-validation';
+import { ROOT, childEnv, tempDir } from '../support/processes';
+import { TestApp, startTestApp } from '../support/test-app';
+
+/**
+ * examples/typescript-client: the client generated with @hey-api/openapi-ts from the document the
+ * running service serves, type-checked with --strict, then the integrator's script run against
+ * the service (log in, list volumes, renew with an Idempotency-Key and retry it, poll, wallet).
+ */
+describe('example TypeScript client (generated from the served document)', () => {
+  let t: TestApp;
+  let base: string;
+  const dir = tempDir('cds-client-');
+
+  beforeAll(async () => {
+    t = await startTestApp({ workerEnabled: true, workerIntervalMs: 50 });
+    await t.seed({ regions: [region()], organizations: [organization('ex')] });
+    await t.app.listen(0, '127.0.0.1');
+    const address = (t.app.getHttpServer() as Server).address();
+    base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  });
+  afterAll(async () => {
+    await t?.close();
+    dir.remove();
+  });
+
+  const run = (command: string, args: string[], env: Record<string, string> = {}) => {
+    const r = spawnSync(command, args, { cwd: ROOT, encoding: 'utf8', env: childEnv({ PATH: process.env.PATH, ...env }), timeout: 120_000 });
+    return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+
+  it('generates from /v1/openapi.json, compiles with --strict, and runs the renewal flow', async () => {
+    const served = await (await processHttp(base)).get('/v1/openapi.json');
+    expect(served.status).toBe(200);
+    const input = join(dir.path, 'openapi.json');
+    writeFileSync(input, served.text);
+
+    const generate = run(process.execPath, ['node_modules/@hey-api/openapi-ts/bin/run.js', '-f', 'examples/typescript-client/openapi-ts.config.mjs'], { OPENAPI_INPUT: input });
+    expect({ status: generate.status, stderr: generate.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    const compile = run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
+    expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
+
+    // Asynchronously: the service answering the script runs in this process.
+    const script = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['examples/typescript-client/dist/main.js'],
+        { cwd: ROOT, env: childEnv({ BASE_URL: base, EMAIL: 'owner@ex.test', PASSWORD: OWNER_PASSWORD, TERM_MONTHS: '3' }), timeout: 60_000 },
+        (err, stdout, stderr) => resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
+      );
+    });
+    expect({ status: script.status, stderr: script.stderr }).toEqual({ status: 0, stderr: '' });
+    const steps = script.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const [op] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM operations WHERE volume_id = 'vol_exdata1'`);
+    expect(steps).toEqual([
+      { step: 'login', user: 'owner@ex.test', organizations: ['org_ex'] },
+      { step: 'volumes', volumes: [{ id: 'vol_exdata1', server: 'web-1', expires_at: '2026-12-21T00:00:00.000Z' }] },
+      { step: 'renew', status: 202, location: `/v1/operations/${op.id}`, operation: op.id },
+      { step: 'renew-retry', status: 202, replayed: 'true', same_operation: true },
+      { step: 'operation', id: op.id, status: 'succeeded', expires_at: '2027-03-21T00:00:00.000Z', charged: { currency: 'USD', amount: '6.00000' } },
+      {
+        step: 'wallet',
+        balances: [
+          { currency: 'USD', available: '94.00000', reserved: '0.00000' },
+          { currency: 'IDR', available: '1500000', reserved: '0' },
+        ],
+      },
+    ]);
+    // What it left behind: one operation (the retry replayed), succeeded; the volume renewed; charged once.
+    expect(await t.sql(`SELECT count(*)::int AS n FROM operations`)).toEqual([{ n: 1 }]);
+    expect(op.status).toBe('succeeded');
+    const [volume] = await t.sql<{ expires_at: Date }>(`SELECT expires_at FROM volumes WHERE id = 'vol_exdata1'`);
+    expect(new Date(volume.expires_at).toISOString()).toBe('2027-03-21T00:00:00.000Z');
+  }, 300_000);
+});
