@@ -29,7 +29,7 @@ export class AuditLogController {
 
   @Get()
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'listAuditLog',
     summary: "The organization's audit log, newest first",
     description:
       'Sessions of admins and owners (API keys: 403). Sign-ins, API key and member changes, renewals, wallet credits and more, each with the actor and IP. ' +

@@ -39,7 +39,7 @@ export class ApiKeysController {
   @Post()
   @HttpCode(201)
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'createApiKey',
     summary: 'Create an API key: the token is in this answer only',
     description: `${SESSIONS_OF_ADMINS} At most 20 active (not revoked, not expired) keys per organization: the 21st is 409 quota_exceeded, also when created at the same moment.`,
   })
@@ -53,7 +53,7 @@ export class ApiKeysController {
 
   @Get()
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({ summary: "The organization's API keys, newest first", description: `${SESSIONS_OF_ADMINS} Revoked and expired keys included; never a token.` })
+  @ApiOperation({ operationId: 'listApiKeys', summary: "The organization's API keys, newest first", description: `${SESSIONS_OF_ADMINS} Revoked and expired keys included; never a token.` })
   @ApiOkResponse({ type: ApiKeyListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListApiKeysQuery): Promise<ApiKeyListResponse> {
@@ -64,7 +64,7 @@ export class ApiKeysController {
   @Delete(':id')
   @HttpCode(204)
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'revokeApiKey',
     summary: 'Revoke an API key',
     description: `${SESSIONS_OF_ADMINS} The key is refused (401) from the next request on, on every server process. Revoking a revoked key answers 204 again; another organization's key is 404.`,
   })

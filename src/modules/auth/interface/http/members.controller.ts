@@ -26,7 +26,7 @@ export class MembersController {
 
   @Get()
   @RequireAccess({ sessionOnly: true, roles: ANY_ROLE })
-  @ApiOperation({ summary: "The organization's members", description: 'Sessions of any role (API keys: 403).' })
+  @ApiOperation({ operationId: 'listMembers', summary: "The organization's members", description: 'Sessions of any role (API keys: 403).' })
   @ApiOkResponse({ type: MemberListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal): Promise<MemberListResponse> {
@@ -36,7 +36,7 @@ export class MembersController {
   @Post()
   @HttpCode(201)
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({ summary: 'Add a user who has an account', description: `${RULES} Unknown email: 404; already a member: 409 conflict.` })
+  @ApiOperation({ operationId: 'addMember', summary: 'Add a user who has an account', description: `${RULES} Unknown email: 404; already a member: 409 conflict.` })
   @ApiCreatedResponse({ type: MemberResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'rate_limited')
   async add(@CurrentPrincipal() principal: Principal, @Body() body: AddMemberDto, @ClientIp() ip: string | null): Promise<MemberResponse> {
@@ -45,7 +45,7 @@ export class MembersController {
 
   @Patch(':user_id')
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
-  @ApiOperation({ summary: "Change a member's role", description: RULES })
+  @ApiOperation({ operationId: 'changeMemberRole', summary: "Change a member's role", description: RULES })
   @ApiParam({ name: 'user_id', description: 'User id of the member', example: 'usr_5mQe8RZk2VtL9xPa3HcW7nJd' })
   @ApiOkResponse({ type: MemberResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'not_found', 'conflict', 'rate_limited')
@@ -56,7 +56,7 @@ export class MembersController {
   @Delete(':user_id')
   @HttpCode(204)
   @RequireAccess({ sessionOnly: true, roles: ANY_ROLE })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'removeMember',
     summary: 'Remove a member',
     description: `Anyone may remove themselves; otherwise admins and owners. ${RULES} The member's sessions lose the organization at once.`,
   })

@@ -6,7 +6,7 @@ import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
-import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { CreateQuote, QuoteQueries } from '../../application/quotes.use-cases';
 import { presentQuote } from './quote.presenter';
 import { CreateQuoteBody } from './volumes.dto';
@@ -25,14 +25,14 @@ export class QuotesController {
   /** lifecycle.md "Quotes": 201 with the quote. With an Idempotency-Key the answer (201, 404) is stored and replayed. */
   @Post()
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'createQuote',
     summary: 'Lock the price of a disk order for 10 minutes',
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Checked as a purchase is: 400 for a member missing ' +
       'or of the wrong type, 409 idempotency_conflict, 404 for a region that does not exist or sells no disk of the type, then 400 ' +
       'for a size or term the offer does not sell. Stock and balance are checked at purchase, not here. `type` defaults to premium.',
   })
-  @ApiIdempotencyKey([201, ...STORED_ERROR_STATUSES])
+  @ApiIdempotencyKey([201, 404])
   @ApiCreatedResponse({ description: 'The quote', type: QuoteResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateQuoteBody, @Req() req: Request, @Res() res: Response): Promise<void> {
@@ -57,7 +57,7 @@ export class QuotesController {
   /** One quote of the organization; another organization's is 404. */
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ summary: 'One quote of the organization', description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({ operationId: 'getQuote', summary: 'One quote of the organization', description: 'API key scope vm:read, or any member with a session.' })
   @ApiParam({ name: 'id', description: 'Quote id', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
   @ApiOkResponse({ type: QuoteResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')

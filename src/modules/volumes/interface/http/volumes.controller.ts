@@ -71,7 +71,7 @@ export class VolumesController {
    */
   @Patch(':id')
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
-  @ApiOperation({
+  @ApiOperation({ operationId: 'updateVolume',
     summary: "Change a disk's name, note, labels or delete protection",
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Synchronous: answers 200 with the volume. Members left out ' +

@@ -63,7 +63,7 @@ export class ListVolumesQuery {
   @ApiPropertyOptional({
     type: [String],
     description: `key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: ${LABEL_KEY_RULE}`,
-    example: 'env=prod',
+    example: ['env=prod'],
   })
   @IsOptional() @IsString({ each: true, message: 'label must be key=value' }) label?: string | string[];
 
