@@ -62,6 +62,16 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
     return this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work));
   }
 
+  readSnapshot<T>(work: () => Promise<T>): Promise<T> {
+    if (this.db.inTransaction()) throw new Error('UnitOfWork.readSnapshot() cannot run inside a transaction');
+    return this.db.dataSource.transaction('REPEATABLE READ', (manager) =>
+      storage.run(manager, async () => {
+        await manager.query('SET TRANSACTION READ ONLY');
+        return work();
+      }),
+    );
+  }
+
   async savepoint<T>(work: () => Promise<T>): Promise<T> {
     if (!this.db.inTransaction()) throw new Error('UnitOfWork.savepoint() must run inside UnitOfWork.run()');
     const name = `sp_${++savepointCounter}`;
