@@ -77,7 +77,8 @@ export function operationsOf(doc: OpenApiDoc): DocOperation[] {
       .filter(([method]) => METHODS.includes(method))
       .map(([method, op]) => {
         const parameters = (op.parameters ?? []).map((p) => {
-          const param = ((p as { $ref?: string }).$ref ? refTarget(doc, (p as { $ref: string }).$ref) : p) as Parameter;
+          const ref = (p as unknown as { $ref?: string }).$ref;
+          const param = (ref ? refTarget(doc, ref) : p) as Parameter;
           return { ...param, schema: resolve(param.schema) };
         });
         const content = op.requestBody?.content ?? {};

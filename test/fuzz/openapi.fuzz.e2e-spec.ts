@@ -297,7 +297,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     expect(await stateOfB()).toEqual(before);
     const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
-  });
+  }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30000): Promise<void> {

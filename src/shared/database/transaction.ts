@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 
+import { retryOnLostConnection } from './connection-retry';
 import { UnitOfWork } from './unit-of-work';
 
 export { UnitOfWork };
@@ -28,14 +29,21 @@ export class Db {
   /** Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count. */
   async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<{ rows: T[]; affected: number }> {
     const manager = this.manager();
-    const own = manager.queryRunner ? undefined : this.dataSource.createQueryRunner();
-    const runner = manager.queryRunner ?? own!;
-    try {
-      const result = await runner.query(sql, params, true);
+    if (manager.queryRunner) {
+      // In a transaction: a lost connection fails the whole transaction, retried by UnitOfWork.
+      const result = await manager.queryRunner.query(sql, params, true);
       return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
-    } finally {
-      await own?.release();
     }
+    // One statement on a pooled connection: again on a fresh one if that connection died.
+    return retryOnLostConnection(async () => {
+      const own = this.dataSource.createQueryRunner();
+      try {
+        const result = await own.query(sql, params, true);
+        return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
+      } finally {
+        await own.release();
+      }
+    });
   }
 
   /** Runs SQL on the active transaction (or a pooled connection); rows as plain objects. */
@@ -59,16 +67,19 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
 
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.db.inTransaction()) return work(); // joins the enclosing transaction
-    return this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work));
+    // A transaction whose connection died before COMMIT left nothing: run it again (connection-retry.ts).
+    return retryOnLostConnection(() => this.db.dataSource.transaction('READ COMMITTED', (manager) => storage.run(manager, work)));
   }
 
   readSnapshot<T>(work: () => Promise<T>): Promise<T> {
     if (this.db.inTransaction()) throw new Error('UnitOfWork.readSnapshot() cannot run inside a transaction');
-    return this.db.dataSource.transaction('REPEATABLE READ', (manager) =>
-      storage.run(manager, async () => {
-        await manager.query('SET TRANSACTION READ ONLY');
-        return work();
-      }),
+    return retryOnLostConnection(() =>
+      this.db.dataSource.transaction('REPEATABLE READ', (manager) =>
+        storage.run(manager, async () => {
+          await manager.query('SET TRANSACTION READ ONLY');
+          return work();
+        }),
+      ),
     );
   }
 
