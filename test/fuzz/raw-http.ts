@@ -56,10 +56,15 @@ export function sendRaw(port: number, req: RawRequest, timeoutMs = 5000): Promis
   });
 }
 
+/** The final answer's head and what follows it; interim 1xx answers (100 Continue) are skipped. */
 function splitHead(buf: Buffer): { head: string; rest: Buffer } | undefined {
-  const end = buf.indexOf('\r\n\r\n');
-  if (end < 0) return undefined;
-  return { head: buf.subarray(0, end).toString('latin1'), rest: buf.subarray(end + 4) };
+  for (;;) {
+    const end = buf.indexOf('\r\n\r\n');
+    if (end < 0) return undefined;
+    const head = buf.subarray(0, end).toString('latin1');
+    if (!/^HTTP\/1\.[01] 1\d\d /.test(head)) return { head, rest: buf.subarray(end + 4) };
+    buf = buf.subarray(end + 4);
+  }
 }
 
 function headersOf(head: string): Record<string, string> {

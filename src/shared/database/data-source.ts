@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -40,6 +41,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   });
   try {
     await dataSource.initialize();
+    guardNewConnections(dataSource);
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
   } catch (err) {
     if (dataSource.isInitialized) await dataSource.destroy();
@@ -54,4 +56,16 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
       await embedded?.stop();
     },
   };
+}
+
+/**
+ * A backend terminated in the instant its connection is handed out (its ReadyForQuery and the
+ * FATAL error in one network read) makes the pg client emit 'error' before TypeORM has
+ * attached its listener: an unhandled 'error' event would crash the process (seen under
+ * pg_terminate_backend in `npm run chaos`). Every new pool connection gets a listener of its
+ * own; the failure still reaches the query that was running, and the pool drops the connection.
+ */
+function guardNewConnections(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master?: EventEmitter }).master;
+  pool?.on('connect', (client: EventEmitter) => client.on('error', () => undefined));
 }
