@@ -27,10 +27,10 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
 
 const ROOT = join(__dirname, '../..');
@@ -42,23 +42,7 @@ const REQUEST_TIMEOUT_MS = 15_000;
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'CHAOS_S', 'CONCURRENCY', 'WAIT_S']) delete env[k];
-  return { ...env, ...extra };
-}
+const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => processEnv(extra, ['CHAOS_S', 'CONCURRENCY', 'WAIT_S']);
 
 function onPath(binary: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' }).status === 0;

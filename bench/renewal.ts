@@ -22,7 +22,6 @@
  * capture count). Figures and checks are printed, never asserted.
  */
 import http from 'node:http';
-import net from 'node:net';
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { Money } from '../src/shared/kernel/money/money';
+import { childEnv as processEnv, freePort } from './processes';
 import { envInt, percentile, round3 } from './stats';
 
 /** USD minor units (1e-5) as the API writes them: exactly 5 decimals. */
@@ -53,24 +53,8 @@ function rssKb(pid: number | undefined): number | null {
 }
 const mib = (kb: number | null): number | null => (kb === null ? null : Math.round((kb / 1024) * 10) / 10);
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 /** This process's environment without the settings that belong to the server child alone. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'VOLUMES', 'CONCURRENCY', 'WAIT_S']) delete env[k];
-  return { ...env, ...extra };
-}
+const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => processEnv(extra, ['VOLUMES', 'CONCURRENCY', 'WAIT_S']);
 
 interface Database {
   env: Record<string, string>;

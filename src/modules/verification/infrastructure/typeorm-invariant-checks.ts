@@ -116,59 +116,50 @@ const ledgerDetails = (r: OperationLedgerRow): Finding['details'] => ({
   releases: r.releases,
 });
 
-export class SucceededCapturedOnceCheck extends SqlCheck {
-  readonly name = 'operations.succeeded_captured_once';
-  readonly description = 'Every succeeded operation that charges has exactly one hold and one capture, and no release';
+/** An invariant on each operation's ledger rows: `where` selects the operations breaking it. */
+class OperationLedgerCheck extends SqlCheck {
+  constructor(
+    db: Db,
+    readonly name: string,
+    readonly description: string,
+    private readonly where: string,
+    private readonly message: (r: OperationLedgerRow) => string,
+  ) {
+    super(db);
+  }
 
   async findViolations(): Promise<Finding[]> {
-    const rows = await this.db.query<OperationLedgerRow>(
-      `SELECT * FROM (${OPERATION_LEDGER}) x
-        WHERE status = 'succeeded' AND charges AND NOT (holds = 1 AND captures = 1 AND releases = 0)
-        ORDER BY id`,
-    );
-    return rows.map((r) => ({
-      subject: r.id,
-      message: `succeeded ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s); expected 1, 1, 0`,
-      details: ledgerDetails(r),
-    }));
+    const rows = await this.db.query<OperationLedgerRow>(`SELECT * FROM (${OPERATION_LEDGER}) x WHERE ${this.where} ORDER BY id`);
+    return rows.map((r) => ({ subject: r.id, message: this.message(r), details: ledgerDetails(r) }));
   }
 }
 
-export class FailedReleasedOnceCheck extends SqlCheck {
-  readonly name = 'operations.failed_released_once';
-  readonly description = 'Every failed operation that charges has exactly one hold and one release, and no capture';
+export const succeededCapturedOnce = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.succeeded_captured_once',
+    'Every succeeded operation that charges has exactly one hold and one capture, and no release',
+    `status = 'succeeded' AND charges AND NOT (holds = 1 AND captures = 1 AND releases = 0)`,
+    (r) => `succeeded ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s); expected 1, 1, 0`,
+  );
 
-  async findViolations(): Promise<Finding[]> {
-    const rows = await this.db.query<OperationLedgerRow>(
-      `SELECT * FROM (${OPERATION_LEDGER}) x
-        WHERE status = 'failed' AND charges AND NOT (holds = 1 AND releases = 1 AND captures = 0)
-        ORDER BY id`,
-    );
-    return rows.map((r) => ({
-      subject: r.id,
-      message: `failed ${r.type} operation has ${r.holds} hold(s), ${r.releases} release(s) and ${r.captures} capture(s); expected 1, 1, 0`,
-      details: ledgerDetails(r),
-    }));
-  }
-}
+export const failedReleasedOnce = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.failed_released_once',
+    'Every failed operation that charges has exactly one hold and one release, and no capture',
+    `status = 'failed' AND charges AND NOT (holds = 1 AND releases = 1 AND captures = 0)`,
+    (r) => `failed ${r.type} operation has ${r.holds} hold(s), ${r.releases} release(s) and ${r.captures} capture(s); expected 1, 1, 0`,
+  );
 
-export class UnfinishedNotSettledCheck extends SqlCheck {
-  readonly name = 'operations.unfinished_not_settled';
-  readonly description = 'No pending or running operation has its hold captured or released, or more than one hold';
-
-  async findViolations(): Promise<Finding[]> {
-    const rows = await this.db.query<OperationLedgerRow>(
-      `SELECT * FROM (${OPERATION_LEDGER}) x
-        WHERE status IN ('pending', 'running') AND (captures > 0 OR releases > 0 OR holds > 1)
-        ORDER BY id`,
-    );
-    return rows.map((r) => ({
-      subject: r.id,
-      message: `${r.status} ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s) before it ended`,
-      details: ledgerDetails(r),
-    }));
-  }
-}
+export const unfinishedNotSettled = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.unfinished_not_settled',
+    'No pending or running operation has its hold captured or released, or more than one hold',
+    `status IN ('pending', 'running') AND (captures > 0 OR releases > 0 OR holds > 1)`,
+    (r) => `${r.status} ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s) before it ended`,
+  );
 
 export class UnfinishedLeasedCheck extends SqlCheck {
   readonly name = 'operations.unfinished_leased';
@@ -229,9 +220,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
     this.checks = [
       new WalletAvailableCheck(db),
       new WalletReservedCheck(db),
-      new SucceededCapturedOnceCheck(db),
-      new FailedReleasedOnceCheck(db),
-      new UnfinishedNotSettledCheck(db),
+      succeededCapturedOnce(db),
+      failedReleasedOnce(db),
+      unfinishedNotSettled(db),
       new UnfinishedLeasedCheck(db),
       new ServerDiskLimitCheck(db),
     ];
