@@ -504,6 +504,10 @@ async function main(): Promise<void> {
       database: dbName,
       servers_started: servers.length,
       requests: Object.fromEntries([...stats.byAction].map(([a, m]) => [a, Object.fromEntries([...m].sort())])),
+      requests_by_status: [...stats.byAction.values()].reduce<Record<string, number>>((acc, m) => {
+        for (const [status, n] of m) acc[status] = (acc[status] ?? 0) + n;
+        return acc;
+      }, {}),
       requests_total: [...stats.byAction.values()].reduce((s, m) => s + [...m.values()].reduce((x, y) => x + y, 0), 0),
       connections_cut_by_kills: stats.cutByKill,
       accepted_operations: accepted.length,
