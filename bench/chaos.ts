@@ -434,6 +434,7 @@ async function main(): Promise<void> {
     };
 
     const deadline = Date.now() + chaosMs;
+    const restarts: Promise<void>[] = [];
     const clients = Array.from({ length: concurrency }, async () => {
       while (Date.now() < deadline) await pickAction().run(ctx);
     });
@@ -442,13 +443,18 @@ async function main(): Promise<void> {
     const killer = (async () => {
       while (Date.now() + killEveryMs < deadline) {
         await sleep(killEveryMs * (0.5 + Math.random()));
+        // Keep one process serving while the others restart (a start takes a few seconds).
+        if (live().length < 2) continue;
         const victim = pick(live());
         victim.killed = true;
         victim.child.kill('SIGKILL');
         faults.kills += 1;
-        const replacement = await startServer(serverEnv);
-        servers.push(replacement);
-        faults.restarts += 1;
+        restarts.push(
+          startServer(serverEnv).then((replacement) => {
+            servers.push(replacement);
+            faults.restarts += 1;
+          }),
+        );
       }
     })();
     const terminator = (async () => {
@@ -473,6 +479,7 @@ async function main(): Promise<void> {
       }
     })();
     await Promise.all([...clients, killer, terminator, redisFaults]);
+    await Promise.all(restarts);
 
     // Every operation must end (a killed process's operations after their lease).
     const drainStarted = Date.now();
