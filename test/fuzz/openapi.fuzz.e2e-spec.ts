@@ -99,7 +99,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     port = (t.app.getHttpServer().address() as AddressInfo).port;
     const doc = (await t.http.get('/v1/openapi.json')).body as OpenApiDoc;
     ops = operationsOf(doc);
-  });
+  }, 180_000); // seeding, three logins (scrypt) and an engine start: slow on a loaded machine
   afterAll(async () => t?.close());
 
   const encode = (v: string, raw: boolean): string => {
