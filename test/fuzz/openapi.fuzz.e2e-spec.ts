@@ -274,11 +274,12 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
         for (const a of answered) {
           const { spec, req } = a;
           let { res } = a;
-          if (res.ms > LIMIT_MS && res.status < 500) {
-            // A shared, busy machine: over the limit within the batch, so sent again alone; only
-            // a request slow on its own as well is a finding.
+          // A shared, busy machine: a request over the limit within its batch is sent again alone,
+          // up to three times; only one slow every time is a finding (the best time counts).
+          for (let retry = 0; retry < 3 && res.ms > LIMIT_MS && res.status < 500; retry++) {
             counts.retriedSlow += 1;
-            res = await sendRaw(port, req);
+            const again = await sendRaw(port, req);
+            res = again.ms < res.ms || again.status >= 500 ? again : res;
           }
           counts.requests += 1;
           counts.byRoute.set(spec.op, (counts.byRoute.get(spec.op) ?? 0) + 1);
