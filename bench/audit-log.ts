@@ -16,7 +16,8 @@ import { Client } from 'pg';
 import { TypeOrmAuditLogReader } from '../src/modules/audit/infrastructure/typeorm-audit-trail';
 import { AuditCursor, AuditLogFilter, encodeAuditCursor } from '../src/modules/audit/domain/audit-log';
 import type { Db } from '../src/shared/database/transaction';
-import { envInt, freePort, percentile, round3 } from './stats';
+import { freePort } from './processes';
+import { envInt, percentile, round3 } from './stats';
 
 const ROWS = envInt('ROWS', 1_000_000, 5_000_000, 1000);
 const REQUESTS = envInt('REQUESTS', 200, 10_000);

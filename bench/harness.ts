@@ -4,13 +4,15 @@
  * server's resident memory from /proc. bench/renewal.ts has copies of these from before; it should
  * import them from here when it is folded into `npm run bench`.
  */
-import net from 'node:net';
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { childEnv as processEnv, freePort } from './processes';
+
+export { freePort };
 
 export const ROOT = join(__dirname, '../..');
 export const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -43,24 +45,10 @@ export function rssSampler(pid: number | undefined, everyMs: number): { peakKb()
   };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-/** This process's environment without the settings that belong to the bench or to one child. */
-export function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'ORGS', 'SERVERS', 'VOLUMES', 'CONNECTIONS', 'BENCH_OUT']) delete env[k];
-  return { ...env, ...extra };
-}
+/** The child's environment: this process's, minus the benchmark's own settings. */
+export const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
+  processEnv(extra, ['ORGS', 'SERVERS', 'VOLUMES', 'CONNECTIONS', 'BENCH_OUT']);
 
 export interface Database {
   engine: 'embedded' | 'postgresql';

@@ -36,7 +36,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { Money } from '../src/shared/kernel/money/money';
-import { envInt, freePort, percentile, round3 } from './stats';
+import { childEnv as processEnv, freePort } from './processes';
+import { envInt, percentile, round3 } from './stats';
 
 /** USD minor units (1e-5) as the API writes them: exactly 5 decimals. */
 const usd = (minor: bigint): string => Money.ofMinor('USD', minor).format();
@@ -60,11 +61,8 @@ function rssKb(pid: number | undefined): number | null {
 const mib = (kb: number | null): number | null => (kb === null ? null : Math.round((kb / 1024) * 10) / 10);
 
 /** This process's environment without the settings that belong to the server child alone. */
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']) delete env[k];
-  return { ...env, ...extra };
-}
+const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
+  processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']);
 
 interface Database {
   env: Record<string, string>;

@@ -1,4 +1,3 @@
-import net from 'node:net';
 
 /** Small helpers shared by the benchmark scripts: bounded settings from the environment, percentiles, a free port. */
 
@@ -20,15 +19,3 @@ export function percentile(sorted: number[], p: number): number {
 /** Milliseconds rounded to the microsecond, for printing. */
 export const round3 = (ms: number): number => Math.round(ms * 1000) / 1000;
 
-/** A free TCP port on 127.0.0.1, for a server the benchmark starts. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const address = s.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}

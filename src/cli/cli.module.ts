@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { AuditModule } from '../modules/audit/audit.module';
 import { AuthModule } from '../modules/auth/auth.module';
 import { OperatorModule } from '../modules/operator/operator.module';
+import { VerificationModule } from '../modules/verification/verification.module';
 import { Settings } from '../shared/config/settings';
 import { DatabaseModule } from '../shared/database/database.module';
 import { SharedModule } from '../shared/shared.module';
@@ -12,7 +13,7 @@ export class CliModule {
   static forRoot(settings: Settings): DynamicModule {
     return {
       module: CliModule,
-      imports: [SharedModule.forRoot(settings), DatabaseModule, AuditModule, AuthModule, OperatorModule],
+      imports: [SharedModule.forRoot(settings), DatabaseModule, AuditModule, AuthModule, OperatorModule, VerificationModule],
     };
   }
 }

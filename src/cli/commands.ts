@@ -10,6 +10,7 @@ import { SetRegionCapacity, SetZoneAvailability } from '../modules/options/appli
 import { parseSeedFile } from '../modules/operator/seed-file';
 import { Settings } from '../shared/config/settings';
 import { DomainError, invalidRequest } from '../shared/kernel/errors/domain-error';
+import { VerifyInvariants } from '../modules/verification/application/verify-invariants.use-case';
 import { CliModule } from './cli.module';
 
 export const USAGE = `Usage: npm run cli -- <command>
@@ -19,7 +20,23 @@ export const USAGE = `Usage: npm run cli -- <command>
   apikey:create --org ID --name NAME --scopes vm:read,vm:write
   apikey:revoke --id ID
   zone:set --zone ID --available true|false            open or close a zone to new disks
-  region:capacity --region ID --gb N                   set a region's disk capacity (premium and ssd share it)`;
+  region:capacity --region ID --gb N                   set a region's disk capacity (premium and ssd share it)
+  verify                                               check every invariant (read-only, one snapshot); exit 1 naming each violation`;
+
+/**
+ * A command that ran and found something wrong (verify): its report still goes to stdout,
+ * the error object to stderr, and the exit code is 1.
+ */
+export class CommandFailed extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly output: unknown,
+  ) {
+    super(message);
+    this.name = 'CommandFailed';
+  }
+}
 
 type Options = Record<string, string | undefined>;
 
@@ -115,6 +132,16 @@ export async function runCommand(argv: string[], settings: Settings): Promise<un
       return withContext(settings, async (ctx) => {
         const region = await ctx.get(SetRegionCapacity).execute(input);
         return { id: region.id, name: region.name, capacity_gb: region.capacityGb };
+      });
+    }
+    case 'verify': {
+      options(rest, []);
+      // Read-only: never applies migrations (a database not migrated fails with the missing table).
+      return withContext({ ...settings, migrationsRun: false }, async (ctx) => {
+        const report = await ctx.get(VerifyInvariants).execute();
+        if (report.ok) return report;
+        const names = [...new Set(report.violations.map((v) => v.check))];
+        throw new CommandFailed('invariant_violated', `${report.violations.length} violation(s) of ${names.join(', ')}`, report);
       });
     }
     default:

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { loadSettings } from '../shared/config/settings';
 import { DomainError } from '../shared/kernel/errors/domain-error';
-import { runCommand } from './commands';
+import { CommandFailed, runCommand } from './commands';
 
 /** `npm run cli -- <command>`: one JSON object on stdout and exit 0, or an error object on stderr and exit 1. */
 async function main(): Promise<void> {
@@ -10,8 +10,11 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(result) + '\n');
     process.exitCode = 0;
   } catch (err) {
+    if (err instanceof CommandFailed) process.stdout.write(JSON.stringify(err.output) + '\n');
     const error =
-      err instanceof DomainError
+      err instanceof CommandFailed
+        ? { code: err.code, message: err.message }
+        : err instanceof DomainError
         ? { code: err.code, message: err.message }
         : { code: 'internal', message: err instanceof Error ? err.message : String(err) };
     process.stderr.write(JSON.stringify({ error }) + '\n');

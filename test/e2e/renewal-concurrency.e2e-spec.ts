@@ -2,6 +2,7 @@ import { AdvanceOperations } from '../../src/modules/operations/application/adva
 import { usingPostgres } from '../support/database';
 import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
+import { expectInvariantsHold } from '../support/verify';
 
 /**
  * Concurrency proves something only on PostgreSQL: the embedded engine (PGlite) runs one
@@ -93,5 +94,9 @@ describeOnPostgres('renewal under concurrency (PostgreSQL)', () => {
     expect(statuses).toEqual([202, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
     for (const r of responses.filter((x) => x.status === 409)) expect(r.body.error.code).toBe('invalid_state');
     expect(await balance('org_same')).toEqual({ available: '9800000', reserved: '200000' });
+  });
+
+  it('at the end, `verify` finds every invariant holding (operations still pending included)', () => {
+    expectInvariantsHold(t.settings.databaseUrl);
   });
 });

@@ -3,6 +3,7 @@ import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
 import { ServerProcess, startServerProcess } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
+import { expectInvariantsHold } from '../support/verify';
 
 /**
  * Real server processes (node dist/src/main.js) sharing one PostgreSQL schema, each running the
@@ -164,5 +165,9 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
     await expectSettled('org_kill', 300, '200000');
     // The operations the dead process held were taken over: claimed a second time.
     expect(await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_kill' AND attempts = 2`)).toBeGreaterThanOrEqual(left.running);
+  });
+
+  it('at the end, `verify` finds every invariant holding', () => {
+    expectInvariantsHold(t.settings.databaseUrl);
   });
 });

@@ -1,5 +1,6 @@
 import { Client, ClientConfig } from 'pg';
 import type { Pool } from 'pg';
+import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -109,6 +110,7 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
   try {
     await dataSource.initialize();
+    guardNewConnections(dataSource);
     if (embedded) forgetPreparedStatementsOnConnect(dataSource);
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
   } catch (err) {
@@ -132,6 +134,20 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
  * cloud-disk-service-worker), so HTTP requests cannot starve it: one connection per operation in
  * flight plus one for claims and hand-backs.
  */
-export function workerDataSource(settings: Settings, url: string): DataSource {
-  return dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker');
+export async function openWorkerDataSource(settings: Settings, url: string): Promise<DataSource> {
+  const dataSource = await dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker').initialize();
+  guardNewConnections(dataSource);
+  return dataSource;
+}
+
+/**
+ * A backend terminated in the instant its connection is handed out (its ReadyForQuery and the
+ * FATAL error in one network read) makes the pg client emit 'error' before TypeORM has
+ * attached its listener: an unhandled 'error' event would crash the process (seen under
+ * pg_terminate_backend in `npm run chaos`). Every new pool connection gets a listener of its
+ * own; the failure still reaches the query that was running, and the pool drops the connection.
+ */
+function guardNewConnections(dataSource: DataSource): void {
+  const pool = (dataSource.driver as unknown as { master?: EventEmitter }).master;
+  pool?.on('connect', (client: EventEmitter) => client.on('error', () => undefined));
 }

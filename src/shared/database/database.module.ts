@@ -1,7 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Settings } from '../config/settings';
-import { OpenDatabase, openDatabase, workerDataSource } from './data-source';
+import { OpenDatabase, openDatabase, openWorkerDataSource } from './data-source';
 import { Db, TypeOrmUnitOfWork, TypeOrmWorkerUnitOfWork, UnitOfWork, WorkerUnitOfWork } from './transaction';
 
 export const OPEN_DATABASE = 'OPEN_DATABASE';
@@ -17,7 +17,7 @@ export const OPEN_DATABASE = 'OPEN_DATABASE';
       provide: WorkerUnitOfWork,
       inject: [Db, OPEN_DATABASE, Settings],
       useFactory: (db: Db, open: OpenDatabase, settings: Settings) =>
-        new TypeOrmWorkerUnitOfWork(db, open.engine === 'postgresql' ? () => workerDataSource(settings, open.url) : undefined),
+        new TypeOrmWorkerUnitOfWork(db, open.engine === 'postgresql' ? () => openWorkerDataSource(settings, open.url) : undefined),
     },
   ],
   exports: [DataSource, Db, UnitOfWork, WorkerUnitOfWork, OPEN_DATABASE],

@@ -10,4 +10,9 @@ export class InMemoryUnitOfWork extends UnitOfWork {
   savepoint<T>(work: () => Promise<T>): Promise<T> {
     return work();
   }
+
+  /** In-memory adapters have no snapshots: the work runs as is. */
+  readSnapshot<T>(work: () => Promise<T>): Promise<T> {
+    return work();
+  }
 }

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
 
+import { retryOnLostConnection } from './connection-retry';
 import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
 
 export { UnitOfWork, WorkerUnitOfWork };
@@ -64,14 +65,21 @@ export class Db {
   async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<{ rows: T[]; affected: number }> {
     if (name !== undefined) return this.execPrepared<T>(name, sql, params);
     const manager = this.manager();
-    const own = manager.queryRunner ? undefined : this.dataSource.createQueryRunner();
-    const runner = manager.queryRunner ?? own!;
-    try {
-      const result = await runner.query(sql, params, true);
+    if (manager.queryRunner) {
+      // In a transaction: a lost connection fails the whole transaction, retried by UnitOfWork.
+      const result = await manager.queryRunner.query(sql, params, true);
       return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
-    } finally {
-      await own?.release();
     }
+    // One statement on a pooled connection: again on a fresh one if that connection died.
+    return retryOnLostConnection(async () => {
+      const own = this.dataSource.createQueryRunner();
+      try {
+        const result = await own.query(sql, params, true);
+        return { rows: (result.records ?? []) as T[], affected: result.affected ?? 0 };
+      } finally {
+        await own.release();
+      }
+    });
   }
 
   /** Runs SQL on the active transaction (or a pooled connection); rows as plain objects. `name`: see exec. */
@@ -130,7 +138,12 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
 
   run<T>(work: () => Promise<T>): Promise<T> {
     if (this.db.inTransaction()) return work(); // joins the enclosing transaction
-    return runTransaction(this.db.dataSource, work);
+    // A transaction whose connection died before COMMIT left nothing: run it again (connection-retry.ts).
+    return retryOnLostConnection(() => runTransaction(this.db.dataSource, work));
+  }
+
+  readSnapshot<T>(work: () => Promise<T>): Promise<T> {
+    return readSnapshot(this.db, this.db.dataSource, work);
   }
 
   savepoint<T>(work: () => Promise<T>): Promise<T> {
@@ -148,7 +161,7 @@ export class TypeOrmWorkerUnitOfWork extends WorkerUnitOfWork {
 
   constructor(
     private readonly db: Db,
-    private readonly open: (() => DataSource) | undefined,
+    private readonly open: (() => Promise<DataSource>) | undefined,
   ) {
     super();
   }
@@ -158,12 +171,17 @@ export class TypeOrmWorkerUnitOfWork extends WorkerUnitOfWork {
     if (!this.open) return runTransaction(this.db.dataSource, work);
     const open = this.open;
     this.source ??= Promise.resolve()
-      .then(() => open().initialize())
+      .then(() => open())
       .catch((err: unknown) => {
         this.source = undefined; // the next transaction tries again
         throw err;
       });
     return this.source.then((dataSource) => runTransaction(dataSource, work));
+  }
+
+  /** On the HTTP pool: a snapshot read is no worker step. */
+  readSnapshot<T>(work: () => Promise<T>): Promise<T> {
+    return readSnapshot(this.db, this.db.dataSource, work);
   }
 
   savepoint<T>(work: () => Promise<T>): Promise<T> {
@@ -176,6 +194,19 @@ export class TypeOrmWorkerUnitOfWork extends WorkerUnitOfWork {
     const dataSource = await source?.catch(() => undefined);
     if (dataSource?.isInitialized) await dataSource.destroy();
   }
+}
+
+/** `work` in one read-only REPEATABLE READ transaction of `dataSource` (one snapshot), again on a lost connection. */
+function readSnapshot<T>(db: Db, dataSource: DataSource, work: () => Promise<T>): Promise<T> {
+  if (db.inTransaction()) throw new Error('UnitOfWork.readSnapshot() cannot run inside a transaction');
+  return retryOnLostConnection(() =>
+    dataSource.transaction('REPEATABLE READ', (manager) =>
+      storage.run(manager, async () => {
+        await manager.query('SET TRANSACTION READ ONLY');
+        return work();
+      }),
+    ),
+  );
 }
 
 async function savepoint<T>(db: Db, work: () => Promise<T>): Promise<T> {

@@ -9,6 +9,11 @@ export abstract class UnitOfWork {
    * own writes are undone (the enclosing transaction stays usable) and the error is rethrown.
    */
   abstract savepoint<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one read-only REPEATABLE READ transaction: every read of it sees the same
+   * snapshot of the database, and any write is refused. Not inside run().
+   */
+  abstract readSnapshot<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Server, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { newId } from '../kernel/ids/ids';
 import { errorEnvelope } from './error-envelope';
@@ -45,5 +45,28 @@ export function answerClientErrors(server: Server): void {
       // The server's sockets allow half-open connections: close this one once the answer is out.
       () => socket.destroy(),
     );
+  });
+  answerUnmetExpectations(server);
+}
+
+/**
+ * An `Expect` header other than `100-continue`: Node answers a bare 417 before any route runs.
+ * Answered here with the envelope instead (417, code invalid_request, naming the header); the
+ * connection closes, so a body the client may still send is never read.
+ */
+function answerUnmetExpectations(server: Server): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const requestId = newId('req');
+    const body = JSON.stringify(
+      errorEnvelope('invalid_request', 'Unsupported Expect header: only 100-continue is supported', requestId, { field: 'Expect' }),
+    );
+    res.shouldKeepAlive = false;
+    res.writeHead(417, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': Buffer.byteLength(body),
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    });
+    res.end(body);
   });
 }

@@ -1,0 +1,542 @@
+/**
+ * Chaos run: mixed traffic from 20 organizations against three server processes while
+ * processes are SIGKILLed and restarted, database backends are terminated and Redis stops and
+ * starts; then every operation must end and `verify` must find every invariant holding.
+ *
+ *   npm run build && DATABASE_URL=postgresql://postgres@127.0.0.1:5432/cds_dev npm run chaos
+ *
+ * Settings (environment): DATABASE_URL (required: a PostgreSQL server on 127.0.0.1 or
+ * localhost; the run creates a database of its own next to the one named, and drops it at the
+ * end), CHAOS_S (seconds of traffic and faults, 60, at most 3600), CONCURRENCY (clients, 8, at
+ * most 64), KILL_EVERY_MS (4000), TERMINATE_EVERY_MS (5000), REDIS_EVERY_MS (9000; Redis stays
+ * down 3 s each time), WAIT_S (time allowed for operations to end afterwards, 120), CHAOS_KEEP=1
+ * (keep the database for inspection).
+ *
+ * Faults: SIGKILL of one server process, restarted at once (in-flight requests to it are cut:
+ * counted, not failures); pg_terminate_backend of every backend of ITS OWN database but its own
+ * connection; its OWN redis-server on a free port (never a shared Redis), stopped and started
+ * (skipped, and said so, when redis-server is not on PATH).
+ *
+ * Prints one JSON summary: requests by action and status, connections cut by kills, operations
+ * by outcome, faults injected, the verify report. Exits 1 on an invariant violation, any 5xx, a
+ * network error on a process that was not killed, a 202 whose operation does not exist, an
+ * idempotent replay that differs from the original, or operations still unfinished after WAIT_S.
+ *
+ * Traffic is the ACTIONS table below: add an entry (name, weight, run) to add an action.
+ */
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { childEnv as processEnv, freePort } from './processes';
+import { envInt } from './stats';
+
+const ROOT = join(__dirname, '../..');
+const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
+const ORGS = 20;
+const VOLUMES_PER_ORG = 12;
+const REQUEST_TIMEOUT_MS = 15_000;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
+
+const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => processEnv(extra, ['CHAOS_S', 'CONCURRENCY', 'WAIT_S']);
+
+function onPath(binary: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${binary}`], { encoding: 'utf8' }).status === 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server processes
+
+interface Server {
+  id: number;
+  child: ChildProcess;
+  url: string;
+  killed: boolean;
+  /** Whether it exited without being killed by this run. */
+  crashed(): boolean;
+  output(): string;
+}
+
+let serverSeq = 0;
+
+async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
+  const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (b: Buffer): void => {
+    out = (out + b.toString()).slice(-50_000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const server: Server = {
+    id: ++serverSeq,
+    child,
+    url: '',
+    killed: false,
+    crashed: () => !server.killed && (child.exitCode !== null || child.signalCode !== null),
+    output: () => out,
+  };
+  server.url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${out}`)), 30_000);
+    const check = (): void => {
+      const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(`http://127.0.0.1:${m[1]}`);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${out}`));
+    });
+  });
+  return server;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traffic
+
+interface Org {
+  id: string;
+  token: string;
+  volumes: string[];
+}
+
+interface Reply {
+  status: number;
+  body: string;
+}
+
+/** A keyed renewal sent earlier, to be repeated with the same key and body. */
+interface Sent {
+  org: Org;
+  volume: string;
+  key: string;
+  body: string;
+  /** The first answer, when one came back (a kill may have cut it). */
+  reply?: Reply;
+}
+
+class Stats {
+  readonly byAction = new Map<string, Map<string, number>>();
+  readonly problems: string[] = [];
+  readonly accepted = new Set<string>();
+  cutByKill = 0;
+
+  count(action: string, outcome: string): void {
+    const m = this.byAction.get(action) ?? new Map<string, number>();
+    m.set(outcome, (m.get(outcome) ?? 0) + 1);
+    this.byAction.set(action, m);
+  }
+
+  problem(text: string): void {
+    if (this.problems.length < 200) this.problems.push(text);
+  }
+}
+
+interface Context {
+  orgs: Org[];
+  stats: Stats;
+  recent: Sent[];
+  /** Sends a request to one live server; undefined when a kill cut the connection. */
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string }): Promise<Reply | undefined>;
+}
+
+const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
+
+/** Records a 202's operation; checks a replay answers exactly as the original did. */
+function noteRenewal(ctx: Context, sent: Sent, reply: Reply | undefined, replay: boolean): void {
+  if (!reply) return;
+  if (reply.status === 202) {
+    const opId = (JSON.parse(reply.body) as { operation?: { id?: string } }).operation?.id;
+    if (opId) ctx.stats.accepted.add(opId);
+    else ctx.stats.problem(`202 without an operation id: ${reply.body.slice(0, 200)}`);
+  }
+  if (!replay) {
+    sent.reply = reply;
+    return;
+  }
+  // A replay must repeat a stored answer (202, 402, 404, 409 invalid_state) byte for byte.
+  const original = sent.reply;
+  if (original && [202, 402, 404].includes(original.status) && (reply.status !== original.status || reply.body !== original.body)) {
+    ctx.stats.problem(`replay of key ${sent.key} answered ${reply.status} ${reply.body.slice(0, 120)}; the original was ${original.status} ${original.body.slice(0, 120)}`);
+  }
+  if (!original) sent.reply = reply;
+}
+
+interface Action {
+  name: string;
+  weight: number;
+  run(ctx: Context): Promise<void>;
+}
+
+/** The traffic mix. Add an action (purchase, attach, ...) as one more entry. */
+const ACTIONS: Action[] = [
+  {
+    name: 'renew',
+    weight: 30,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const sent: Sent = { org, volume: pick(org.volumes), key: randomUUID(), body: renewBody() };
+      const reply = await ctx.send(org, 'POST', `/v1/volumes/${sent.volume}/renew`, { body: sent.body, key: sent.key });
+      ctx.stats.count('renew', reply ? String(reply.status) : 'cut_by_kill');
+      noteRenewal(ctx, sent, reply, false);
+      ctx.recent.push(sent);
+      if (ctx.recent.length > 200) ctx.recent.shift();
+    },
+  },
+  {
+    name: 'renew_repeat_key',
+    weight: 12,
+    async run(ctx) {
+      if (ctx.recent.length === 0) return;
+      const sent = pick(ctx.recent);
+      const reply = await ctx.send(sent.org, 'POST', `/v1/volumes/${sent.volume}/renew`, { body: sent.body, key: sent.key });
+      ctx.stats.count('renew_repeat_key', reply ? String(reply.status) : 'cut_by_kill');
+      noteRenewal(ctx, sent, reply, true);
+    },
+  },
+  {
+    name: 'renew_same_key_concurrently',
+    weight: 5,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const sent: Sent = { org, volume: pick(org.volumes), key: randomUUID(), body: renewBody() };
+      const replies = await Promise.all([1, 2, 3].map(() => ctx.send(org, 'POST', `/v1/volumes/${sent.volume}/renew`, { body: sent.body, key: sent.key })));
+      const answered = replies.filter((r): r is Reply => r !== undefined);
+      for (const r of replies) ctx.stats.count('renew_same_key_concurrently', r ? String(r.status) : 'cut_by_kill');
+      for (const r of answered) noteRenewal(ctx, sent, r, sent.reply !== undefined);
+      ctx.recent.push(sent);
+    },
+  },
+  {
+    name: 'read_volumes',
+    weight: 15,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const path = Math.random() < 0.5 ? `/v1/volumes?limit=${pick([5, 20, 100])}` : `/v1/volumes/${pick(org.volumes)}`;
+      const reply = await ctx.send(org, 'GET', path);
+      ctx.stats.count('read_volumes', reply ? String(reply.status) : 'cut_by_kill');
+    },
+  },
+  {
+    name: 'read_operations',
+    weight: 15,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const mine = ctx.recent.filter((s) => s.org === org && s.reply?.status === 202);
+      const path =
+        mine.length > 0 && Math.random() < 0.6
+          ? `/v1/operations/${(JSON.parse(pick(mine).reply!.body) as { operation: { id: string } }).operation.id}`
+          : `/v1/operations?limit=${pick([5, 20])}${Math.random() < 0.3 ? `&status=${pick(['pending', 'running', 'succeeded', 'failed'])}` : ''}`;
+      const reply = await ctx.send(org, 'GET', path);
+      ctx.stats.count('read_operations', reply ? String(reply.status) : 'cut_by_kill');
+      if (reply && path.startsWith('/v1/operations/op_') && reply.status !== 200) ctx.stats.problem(`GET ${path} of an accepted operation answered ${reply.status}`);
+    },
+  },
+  {
+    name: 'read_wallet',
+    weight: 10,
+    async run(ctx) {
+      const reply = await ctx.send(pick(ctx.orgs), 'GET', '/v1/wallet');
+      ctx.stats.count('read_wallet', reply ? String(reply.status) : 'cut_by_kill');
+    },
+  },
+  {
+    name: 'read_volume_options',
+    weight: 8,
+    async run(ctx) {
+      const reply = await ctx.send(pick(ctx.orgs), 'GET', `/v1/volume-options?region=id-jkt&type=${pick(['premium', 'ssd'])}`);
+      ctx.stats.count('read_volume_options', reply ? String(reply.status) : 'cut_by_kill');
+    },
+  },
+];
+
+function pickAction(): Action {
+  const total = ACTIONS.reduce((s, a) => s + a.weight, 0);
+  let r = Math.random() * total;
+  for (const a of ACTIONS) {
+    r -= a.weight;
+    if (r < 0) return a;
+  }
+  return ACTIONS[ACTIONS.length - 1];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seed
+
+function seedFile(): object {
+  return {
+    regions: [
+      {
+        id: 'id-jkt',
+        name: 'Jakarta',
+        capacity_gb: 1_000_000,
+        zones: [
+          { id: 'id-jkt-a', available: true },
+          { id: 'id-jkt-b', available: true },
+        ],
+        volume_offers: [
+          { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } },
+          { type: 'ssd', min_gb: 20, max_gb: 2000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 4, price_per_gb_month: { USD: '0.01250', IDR: '200' } },
+        ],
+      },
+    ],
+    organizations: Array.from({ length: ORGS }, (_, i) => ({
+      id: `org_chaos${i + 1}`,
+      name: `Chaos ${i + 1}`,
+      // Some wallets run dry during the run (402s), some never do.
+      wallet: i % 4 === 0 ? { USD: '3.00000', IDR: '20000' } : { USD: '5000.00000', IDR: '80000000' },
+      members: [{ email: `owner${i + 1}@chaos.test`, password: randomBytes(18).toString('base64'), role: 'owner' }],
+      api_keys: [{ name: 'chaos', scopes: ['vm:read', 'vm:write'] }],
+      servers: [{ id: `vm_chaos${i + 1}`, name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }],
+      volumes: Array.from({ length: VOLUMES_PER_ORG }, (_, j) => ({
+        id: `vol_chaos${i + 1}v${j + 1}`,
+        name: `v${j + 1}`,
+        type: j % 3 === 0 ? 'ssd' : 'premium',
+        region: 'id-jkt',
+        zone: 'id-jkt-a',
+        size_gb: j % 3 === 0 ? 20 : 10 * (1 + (j % 5)),
+        term_months: 1,
+        currency: j % 2 === 0 ? 'USD' : 'IDR',
+        ...(j < 2 ? { server: `vm_chaos${i + 1}`, mount_path: `/mnt/d${j}` } : {}),
+      })),
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const chaosMs = envInt('CHAOS_S', 60, 3600) * 1000;
+  const concurrency = envInt('CONCURRENCY', 8, 64);
+  const killEveryMs = envInt('KILL_EVERY_MS', 4000, 600_000, 500);
+  const terminateEveryMs = envInt('TERMINATE_EVERY_MS', 5000, 600_000, 500);
+  const redisEveryMs = envInt('REDIS_EVERY_MS', 9000, 600_000, 1000);
+  const waitMs = envInt('WAIT_S', 120, 600) * 1000;
+  const base = process.env.DATABASE_URL;
+  if (!base) throw new Error('DATABASE_URL is required: the chaos run needs PostgreSQL (several processes share one database)');
+  const baseUrl = new URL(base);
+  if (!LOCAL_HOSTS.includes(baseUrl.hostname)) throw new Error('DATABASE_URL must name a server on 127.0.0.1 or localhost');
+
+  // A database of its own: backends are terminated by database name, so nothing else is touched.
+  const dbName = `cds_chaos_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${dbName}`);
+  const dbUrl = new URL(base);
+  dbUrl.pathname = `/${dbName}`;
+  dbUrl.searchParams.delete('options');
+  const databaseUrl = dbUrl.toString();
+  const own = new Client({ connectionString: databaseUrl });
+
+  const tmp = mkdtempSync(join(tmpdir(), 'cds-chaos-'));
+  const servers: Server[] = [];
+  const faults = { kills: 0, restarts: 0, backend_terminations: 0, backends_terminated: 0, redis_stops: 0, redis_starts: 0, redis: 'own redis-server' };
+  let redis: ChildProcess | undefined;
+  let redisPort = 0;
+  const stats = new Stats();
+  let exitCode = 1;
+
+  const startRedis = async (): Promise<void> => {
+    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    for (let i = 0; i < 50; i++) {
+      if (spawnSync('redis-cli', ['-p', String(redisPort), 'ping'], { encoding: 'utf8' }).stdout?.trim() === 'PONG') return;
+      await sleep(100);
+    }
+    throw new Error('own redis-server did not answer PING');
+  };
+  const stopRedis = async (): Promise<void> => {
+    const r = redis;
+    redis = undefined;
+    if (!r || r.exitCode !== null) return;
+    const exited = new Promise((resolve) => r.once('exit', resolve));
+    r.kill('SIGKILL');
+    await exited;
+  };
+
+  try {
+    const withRedis = onPath('redis-server') && onPath('redis-cli');
+    if (withRedis) {
+      redisPort = await freePort();
+      await startRedis();
+    } else {
+      faults.redis = 'skipped: redis-server (or redis-cli) is not on PATH; no REDIS_URL, no Redis faults';
+    }
+    const serverEnv = childEnv({
+      DATABASE_URL: databaseUrl,
+      ...(withRedis ? { REDIS_URL: `redis://127.0.0.1:${redisPort}`, REDIS_KEY_PREFIX: `${dbName}:` } : {}),
+      PORT: '0',
+      METRICS_PORT: '0',
+      HOST: '127.0.0.1',
+      DEMO_SEED: 'false',
+      LOG_LEVEL: 'info',
+      WORKER_ENABLED: 'true',
+      WORKER_INTERVAL_MS: '100',
+      WORKER_LEASE_MS: '3000',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+      DB_POOL_SIZE: '5',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+    });
+
+    // Migrate and seed through the CLI, as an operator would.
+    const cli = (args: string[]): string => {
+      const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }), encoding: 'utf8', timeout: 120_000 });
+      if (r.status !== 0 && args[0] !== 'verify') throw new Error(`cli ${args[0]} exited ${r.status}: ${r.stderr}`);
+      return r.stdout;
+    };
+    cli(['migrate']);
+    const file = join(tmp, 'seed.json');
+    writeFileSync(file, JSON.stringify(seedFile()));
+    const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[] }[] };
+    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, volumes: o.volumes }));
+
+    servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
+    await own.connect();
+
+    const live = (): Server[] => servers.filter((s) => !s.killed);
+    const ctx: Context = {
+      orgs,
+      stats,
+      recent: [],
+      async send(org, method, path, opts = {}) {
+        const server = pick(live());
+        const headers: Record<string, string> = { Authorization: `Bearer ${org.token}` };
+        if (opts.body) headers['Content-Type'] = 'application/json';
+        if (opts.key) headers['Idempotency-Key'] = opts.key;
+        try {
+          const res = await fetch(server.url + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+          const body = await res.text();
+          if (res.status >= 500) {
+            // The server's log line for that request id says why.
+            const requestId = res.headers.get('x-request-id') ?? '';
+            await sleep(100);
+            const cause = server.output().split('\n').filter((l) => requestId && l.includes(requestId) && /"level":50|unexpected/.test(l)).join(' ').slice(0, 1500);
+            stats.problem(`${res.status} from server ${server.id}: ${method} ${path} ${body.slice(0, 300)} log: ${cause}`);
+          }
+          return { status: res.status, body };
+        } catch (err) {
+          if (server.killed) {
+            stats.cutByKill += 1;
+            return undefined;
+          }
+          const e = err as Error & { cause?: { code?: string; message?: string } };
+          stats.problem(`${method} ${path} to server ${server.id} (not killed): ${e.name} ${e.message} ${e.cause?.code ?? ''} ${e.cause?.message ?? ''}`);
+          stats.count('network_error', e.cause?.code ?? e.name);
+          return undefined;
+        }
+      },
+    };
+
+    const deadline = Date.now() + chaosMs;
+    const restarts: Promise<void>[] = [];
+    const clients = Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) await pickAction().run(ctx);
+    });
+
+    // Fault injectors, each on its own clock.
+    const killer = (async () => {
+      while (Date.now() + killEveryMs < deadline) {
+        await sleep(killEveryMs * (0.5 + Math.random()));
+        // Keep one process serving while the others restart (a start takes a few seconds).
+        if (live().length < 2) continue;
+        const victim = pick(live());
+        victim.killed = true;
+        victim.child.kill('SIGKILL');
+        faults.kills += 1;
+        restarts.push(
+          startServer(serverEnv).then((replacement) => {
+            servers.push(replacement);
+            faults.restarts += 1;
+          }),
+        );
+      }
+    })();
+    const terminator = (async () => {
+      while (Date.now() + terminateEveryMs < deadline) {
+        await sleep(terminateEveryMs * (0.5 + Math.random()));
+        const r = await own.query(`SELECT count(*) FILTER (WHERE t)::int AS n FROM (
+                                     SELECT pg_terminate_backend(pid) AS t FROM pg_stat_activity
+                                      WHERE datname = $1 AND pid <> pg_backend_pid()) x`, [dbName]);
+        faults.backend_terminations += 1;
+        faults.backends_terminated += (r.rows[0] as { n: number }).n;
+      }
+    })();
+    const redisFaults = (async () => {
+      if (!withRedis) return;
+      while (Date.now() + redisEveryMs < deadline) {
+        await sleep(redisEveryMs * (0.5 + Math.random()));
+        await stopRedis();
+        faults.redis_stops += 1;
+        await sleep(3000);
+        await startRedis();
+        faults.redis_starts += 1;
+      }
+    })();
+    await Promise.all([...clients, killer, terminator, redisFaults]);
+    await Promise.all(restarts);
+
+    // Every operation must end (a killed process's operations after their lease).
+    const drainStarted = Date.now();
+    let unfinished = -1;
+    while (Date.now() - drainStarted < waitMs) {
+      unfinished = Number((await own.query(`SELECT count(*)::int AS n FROM operations WHERE status IN ('pending', 'running')`)).rows[0].n);
+      if (unfinished === 0) break;
+      await sleep(250);
+    }
+    if (unfinished !== 0) stats.problem(`${unfinished} operations still pending or running ${waitMs / 1000} s after the traffic stopped`);
+
+    const accepted = [...stats.accepted];
+    const found = new Set((await own.query(`SELECT id FROM operations WHERE id = ANY($1)`, [accepted])).rows.map((r: { id: string }) => r.id));
+    const missing = accepted.filter((id) => !found.has(id));
+    if (missing.length > 0) stats.problem(`${missing.length} accepted (202) operations do not exist: ${missing.slice(0, 10).join(', ')}`);
+    const outcomes = (await own.query(
+      `SELECT status, coalesce(error->>'code', '') AS code, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1, 2`,
+    )).rows as { status: string; code: string; n: number }[];
+    if (process.env.CHAOS_LOGS) for (const s of servers) writeFileSync(`${process.env.CHAOS_LOGS}.${s.id}.log`, s.output());
+    for (const s of servers) if (s.crashed()) stats.problem(`server ${s.id} exited on its own: ${s.output().slice(-2000)}`);
+
+    const verifyOut = cli(['verify']);
+    const report = verifyOut ? (JSON.parse(verifyOut) as { ok: boolean; checks: { name: string; violations: number }[]; violations: unknown[] }) : undefined;
+    if (!report?.ok) stats.problem(`verify found ${report ? report.violations.length : 'an error, no report'}`);
+
+    const summary = {
+      ok: stats.problems.length === 0,
+      duration_s: chaosMs / 1000,
+      database: dbName,
+      servers_started: servers.length,
+      requests: Object.fromEntries([...stats.byAction].map(([a, m]) => [a, Object.fromEntries([...m].sort())])),
+      requests_by_status: [...stats.byAction.values()].reduce<Record<string, number>>((acc, m) => {
+        for (const [status, n] of m) acc[status] = (acc[status] ?? 0) + n;
+        return acc;
+      }, {}),
+      requests_total: [...stats.byAction.values()].reduce((s, m) => s + [...m.values()].reduce((x, y) => x + y, 0), 0),
+      connections_cut_by_kills: stats.cutByKill,
+      accepted_operations: accepted.length,
+      operations: outcomes.map((o) => ({ status: o.status, ...(o.code ? { error: o.code } : {}), count: o.n })),
+      faults,
+      invariants: report ? { ok: report.ok, checks: Object.fromEntries(report.checks.map((c) => [c.name, c.violations])), violations: report.violations.slice(0, 20) } : 'verify failed to run',
+      problems: stats.problems,
+    };
+    process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
+    exitCode = summary.ok ? 0 : 1;
+  } finally {
+    for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
+    await stopRedis();
+    await own.end().catch(() => undefined);
+    if (process.env.CHAOS_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
+    await admin.end();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  process.exitCode = exitCode;
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,251 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
+import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
+
+/**
+ * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
+ * in minor units, compared exactly in SQL and reported as text.
+ */
+abstract class SqlCheck implements InvariantCheck {
+  abstract readonly name: string;
+  abstract readonly description: string;
+  constructor(protected readonly db: Db) {}
+  abstract findViolations(): Promise<Finding[]>;
+}
+
+/**
+ * Per organization and currency, from the ledger: credits, captures, and the holds not yet
+ * settled (no capture or release for their operation). A balance row without ledger rows, or
+ * ledger rows without a balance row, count as zero on the missing side.
+ */
+const WALLET_SUMS = `
+  WITH settled AS (
+    SELECT DISTINCT operation_id FROM wallet_ledger WHERE kind IN ('capture', 'release')
+  ), sums AS (
+    SELECT l.org_id, l.currency,
+           coalesce(sum(l.amount) FILTER (WHERE l.kind = 'credit'), 0) AS credits,
+           coalesce(sum(l.amount) FILTER (WHERE l.kind = 'capture'), 0) AS captures,
+           coalesce(sum(l.amount) FILTER (WHERE l.kind = 'hold' AND s.operation_id IS NULL), 0) AS outstanding
+      FROM wallet_ledger l LEFT JOIN settled s ON s.operation_id = l.operation_id
+     GROUP BY l.org_id, l.currency
+  )
+  SELECT coalesce(b.org_id, x.org_id) AS org_id, coalesce(b.currency, x.currency) AS currency,
+         coalesce(b.available, 0) AS available, coalesce(b.reserved, 0) AS reserved,
+         coalesce(x.credits, 0) AS credits, coalesce(x.captures, 0) AS captures, coalesce(x.outstanding, 0) AS outstanding
+    FROM wallet_balances b FULL JOIN sums x ON x.org_id = b.org_id AND x.currency = b.currency`;
+
+interface WalletRow {
+  org_id: string;
+  currency: string;
+  available: string;
+  reserved: string;
+  credits: string;
+  captures: string;
+  outstanding: string;
+}
+
+export class WalletAvailableCheck extends SqlCheck {
+  readonly name = 'wallet.available_matches_ledger';
+  readonly description = 'For every organization and currency, credits - captures - outstanding holds = available';
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<WalletRow>(
+      `SELECT org_id, currency, available::text, reserved::text, credits::text, captures::text, outstanding::text
+         FROM (${WALLET_SUMS}) w
+        WHERE credits - captures - outstanding <> available
+        ORDER BY org_id, currency`,
+    );
+    return rows.map((r) => ({
+      subject: `${r.org_id}/${r.currency}`,
+      message: `available is ${r.available} but credits ${r.credits} - captures ${r.captures} - outstanding holds ${r.outstanding} = ${
+        BigInt(r.credits) - BigInt(r.captures) - BigInt(r.outstanding)
+      } (minor units)`,
+      details: { org_id: r.org_id, currency: r.currency, available: r.available, credits: r.credits, captures: r.captures, outstanding_holds: r.outstanding },
+    }));
+  }
+}
+
+export class WalletReservedCheck extends SqlCheck {
+  readonly name = 'wallet.reserved_matches_holds';
+  readonly description = 'For every organization and currency, outstanding holds = reserved';
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<WalletRow>(
+      `SELECT org_id, currency, reserved::text, outstanding::text FROM (${WALLET_SUMS}) w
+        WHERE outstanding <> reserved ORDER BY org_id, currency`,
+    );
+    return rows.map((r) => ({
+      subject: `${r.org_id}/${r.currency}`,
+      message: `reserved is ${r.reserved} but the outstanding holds add up to ${r.outstanding} (minor units)`,
+      details: { org_id: r.org_id, currency: r.currency, reserved: r.reserved, outstanding_holds: r.outstanding },
+    }));
+  }
+}
+
+/**
+ * Each operation with its ledger rows counted by kind. An operation charges when it holds
+ * money (a hold row) or its parameters carry a non-zero `amount` (a renewal's price: a
+ * charging operation whose hold went missing is caught too).
+ */
+const OPERATION_LEDGER = `
+  SELECT o.id, o.org_id, o.type, o.status,
+         count(l.id) FILTER (WHERE l.kind = 'hold')::int AS holds,
+         count(l.id) FILTER (WHERE l.kind = 'capture')::int AS captures,
+         count(l.id) FILTER (WHERE l.kind = 'release')::int AS releases,
+         (count(l.id) FILTER (WHERE l.kind = 'hold') > 0
+           OR coalesce(o.params->>'amount', '') ~ '[1-9]') AS charges
+    FROM operations o LEFT JOIN wallet_ledger l ON l.operation_id = o.id
+   GROUP BY o.id`;
+
+interface OperationLedgerRow {
+  id: string;
+  org_id: string;
+  type: string;
+  status: string;
+  holds: number;
+  captures: number;
+  releases: number;
+}
+
+const ledgerDetails = (r: OperationLedgerRow): Finding['details'] => ({
+  org_id: r.org_id,
+  type: r.type,
+  status: r.status,
+  holds: r.holds,
+  captures: r.captures,
+  releases: r.releases,
+});
+
+/** An invariant on each operation's ledger rows: `where` selects the operations breaking it. */
+class OperationLedgerCheck extends SqlCheck {
+  constructor(
+    db: Db,
+    readonly name: string,
+    readonly description: string,
+    private readonly where: string,
+    private readonly message: (r: OperationLedgerRow) => string,
+  ) {
+    super(db);
+  }
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<OperationLedgerRow>(`SELECT * FROM (${OPERATION_LEDGER}) x WHERE ${this.where} ORDER BY id`);
+    return rows.map((r) => ({ subject: r.id, message: this.message(r), details: ledgerDetails(r) }));
+  }
+}
+
+export const succeededCapturedOnce = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.succeeded_captured_once',
+    'Every succeeded operation that charges has exactly one hold and one capture, and no release',
+    `status = 'succeeded' AND charges AND NOT (holds = 1 AND captures = 1 AND releases = 0)`,
+    (r) => `succeeded ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s); expected 1, 1, 0`,
+  );
+
+export const failedReleasedOnce = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.failed_released_once',
+    'Every failed operation that charges has exactly one hold and one release, and no capture',
+    `status = 'failed' AND charges AND NOT (holds = 1 AND releases = 1 AND captures = 0)`,
+    (r) => `failed ${r.type} operation has ${r.holds} hold(s), ${r.releases} release(s) and ${r.captures} capture(s); expected 1, 1, 0`,
+  );
+
+export const unfinishedNotSettled = (db: Db): InvariantCheck =>
+  new OperationLedgerCheck(
+    db,
+    'operations.unfinished_not_settled',
+    'No pending or running operation has its hold captured or released, or more than one hold',
+    `status IN ('pending', 'running') AND (captures > 0 OR releases > 0 OR holds > 1)`,
+    (r) => `${r.status} ${r.type} operation has ${r.holds} hold(s), ${r.captures} capture(s) and ${r.releases} release(s) before it ended`,
+  );
+
+export class UnfinishedLeasedCheck extends SqlCheck {
+  readonly name = 'operations.unfinished_leased';
+  readonly description = 'Every unfinished operation is pending, or running under a live worker lease';
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<{ id: string; org_id: string; type: string; locked_by: string | null; locked_until: string | null }>(
+      `SELECT id, org_id, type, locked_by,
+              to_char(locked_until AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS locked_until
+         FROM operations
+        WHERE status = 'running' AND (locked_until IS NULL OR locked_until < now())
+        ORDER BY id`,
+    );
+    return rows.map((r) => ({
+      subject: r.id,
+      message:
+        r.locked_until === null
+          ? `running ${r.type} operation has no worker lease`
+          : `running ${r.type} operation's lease ended at ${r.locked_until} (worker ${r.locked_by ?? 'unknown'}) and no worker took it over`,
+      details: { org_id: r.org_id, type: r.type, locked_by: r.locked_by, locked_until: r.locked_until },
+    }));
+  }
+}
+
+/**
+ * A disk may be attached while the server holds fewer disks than its offer's per_server_limit,
+ * so at any time a server holds at most the largest limit among the types of its disks.
+ */
+export class ServerDiskLimitCheck extends SqlCheck {
+  readonly name = 'servers.within_per_server_limit';
+  readonly description = "No server holds more data disks (volumes not deleted attached to it) than its disks' per_server_limit";
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<{ id: string; org_id: string; disks: number; per_server_limit: number }>(
+      `SELECT s.id, s.org_id, count(v.id)::int AS disks, coalesce(max(o.per_server_limit), 0)::int AS per_server_limit
+         FROM servers s
+         JOIN volumes v ON v.server_id = s.id AND v.deleted_at IS NULL
+         LEFT JOIN volume_offers o ON o.region_id = v.region_id AND o.type = v.type
+        GROUP BY s.id, s.org_id
+       HAVING count(v.id) > coalesce(max(o.per_server_limit), 0)
+        ORDER BY s.id`,
+    );
+    return rows.map((r) => ({
+      subject: r.id,
+      message: `server holds ${r.disks} data disks, over its per_server_limit of ${r.per_server_limit}`,
+      details: { org_id: r.org_id, disks: r.disks, per_server_limit: r.per_server_limit },
+    }));
+  }
+}
+
+/** lifecycle.md "Region capacity is a counter": each region's used_gb equals the sizes of its live volumes. */
+export class RegionUsedGbCheck extends SqlCheck {
+  readonly name = 'regions.used_gb_matches_volumes';
+  readonly description = "Every region's used_gb counter equals the sum of size_gb of its volumes not deleted";
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<{ region_id: string; used_gb: string; live_gb: string }>(REGION_USED_GB_MISMATCHES);
+    return rows.map((r) => ({
+      subject: r.region_id,
+      message: `used_gb is ${r.used_gb} but its live volumes hold ${r.live_gb} GB`,
+      details: { used_gb: r.used_gb, live_gb: r.live_gb },
+    }));
+  }
+}
+
+/** Every check, in the order reported. Add a check: a class above (or in a file of its own) and a line here. */
+@Injectable()
+export class TypeOrmInvariantChecks extends InvariantChecks {
+  private readonly checks: readonly InvariantCheck[];
+
+  constructor(db: Db) {
+    super();
+    this.checks = [
+      new WalletAvailableCheck(db),
+      new WalletReservedCheck(db),
+      succeededCapturedOnce(db),
+      failedReleasedOnce(db),
+      unfinishedNotSettled(db),
+      new UnfinishedLeasedCheck(db),
+      new ServerDiskLimitCheck(db),
+      new RegionUsedGbCheck(db),
+    ];
+  }
+
+  all(): readonly InvariantCheck[] {
+    return this.checks;
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { InvariantChecks } from './application/invariant-checks.port';
+import { VerifyInvariants } from './application/verify-invariants.use-case';
+import { TypeOrmInvariantChecks } from './infrastructure/typeorm-invariant-checks';
+
+/** The invariant verifier (`npm run cli -- verify`): read-only checks of money, operations and capacity. */
+@Module({
+  providers: [{ provide: InvariantChecks, useClass: TypeOrmInvariantChecks }, VerifyInvariants],
+  exports: [VerifyInvariants],
+})
+export class VerificationModule {}
