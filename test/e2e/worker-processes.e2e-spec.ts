@@ -117,7 +117,7 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
   afterAll(async () => t?.close());
 
   it('two processes finish 200 operations, each executed exactly once', async () => {
-    const [a, b] = await Promise.all([start(4121), start(4122)]);
+    const [a, b] = await Promise.all([start(0), start(0)]);
     await renewAll([a.url, b.url], 'two', 200);
     await waitFor('200 operations to end', async () => (await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_two' AND finished_at IS NULL`)) === 0, 60000);
 
@@ -133,9 +133,9 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
 
   it('a process killed (SIGKILL) while operations run: after a restart every operation ends and the money adds up', async () => {
     // Created while no worker runs, then one worker with a short lease is killed mid-way.
-    const creator = await start(4123, { WORKER_ENABLED: 'false' });
+    const creator = await start(0, { WORKER_ENABLED: 'false' });
     await renewAll([creator.url], 'kill', 300, 20);
-    const victim = await start(4124, { WORKER_LEASE_MS: '1500' });
+    const victim = await start(0, { WORKER_LEASE_MS: '1500' });
     let state: { running: number; succeeded: number } = { running: 0, succeeded: 0 };
     await waitFor(
       'the worker to be mid-way (some operations done, some running)',
@@ -160,7 +160,7 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
     expect(left.unfinished).toBeLessThan(300);
     expect(state.succeeded).toBeGreaterThan(0);
 
-    await start(4125, { WORKER_LEASE_MS: '1500' });
+    await start(0, { WORKER_LEASE_MS: '1500' });
     await waitFor('every operation to end', async () => (await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_kill' AND finished_at IS NULL`)) === 0, 60000);
     await expectSettled('org_kill', 300, '200000');
     // The operations the dead process held were taken over: claimed a second time.
