@@ -347,11 +347,11 @@ describe('accounts: API keys and members over HTTP', () => {
   it('documents the account and audit routes in the OpenAPI document, with their bodies and errors', async () => {
     const doc = (await t.http.get('/v1/openapi.json')).body;
     const ops: Record<string, string[]> = {
-      '/v1/api-keys': ['get', 'post'],
+      '/v1/api-keys': ['get', 'head', 'post'],
       '/v1/api-keys/{id}': ['delete'],
-      '/v1/members': ['get', 'post'],
+      '/v1/members': ['get', 'head', 'post'],
       '/v1/members/{user_id}': ['delete', 'patch'],
-      '/v1/audit-log': ['get'],
+      '/v1/audit-log': ['get', 'head'],
     };
     for (const [path, methods] of Object.entries(ops)) {
       expect(Object.keys(doc.paths[path]).sort()).toEqual(methods);
