@@ -1,5 +1,7 @@
 import fc from 'fast-check';
-import { MAX_BODY_MEMBERS, bodyShapeProblem, jsonMembersExceed } from '../../src/shared/http/body-parsing';
+import { MAX_BODY_DEPTH, MAX_BODY_MEMBERS, bodyShapeProblem, rawJsonShapeProblem } from '../../src/shared/http/body-parsing';
+
+const jsonMembersExceed = (text: Uint8Array, max: number): boolean => rawJsonShapeProblem(text, 1000, max) === 'members';
 
 /** Members of a parsed JSON value: object members and array elements, at every level. */
 function members(value: unknown): number {
@@ -35,5 +37,14 @@ describe('counting the members of a JSON body', () => {
     expect(jsonMembersExceed(Buffer.from(`[${Array.from({ length: 1001 }, () => '0').join(',')}]`), MAX_BODY_MEMBERS)).toBe(true);
     expect(jsonMembersExceed(Buffer.from('[ ]'), 0)).toBe(false);
     expect(jsonMembersExceed(Buffer.from('{ }'), 0)).toBe(false);
+  });
+
+  it('reports nesting deeper than 64 levels before the members it holds, as the parsed check does', () => {
+    for (const depth of [MAX_BODY_DEPTH, MAX_BODY_DEPTH + 1, 10_000]) {
+      const text = `{"extra": ${'['.repeat(depth - 1)}${']'.repeat(depth - 1)}}`;
+      const expected = depth > MAX_BODY_DEPTH ? 'depth' : undefined;
+      expect(rawJsonShapeProblem(Buffer.from(text))).toBe(expected);
+      if (depth < 1000) expect(bodyShapeProblem(JSON.parse(text))).toBe(expected);
+    }
   });
 });

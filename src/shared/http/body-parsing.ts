@@ -44,13 +44,13 @@ export function bodyShapeProblem(value: unknown, maxDepth = MAX_BODY_DEPTH, maxM
 }
 
 /**
- * Whether a JSON text holds more than `max` members (object members and array elements, at every
- * level together), counted on the raw bytes before any parsing and given up as soon as the count
- * passes `max`: a body of 70,000 members is refused after reading its first thousand, for a few
- * microseconds, instead of being parsed into 70,000 objects. Exact for valid JSON (the count
- * bodyShapeProblem makes after parsing); for invalid JSON the parser has the last word.
+ * bodyShapeProblem on the raw bytes of a JSON text, before any parsing: nesting deeper than
+ * `maxDepth`, or more than `maxMembers` members (object members and array elements, at every
+ * level together), given up at the first excess: a body of 70,000 members is refused after
+ * reading its first thousand, for a few microseconds, instead of being parsed into 70,000 objects.
+ * Exact for valid JSON; for invalid JSON the parser has the last word.
  */
-export function jsonMembersExceed(text: Uint8Array, max: number): boolean {
+export function rawJsonShapeProblem(text: Uint8Array, maxDepth = MAX_BODY_DEPTH, maxMembers = MAX_BODY_MEMBERS): 'depth' | 'members' | undefined {
   const OBJECT = 0;
   const ARRAY_EMPTY = 1;
   const ARRAY = 2;
@@ -68,37 +68,42 @@ export function jsonMembersExceed(text: Uint8Array, max: number): boolean {
     // The first value of an array is its first element.
     if (top === ARRAY_EMPTY && c !== 0x20 && c !== 0x09 && c !== 0x0a && c !== 0x0d && c !== 0x5d) {
       stack[stack.length - 1] = ARRAY;
-      if (++members > max) return true;
+      if (++members > maxMembers) return 'members';
     }
     switch (c) {
       case 0x22: // "
         inString = true;
         break;
       case 0x7b: // {
-        stack.push(OBJECT);
+        if (stack.push(OBJECT) > maxDepth) return 'depth';
         break;
       case 0x5b: // [
-        stack.push(ARRAY_EMPTY);
+        if (stack.push(ARRAY_EMPTY) > maxDepth) return 'depth';
         break;
       case 0x7d: // }
       case 0x5d: // ]
         stack.pop();
         break;
       case 0x3a: // : one object member
-        if (++members > max) return true;
+        if (++members > maxMembers) return 'members';
         break;
       case 0x2c: // , another array element
-        if (top === ARRAY && ++members > max) return true;
+        if (top === ARRAY && ++members > maxMembers) return 'members';
         break;
     }
   }
-  return false;
+  return undefined;
 }
 
-const TOO_MANY_MEMBERS = 'entity.too.many.members';
+const BODY_SHAPE = 'entity.shape';
 
-const tooManyMembers = (): Error =>
-  invalidRequest(`Request body has more than ${MAX_BODY_MEMBERS} members (object members and array elements, at every level)`, { field: 'body' });
+const bodyShapeError = (problem: 'depth' | 'members'): Error =>
+  invalidRequest(
+    problem === 'depth'
+      ? `Request body is nested deeper than ${MAX_BODY_DEPTH} levels`
+      : `Request body has more than ${MAX_BODY_MEMBERS} members (object members and array elements, at every level)`,
+    { field: 'body' },
+  );
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -114,27 +119,27 @@ declare module 'express-serve-static-core' {
 export function deferredJsonBody(): (req: Request, res: Response, next: NextFunction) => void {
   const parse = express.json({
     limit: BODY_LIMIT,
-    // Before parsing: a body of too many members is refused without building it (see jsonMembersExceed).
+    // Before parsing: a body too deep or of too many members is refused without building it (rawJsonShapeProblem).
     verify: (_req, _res, buf) => {
-      if (jsonMembersExceed(buf, MAX_BODY_MEMBERS)) throw Object.assign(new Error('too many members'), { type: TOO_MANY_MEMBERS });
+      const problem = rawJsonShapeProblem(buf);
+      if (problem) throw Object.assign(new Error(`body shape: ${problem}`), { type: BODY_SHAPE, problem });
     },
   });
   return (req, res, next) => {
     parse(req, res, (err?: unknown) => {
       if (err) {
-        const e = err as { type?: string };
+        const e = err as { type?: string; problem?: 'depth' | 'members' };
         req.bodyError =
           e.type === 'entity.too.large'
             ? new PayloadTooLargeError('1 MiB')
-            : e.type === TOO_MANY_MEMBERS
-              ? tooManyMembers()
+            : e.type === BODY_SHAPE && e.problem
+              ? bodyShapeError(e.problem)
               : invalidRequest('Request body is not valid JSON', { field: 'body' });
         req.body = undefined;
       } else {
         const problem = bodyShapeProblem(req.body);
         if (problem) {
-          req.bodyError =
-            problem === 'depth' ? invalidRequest(`Request body is nested deeper than ${MAX_BODY_DEPTH} levels`, { field: 'body' }) : tooManyMembers();
+          req.bodyError = bodyShapeError(problem);
           req.body = undefined;
         }
       }
