@@ -1,6 +1,7 @@
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { CreateApiKey, MAX_API_KEYS_PER_ORG, OPERATOR, RevokeApiKey } from '../../src/modules/auth/application/api-keys.use-cases';
 import { Authenticate } from '../../src/modules/auth/application/authenticate.use-case';
+import { CredentialCache } from '../../src/modules/auth/application/credential-cache';
 import { PurgeExpiredSessions } from '../../src/modules/auth/application/purge-expired-sessions.use-case';
 import { AddMember, ChangeMemberRole, RemoveMember } from '../../src/modules/auth/application/members.use-cases';
 import { LogIn, LogOut, SESSION_LIFETIME_MS, SignUp } from '../../src/modules/auth/application/sessions.use-cases';
@@ -30,17 +31,19 @@ function setup() {
   const credentials = new InMemoryCredentials();
   const audit = new InMemoryAuditTrail();
   const uow = new InMemoryUnitOfWork();
+  // One cache per process, as the app module provides it: a revocation or logout evicts what authentication kept.
+  const cache = new CredentialCache();
   return {
     clock,
     accounts,
     credentials,
     audit,
-    authenticate: new Authenticate(credentials, accounts, clock),
+    authenticate: new Authenticate(credentials, accounts, clock, cache),
     signUp: new SignUp(uow, accounts, credentials, audit, clock),
     logIn: new LogIn(uow, accounts, credentials, audit, clock),
-    logOut: new LogOut(uow, credentials, audit, clock),
+    logOut: new LogOut(uow, credentials, audit, clock, cache),
     createKey: new CreateApiKey(uow, accounts, credentials, audit, clock),
-    revokeKey: new RevokeApiKey(uow, credentials, audit, clock),
+    revokeKey: new RevokeApiKey(uow, credentials, audit, clock, cache),
     purgeSessions: new PurgeExpiredSessions(credentials, clock),
     add: new AddMember(uow, accounts, audit),
     change: new ChangeMemberRole(uow, accounts, audit),

@@ -90,7 +90,9 @@ export class InMemoryCredentials extends Credentials {
   readonly sessions = new Map<string, SessionRecord & { tokenHash: string }>();
 
   async findApiKeyByHash(hash: Buffer): Promise<ApiKeyRecord | undefined> {
-    return [...this.apiKeys.values()].find((k) => k.tokenHash === hash.toString('hex'));
+    // A copy, as a database read is: changing it changes nothing stored.
+    const found = [...this.apiKeys.values()].find((k) => k.tokenHash === hash.toString('hex'));
+    return found && { ...found };
   }
 
   async findSessionByHash(hash: Buffer): Promise<SessionRecord | undefined> {

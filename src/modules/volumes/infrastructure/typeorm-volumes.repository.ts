@@ -114,6 +114,11 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     const where = ['v.org_id = $1'];
     const param = (value: unknown): string => `$${params.push(value)}`;
     const f = query.filter ?? {};
+    // The filters present decide the SQL text, so each combination is its own prepared statement.
+    const shape = [f.status === undefined ? 'live' : f.status === 'deleted' ? 'deleted' : 'status'];
+    for (const [key, present] of Object.entries({ r: f.regionId, z: f.zoneId, t: f.type, s: f.serverId, n: f.name, e: f.expiresBefore, l: f.labels?.length || undefined, a: query.after })) {
+      if (present !== undefined) shape.push(key);
+    }
     if (f.status === undefined) where.push('v.deleted_at IS NULL');
     else if (f.status === 'deleted') where.push('v.deleted_at IS NOT NULL');
     else where.push(`v.deleted_at IS NULL AND v.status = ${param(f.status)}`);
@@ -131,7 +136,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
                ORDER BY v.created_at DESC, v.id DESC LIMIT $2) l
         ORDER BY l.created_at DESC, l.id DESC`,
       params,
-      query.after ? 'volumes_list_after' : 'volumes_list_first',
+      `volumes_list_${shape.join('_')}`,
     );
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toVolume);
   }

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import { nullableRef } from '../../../../shared/http/openapi';
 import { IsOptional, IsString } from 'class-validator';
 
 /** GET /v1/audit-log: query and response schemas for the OpenAPI document. */
@@ -50,6 +51,7 @@ export class AuditTargetResponse {
   id: string;
 }
 
+@ApiExtraModels(AuditTargetResponse)
 @ApiSchema({ name: 'AuditEntry', description: 'One entry of the audit log; entries are append-only and kept forever' })
 export class AuditEntryResponse {
   @ApiProperty({ example: 'aud_3f9c1e0b7a2d4c6e8f0a1b2c3d4e5f60' })
@@ -68,7 +70,7 @@ export class AuditEntryResponse {
   @ApiProperty({ type: () => AuditActorResponse })
   actor: AuditActorResponse;
 
-  @ApiProperty({ type: () => AuditTargetResponse, nullable: true })
+  @ApiProperty({ ...nullableRef(AuditTargetResponse), description: 'What the action was about; null when about nothing in particular' })
   target: AuditTargetResponse | null;
 
   @ApiProperty({ type: String, nullable: true, description: "The client's IP address; null for system actions", example: '203.0.113.7' })
