@@ -80,7 +80,7 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    await t.seed({ regions: [region()], organizations: [org('term', 1), org('sig', 500), org('bh', 60)] });
+    await t.seed({ regions: [region('id-jkt', { capacity_gb: 1000000 })], organizations: [org('term', 1), org('sig', 500), org('bh', 60)] });
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((p) => p.stop('SIGKILL')));

@@ -95,7 +95,8 @@ export class ResponseValidator {
       .map((path) => ({
         path,
         literal: !path.includes('{'),
-        regex: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}$`),
+        // As Express routes: case-insensitive, with an optional trailing slash.
+        regex: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+')}/?$`, 'i'),
       }))
       .sort((a, b) => Number(b.literal) - Number(a.literal));
   }
