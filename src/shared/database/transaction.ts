@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
 
-import { retryOnLostConnection } from './connection-retry';
+import { isConnectionLost, retryOnLostConnection } from './connection-retry';
 import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
 
 export { UnitOfWork, WorkerUnitOfWork };
@@ -117,12 +117,20 @@ export class Db {
     } else {
       // Not pool.query(): it destroys the connection on any query error (a constraint violation
       // would cost a reconnect, and on the embedded engine it drops the only connection).
-      const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
-      try {
-        result = await client.query(config);
-      } finally {
-        client.release();
-      }
+      // One statement on a pooled connection: again on a fresh one if that connection died.
+      result = await retryOnLostConnection(async () => {
+        const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
+        let failed: unknown;
+        try {
+          return await client.query(config);
+        } catch (err) {
+          failed = err;
+          throw err;
+        } finally {
+          // A connection that died is dropped from the pool, not handed out again.
+          client.release(failed !== undefined && isConnectionLost(failed) ? (failed as Error) : undefined);
+        }
+      });
     }
     return result;
   }
