@@ -52,7 +52,11 @@ export const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
 
 export interface Database {
   engine: 'embedded' | 'postgresql';
+  /** Where the data is: the DATA_DIR, or the schema. */
+  where: string;
   env: Record<string, string>;
+  /** An admin connection to the server (PostgreSQL only), open until drop(). */
+  client?: Client;
   drop(): Promise<void>;
 }
 
@@ -60,7 +64,7 @@ export async function createDatabase(label: string): Promise<Database> {
   const base = process.env.DATABASE_URL;
   if (!base) {
     const dir = mkdtempSync(join(tmpdir(), `cds-bench-${label}-`));
-    return { engine: 'embedded', env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return { engine: 'embedded', where: `DATA_DIR ${dir}`, env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const parsed = new URL(base);
   if (!LOCAL_HOSTS.includes(parsed.hostname)) throw new Error('DATABASE_URL must name a server on 127.0.0.1 or localhost (the bench loads the local machine only)');
@@ -71,7 +75,9 @@ export async function createDatabase(label: string): Promise<Database> {
   parsed.searchParams.set('options', `-c search_path=${schema}`);
   return {
     engine: 'postgresql',
+    where: `schema ${schema}`,
     env: { DATABASE_URL: parsed.toString() },
+    client: admin,
     async drop() {
       try {
         await admin.query(`DROP SCHEMA ${schema} CASCADE`);

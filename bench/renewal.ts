@@ -29,104 +29,31 @@
  * and every rate is also printed as a ratio to it. Figures and checks are printed, never asserted.
  */
 import http from 'node:http';
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { Money } from '../src/shared/kernel/money/money';
+import { Child, Database, ROOT, createDatabase, mib, rssKb, spawnNode } from './harness';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt, percentile, round3 } from './stats';
 
 /** USD minor units (1e-5) as the API writes them: exactly 5 decimals. */
 const usd = (minor: bigint): string => Money.ofMinor('USD', minor).format();
 
-const ROOT = join(__dirname, '../..');
-const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
-/** Kibibytes of resident memory of a process, from /proc/<pid>/status (null where unavailable). */
-function rssKb(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-const mib = (kb: number | null): number | null => (kb === null ? null : Math.round((kb / 1024) * 10) / 10);
 
 /** This process's environment without the settings that belong to the server child alone. */
 const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
   processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']);
 
-interface Database {
-  env: Record<string, string>;
-  engine: string;
-  /** An admin connection (PostgreSQL only). */
-  client?: Client;
-  drop(): Promise<void>;
-}
 
-async function createDatabase(): Promise<Database> {
-  const base = process.env.DATABASE_URL;
-  if (!base) {
-    const dir = mkdtempSync(join(tmpdir(), 'cds-bench-renewal-'));
-    return { engine: `embedded (PGlite, DATA_DIR ${dir})`, env: { DATA_DIR: dir }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
-  }
-  const parsed = new URL(base);
-  if (!LOCAL_HOSTS.includes(parsed.hostname)) throw new Error('DATABASE_URL must name a server on 127.0.0.1 or localhost (this benchmark only loads the local machine)');
-  const schema = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  parsed.searchParams.set('options', `-c search_path=${schema}`);
-  const url = parsed.toString();
-  return {
-    engine: `PostgreSQL (schema ${schema})`,
-    env: { DATABASE_URL: url },
-    client: admin,
-    async drop() {
-      try {
-        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      } finally {
-        await admin.end();
-      }
-    },
-  };
-}
 
-interface Server {
-  child: ChildProcess;
-  output(): string;
-  stop(): Promise<void>;
-}
 
-function startServer(env: NodeJS.ProcessEnv): Server {
-  const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const keep = (b: Buffer): void => {
-    out = (out + b.toString()).slice(-20_000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  return {
-    child,
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
 
 
 interface Reply {
@@ -199,7 +126,7 @@ function seedDatabase(db: Database, seed: object): Seeded {
 class Api {
   readonly agent: http.Agent;
   constructor(
-    readonly server: Server,
+    readonly server: Child,
     readonly port: number,
     concurrency: number,
   ) {
@@ -210,7 +137,8 @@ class Api {
     const port = await freePort();
     const passed: Record<string, string> = {};
     for (const k of ['WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']) if (process.env[k]) passed[k] = process.env[k]!;
-    const server = startServer(
+    const server = spawnNode(
+      'dist/src/main.js',
       childEnv({
         ...db.env,
         PORT: String(port),
@@ -224,6 +152,7 @@ class Api {
         ...passed,
         ...extra,
       }),
+      port,
     );
     const api = new Api(server, port, concurrency);
     const readyBy = Date.now() + 60_000;
@@ -365,7 +294,7 @@ async function walletsOk(api: Api, seeded: Seeded, renewedPerOrg: Map<string, nu
 }
 
 async function loadScenario(orgs: number, renewals: number, idleSamples: number, concurrency: number, waitMs: number, ceiling: number | null) {
-  const db = await createDatabase();
+  const db = await createDatabase('renewal');
   let api: Api | undefined;
   try {
     const idle = idleSamples;
@@ -444,7 +373,7 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
 
 /** QUEUED renewals accepted with the worker stopped, then drained by a fresh server process. */
 async function drainScenario(queued: number, concurrency: number, waitMs: number, ceiling: number | null) {
-  const db = await createDatabase();
+  const db = await createDatabase('renewal');
   let api: Api | undefined;
   try {
     const orgs = Math.min(100, queued);
@@ -494,7 +423,7 @@ async function main(): Promise<void> {
   const idle = envInt('IDLE_SAMPLES', 20, 200, 0);
   const waitMs = envInt('WAIT_S', 300, 1800) * 1000;
 
-  const probe = await createDatabase();
+  const probe = await createDatabase('renewal');
   let ceiling: number | null;
   try {
     ceiling = await insertCeiling(probe);
@@ -502,7 +431,7 @@ async function main(): Promise<void> {
     await probe.drop();
   }
   const report: Record<string, unknown> = {
-    engine: probe.engine.replace(/ \(.*\)$/, ''),
+    engine: probe.engine,
     concurrency,
     worker_concurrency: process.env.WORKER_CONCURRENCY ?? 'default',
     load_average_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
