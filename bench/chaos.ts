@@ -134,8 +134,9 @@ class Stats {
     this.byAction.set(action, m);
   }
 
-  problem(text: string): void {
-    if (this.problems.length < 200) this.problems.push(text);
+  /** Keeps the first 200 problems; `always` ones (a server that crashed: the cause of the rest) are kept regardless. */
+  problem(text: string, always = false): void {
+    if (always || this.problems.length < 200) this.problems.push(text);
   }
 }
 
@@ -499,7 +500,7 @@ async function main(): Promise<void> {
       `SELECT status, coalesce(error->>'code', '') AS code, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1, 2`,
     )).rows as { status: string; code: string; n: number }[];
     if (process.env.CHAOS_LOGS) for (const s of servers) writeFileSync(`${process.env.CHAOS_LOGS}.${s.id}.log`, s.output());
-    for (const s of servers) if (s.crashed()) stats.problem(`server ${s.id} exited on its own: ${s.output().slice(-2000)}`);
+    for (const s of servers) if (s.crashed()) stats.problem(`server ${s.id} exited on its own: ${s.output().slice(-2000)}`, true);
 
     const verifyOut = cli(['verify']);
     const report = verifyOut ? (JSON.parse(verifyOut) as { ok: boolean; checks: { name: string; violations: number }[]; violations: unknown[] }) : undefined;

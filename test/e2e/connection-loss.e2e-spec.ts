@@ -1,4 +1,4 @@
-import { Client } from 'pg';
+import { Client, PoolClient } from 'pg';
 import { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { usingPostgres } from '../support/database';
@@ -36,6 +36,19 @@ describeOnPostgres('a lost database connection (PostgreSQL)', () => {
   afterAll(async () => {
     await admin?.end();
     await t?.close();
+  });
+
+  it('a backend terminated while its connection runs no query (checked out between two queries) does not end the process', async () => {
+    // Found by the chaos run: pg emits 'error' on such a connection, and with no listener Node ends the process.
+    const pool = (t.app.get(Db).dataSource.driver as unknown as { master: { connect(): Promise<PoolClient> } }).master;
+    const client = await pool.connect();
+    const [{ pid }] = (await client.query('SELECT pg_backend_pid() AS pid')).rows as { pid: number }[];
+    expect((await admin.query('SELECT pg_terminate_backend($1) AS ok', [pid])).rows).toEqual([{ ok: true }]);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the FATAL reaches the idle connection
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    client.release(true);
+    // The service still answers, on a fresh connection.
+    expect((await t.http.get('/v1/wallet').set(bearer(apiToken('cut', 'rw')))).status).toBe(200);
   });
 
   it('a transaction whose connection dies before COMMIT runs again on a fresh one; the first attempt left nothing', async () => {

@@ -27,6 +27,10 @@ function deadlineClient(deadlineMs: number): typeof Client {
   return class DeadlineClient extends Client {
     constructor(config?: string | ClientConfig) {
       super(config);
+      // A backend that dies while this connection runs no query (idle in the pool, or checked out
+      // between two queries) makes pg emit 'error'; without a listener that would end the process.
+      // The failure still reaches the next query, and the pool or TypeORM drops the connection.
+      this.on('error', () => undefined);
       const query = this.query.bind(this) as (...args: unknown[]) => unknown;
       (this as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         const result = query(...args);
