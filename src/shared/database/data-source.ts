@@ -1,6 +1,5 @@
 import { Client, ClientConfig } from 'pg';
 import type { Pool } from 'pg';
-import type { EventEmitter } from 'node:events';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { Settings } from '../config/settings';
@@ -18,19 +17,28 @@ export interface OpenDatabase {
 export const CLIENT_DEADLINE_GRACE_MS = 2_000;
 
 /**
+ * A pg Client that never ends the process: a connection that dies while it runs no query (idle in
+ * the pool, checked out between two queries, or the one TypeORM opens at initialize) makes pg emit
+ * 'error', fatal without a listener. The failure still reaches the next query, and the pool or
+ * TypeORM drops the connection. Every connection of both engines is one of these.
+ */
+class GuardedClient extends Client {
+  constructor(config?: string | ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
+
+/**
  * A pg Client whose queries have a deadline: when a query is still unanswered after it (the
  * network between us and the server went silent, so the server's statement_timeout cannot
  * reach us), the connection is destroyed. The query fails with a connection error and the
  * pool drops the connection instead of handing out one that waits for ever.
  */
 function deadlineClient(deadlineMs: number): typeof Client {
-  return class DeadlineClient extends Client {
+  return class DeadlineClient extends GuardedClient {
     constructor(config?: string | ClientConfig) {
       super(config);
-      // A backend that dies while this connection runs no query (idle in the pool, or checked out
-      // between two queries) makes pg emit 'error'; without a listener that would end the process.
-      // The failure still reaches the next query, and the pool or TypeORM drops the connection.
-      this.on('error', () => undefined);
       const query = this.query.bind(this) as (...args: unknown[]) => unknown;
       (this as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
         const result = query(...args);
@@ -72,7 +80,7 @@ function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolS
     logging: false,
     poolSize,
     extra: embedded
-      ? { application_name: applicationName }
+      ? { application_name: applicationName, Client: GuardedClient }
       : {
           ...serverConnectionOptions(settings, applicationName),
           Client: deadlineClient(settings.dbStatementTimeoutMs + CLIENT_DEADLINE_GRACE_MS),
@@ -114,7 +122,6 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
   try {
     await dataSource.initialize();
-    guardNewConnections(dataSource);
     if (embedded) forgetPreparedStatementsOnConnect(dataSource);
     if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
   } catch (err) {
@@ -139,19 +146,5 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
  * flight plus one for claims and hand-backs.
  */
 export async function openWorkerDataSource(settings: Settings, url: string): Promise<DataSource> {
-  const dataSource = await dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker').initialize();
-  guardNewConnections(dataSource);
-  return dataSource;
-}
-
-/**
- * A backend terminated in the instant its connection is handed out (its ReadyForQuery and the
- * FATAL error in one network read) makes the pg client emit 'error' before TypeORM has
- * attached its listener: an unhandled 'error' event would crash the process (seen under
- * pg_terminate_backend in `npm run chaos`). Every new pool connection gets a listener of its
- * own; the failure still reaches the query that was running, and the pool drops the connection.
- */
-function guardNewConnections(dataSource: DataSource): void {
-  const pool = (dataSource.driver as unknown as { master?: EventEmitter }).master;
-  pool?.on('connect', (client: EventEmitter) => client.on('error', () => undefined));
+  return dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker').initialize();
 }
