@@ -1,0 +1,50 @@
+/**
+ * The storage provider, as the worker sees it (lifecycle.md "The storage provider"). Every call
+ * is idempotent by (volume id, step): called again for the same volume and step after a crash or
+ * a lost answer, it does not create, attach or mount twice and answers as the first call did.
+ * A call never runs inside a database transaction or under a row lock.
+ *
+ * An adapter throws ProviderUnavailable when the provider cannot be reached or refuses for a
+ * while (the application layer retries with backoff and keeps the circuit); any DomainError it
+ * throws is final for the operation.
+ */
+export interface ProviderDisk {
+  /** The provider's own id of the disk. */
+  diskId: string;
+  volumeId: string;
+  zoneId: string;
+  sizeGb: number;
+  /** The server it is attached to, or null. */
+  serverId: string | null;
+  mountPath: string | null;
+  mounted: boolean;
+}
+
+export class ProviderUnavailable extends Error {
+  constructor(message = 'The storage provider is unavailable') {
+    super(message);
+    this.name = 'ProviderUnavailable';
+  }
+}
+
+/** Every call names the step it performs; the pair (volumeId, step) is its idempotency key. */
+export abstract class BlockStorage {
+  abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk>;
+  abstract attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk>;
+  abstract mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk>;
+  abstract unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
+  abstract detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
+  /** Deleting a disk that does not exist (never created, or deleted already) succeeds. */
+  abstract deleteDisk(input: { volumeId: string; step: string }): Promise<void>;
+  /** The provider's disks (for `cli verify`: provider disks = volumes). */
+  abstract listDisks(): Promise<ProviderDisk[]>;
+}
+
+/**
+ * Whether the provider is known to be down (the circuit is open after 5 consecutive failed
+ * calls, until a call succeeds). New purchases, attaches, detaches and deletes answer 503
+ * provider_unavailable while it is, without reserving anything; GET /v1/ready reports it.
+ */
+export abstract class ProviderHealth {
+  abstract isDown(): boolean;
+}
