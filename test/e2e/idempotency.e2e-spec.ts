@@ -1,3 +1,4 @@
+import { idempotencyKeyDigest } from '../../src/modules/idempotency/domain/idempotency';
 import { PurgeExpiredIdempotencyRecords } from '../../src/modules/idempotency/application/purge-expired-records.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
@@ -116,10 +117,11 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(own.status).toBe(202);
     expect(own.headers['idempotent-replayed']).toBeUndefined();
     expect(own.body.volume.id).toBe('vol_otherv1');
-    expect(await t.sql(`SELECT org_id, key, status_code FROM idempotency_records WHERE key IN ('key-1', 'key-2') ORDER BY org_id, key`)).toEqual([
-      { org_id: 'org_idem', key: 'key-1', status_code: 202 },
-      { org_id: 'org_other', key: 'key-1', status_code: 404 },
-      { org_id: 'org_other', key: 'key-2', status_code: 202 },
+    const [k1, k2] = [idempotencyKeyDigest('key-1'), idempotencyKeyDigest('key-2')];
+    expect(await t.sql(`SELECT org_id, key_sha256, status_code FROM idempotency_records WHERE key_sha256 IN ($1, $2) ORDER BY org_id, status_code`, [k1, k2])).toEqual([
+      { org_id: 'org_idem', key_sha256: k1, status_code: 202 },
+      { org_id: 'org_other', key_sha256: k2, status_code: 202 },
+      { org_id: 'org_other', key_sha256: k1, status_code: 404 },
     ]);
     expect(await t.sql(`SELECT kind, amount::text AS amount, operation_id FROM wallet_ledger WHERE org_id = 'org_other' AND kind <> 'credit'`)).toEqual([
       { kind: 'hold', amount: '200000', operation_id: own.body.operation.id },
@@ -135,7 +137,10 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(again.status).toBe(409);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.text).toBe(first.text);
-    expect(await t.sql(`SELECT length(key) AS n FROM idempotency_records WHERE org_id = 'org_other' AND key = $1`, [key])).toEqual([{ n: 255 }]);
+    // Stored by its SHA-256 only: no column holds the key itself.
+    const rows = await t.sql(`SELECT * FROM idempotency_records WHERE org_id = 'org_other' AND key_sha256 = $1`, [idempotencyKeyDigest(key)]);
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows)).not.toContain('~ ~ ~');
   });
 
   it('stores and replays 402, 404 and 409 invalid_state answers with their original request_id', async () => {
@@ -173,7 +178,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
   it('stores nothing for a 400: the key stays free', async () => {
     const bad = await renew('idem', 'vol_idemv4', { term_months: 5 }, 'after-400');
     expect(bad.status).toBe(400);
-    expect(await t.sql(`SELECT key FROM idempotency_records WHERE key = 'after-400'`)).toEqual([]);
+    expect(await t.sql(`SELECT 1 FROM idempotency_records WHERE key_sha256 = $1`, [idempotencyKeyDigest('after-400')])).toEqual([]);
     const good = await renew('idem', 'vol_idemv4', { term_months: 1 }, 'after-400');
     expect(good.status).toBe(202);
     expect(good.headers['idempotent-replayed']).toBeUndefined();
@@ -190,7 +195,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     }
     expect(failed.status).toBe(500);
     expect(failed.body.error.code).toBe('internal');
-    expect(await t.sql(`SELECT key FROM idempotency_records WHERE key = 'after-500'`)).toEqual([]);
+    expect(await t.sql(`SELECT 1 FROM idempotency_records WHERE key_sha256 = $1`, [idempotencyKeyDigest('after-500')])).toEqual([]);
     expect(await t.sql(`SELECT id FROM operations WHERE volume_id = 'vol_idemv5'`)).toEqual([]);
     expect(await count(`SELECT count(*) AS n FROM wallet_ledger WHERE org_id = 'org_idem' AND kind = 'hold'`)).toBe(holdsBefore);
     const retry = await renew('idem', 'vol_idemv5', { term_months: 1 }, 'after-500');
@@ -222,6 +227,6 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(live).toBe(1);
     expect(total).toBeGreaterThan(5);
     expect(await t.app.get(PurgeExpiredIdempotencyRecords).execute()).toBe(total - 1);
-    expect(await t.sql(`SELECT org_id, key FROM idempotency_records`)).toEqual([{ org_id: 'org_idem', key: 'day-old' }]);
+    expect(await t.sql(`SELECT org_id, key_sha256 FROM idempotency_records`)).toEqual([{ org_id: 'org_idem', key_sha256: idempotencyKeyDigest('day-old') }]);
   });
 });

@@ -1,3 +1,4 @@
+import { idempotencyKeyDigest } from '../../src/modules/idempotency/domain/idempotency';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { usingPostgres } from '../support/database';
 import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
@@ -51,7 +52,7 @@ describeOnPostgres('renewal under concurrency (PostgreSQL)', () => {
       { kind: 'hold', amount: '200000' },
     ]);
     expect(await balance('org_dup')).toEqual({ available: '9800000', reserved: '200000' });
-    expect(await t.sql(`SELECT key FROM idempotency_records WHERE org_id = 'org_dup'`)).toEqual([{ key: 'same-key' }]);
+    expect(await t.sql(`SELECT key_sha256 FROM idempotency_records WHERE org_id = 'org_dup'`)).toEqual([{ key_sha256: idempotencyKeyDigest('same-key') }]);
   });
 
   it('one key sent concurrently with two different bodies: one body wins (202s), the other gets 409 idempotency_conflict', async () => {

@@ -333,7 +333,7 @@ describe('POST /v1/volumes/{id}/renew', () => {
     afterAll(async () => {
       expect(await operationsOf('org_bad')).toEqual([]);
       expect((await ledger('org_bad')).map((r) => r.kind)).toEqual(['credit', 'credit']);
-      expect(await t.sql(`SELECT key FROM idempotency_records WHERE org_id = 'org_bad'`)).toEqual([]);
+      expect(await t.sql(`SELECT key_sha256 FROM idempotency_records WHERE org_id = 'org_bad'`)).toEqual([]);
     });
   });
 

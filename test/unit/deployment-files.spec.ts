@@ -31,6 +31,7 @@ describe('docker/Dockerfile and docker/compose.yaml', () => {
     expect(compose).toContain('POSTGRES_PASSWORD: ${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}');
     expect(compose).toContain('DATABASE_URL: postgresql://cds:${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}@postgres:5432/cds');
     expect(compose).toContain('REDIS_URL: redis://redis:6379');
+    expect(compose).toContain('IDEMPOTENCY_SECRET: ${IDEMPOTENCY_SECRET:?set IDEMPOTENCY_SECRET}');
     expect(compose).toContain('image: postgres:15');
   });
 });

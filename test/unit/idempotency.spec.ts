@@ -3,14 +3,20 @@ import { PurgeExpiredIdempotencyRecords } from '../../src/modules/idempotency/ap
 import {
   IDEMPOTENCY_RETENTION_MS,
   StoredResponse,
+  IdempotencyScope,
   canonicalJson,
+  idempotencyKeyDigest,
   isValidIdempotencyKey,
   requestFingerprint,
 } from '../../src/modules/idempotency/domain/idempotency';
+import { isSealed, openBody, sealBody } from '../../src/modules/idempotency/domain/sealed-response';
 import { InMemoryIdempotencyStore } from '../../src/modules/idempotency/testing/in-memory-idempotency.store';
 import { InMemoryUnitOfWork } from '../../src/shared/database/in-memory-unit-of-work';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
+import type { Settings } from '../../src/shared/config/settings';
+
+const scopeOf = (orgId: string, key: string, fingerprint: string): IdempotencyScope => ({ orgId, key, keyDigest: idempotencyKeyDigest(key), fingerprint });
 
 describe('Idempotency-Key rules', () => {
   it('accepts 1 to 255 printable ASCII characters', () => {
@@ -47,7 +53,7 @@ describe('IdempotentExecution (in memory)', () => {
   let store: InMemoryIdempotencyStore;
   let run: IdempotentExecution;
   let calls: number;
-  const scope = { orgId: 'org_1', key: 'k1', fingerprint: 'f1' };
+  const scope = scopeOf('org_1', 'k1', 'f1');
   const ok: StoredResponse = { status: 202, body: '{"ok":true}', headers: { Location: '/v1/operations/op_1' } };
   const work = async () => {
     calls++;
@@ -93,7 +99,7 @@ describe('IdempotentExecution (in memory)', () => {
     expect(await run.run(scope, notFound, storable)).toEqual({ response: { status: 404, body: '{"error":"nf"}', headers: {} }, replayed: true });
     expect(calls).toBe(1);
     const boom = new Error('db down');
-    await expect(run.run({ ...scope, key: 'k2' }, () => Promise.reject(boom), storable)).rejects.toBe(boom);
+    await expect(run.run(scopeOf('org_1', 'k2', 'f1'), () => Promise.reject(boom), storable)).rejects.toBe(boom);
   });
 
   it('treats a record as absent after 24 hours, and the purge deletes it', async () => {
@@ -106,5 +112,49 @@ describe('IdempotentExecution (in memory)', () => {
     expect(store.records.size).toBe(0);
     expect((await run.run(scope, work, storable)).replayed).toBe(false);
     expect(calls).toBe(2);
+  });
+});
+
+describe('sealed answers (an API key create: the token is never stored in clear)', () => {
+  const SECRET = 's'.repeat(40);
+  const body = JSON.stringify({ api_key: { id: 'key_1' }, token: 'cds_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD' });
+  const scope = scopeOf('org_1', 'retry-key-1', 'f1');
+
+  it('the store keys records by the SHA-256 of the Idempotency-Key, never the key', () => {
+    expect(idempotencyKeyDigest('retry-key-1')).toMatch(/^[0-9a-f]{64}$/);
+    expect(idempotencyKeyDigest('retry-key-1')).not.toBe(idempotencyKeyDigest('retry-key-2'));
+  });
+
+  it('opens only with the same key, organization, fingerprint and secret', () => {
+    const sealed = sealBody(body, scope, SECRET);
+    expect(isSealed(sealed)).toBe(true);
+    expect(sealed).not.toContain('cds_live_');
+    expect(sealBody(body, scope, SECRET)).not.toBe(sealed); // a fresh IV each time
+    expect(openBody(sealed, scope, SECRET)).toBe(body);
+    expect(() => openBody(sealed, scopeOf('org_1', 'retry-key-2', 'f1'), SECRET)).toThrow();
+    expect(() => openBody(sealed, scopeOf('org_2', 'retry-key-1', 'f1'), SECRET)).toThrow();
+    expect(() => openBody(sealed, scopeOf('org_1', 'retry-key-1', 'f2'), SECRET)).toThrow();
+    expect(() => openBody(sealed, scope, 't'.repeat(40))).toThrow();
+    expect(() => openBody(sealed, scope, undefined)).toThrow();
+    // A plain body is returned as is.
+    expect(openBody(body, scope, SECRET)).toBe(body);
+  });
+
+  it('IdempotentExecution stores the sealed body and replays the clear one', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const run = new IdempotentExecution(new InMemoryUnitOfWork(), store, new FixedClock(new Date('2026-11-22T10:00:00.000Z')), { idempotencySecret: SECRET } as Settings);
+    let calls = 0;
+    const work = async (): Promise<StoredResponse> => {
+      calls++;
+      return { status: 201, body, headers: {} };
+    };
+    expect(await run.run(scope, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: false });
+    const [record] = [...store.records.values()];
+    expect(record.response?.status).toBe(201);
+    expect(isSealed(record.response!.body)).toBe(true);
+    expect(JSON.stringify([...store.records])).not.toContain('cds_live_');
+    expect(JSON.stringify([...store.records])).not.toContain('retry-key-1');
+    expect(await run.run(scope, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: true });
+    expect(calls).toBe(1);
   });
 });

@@ -36,4 +36,17 @@ describe('settings (issue 9)', () => {
       );
     });
   });
+
+  describe('IDEMPOTENCY_SECRET: unset or at least 32 characters; a refusal never repeats the value', () => {
+    it('is undefined unset or empty, the value when long enough', () => {
+      expect(loadSettings({}).idempotencySecret).toBeUndefined();
+      expect(loadSettings({ IDEMPOTENCY_SECRET: '' }).idempotencySecret).toBeUndefined();
+      expect(loadSettings({ IDEMPOTENCY_SECRET: 'x'.repeat(32) }).idempotencySecret).toBe('x'.repeat(32));
+    });
+
+    it('refuses a short one by its length only', () => {
+      expect(() => loadSettings({ IDEMPOTENCY_SECRET: 'short-secret' })).toThrow('Setting IDEMPOTENCY_SECRET must be at least 32 characters (a random string), got 12');
+      expect(() => loadSettings({ IDEMPOTENCY_SECRET: 'short-secret' })).not.toThrow(/short-secret/);
+    });
+  });
 });

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { getOptionsToken, getStorageToken } from '@nestjs/throttler';
 import { Settings } from '../../shared/config/settings';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { Accounts } from './application/accounts.port';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from './application/api-keys.use-cases';
 import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from './application/members.use-cases';
@@ -20,6 +21,7 @@ import { MembersController } from './interface/http/members.controller';
 import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.guard';
 
 @Module({
+  imports: [IdempotencyModule],
   controllers: [AuthController, ApiKeysController, MembersController],
   providers: [
     { provide: Accounts, useClass: TypeOrmAccounts },

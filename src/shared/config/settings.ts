@@ -42,6 +42,11 @@ export interface Settings {
   dbConnectTimeoutMs: number;
   /** PostgreSQL idle_in_transaction_session_timeout: a transaction whose client went silent is ended by the server. */
   dbIdleInTransactionTimeoutMs: number;
+  /**
+   * Server-side secret salting the key that encrypts stored idempotent answers holding a secret
+   * (a new API key's token). Never logged. Unset: a public salt (README "Idempotency-Key").
+   */
+  idempotencySecret: string | undefined;
 }
 
 export type TrustProxy = false | number | string[];
@@ -87,6 +92,14 @@ function trustProxy(env: NodeJS.ProcessEnv): TrustProxy {
   );
 }
 
+/** IDEMPOTENCY_SECRET: unset, or at least 32 characters (the message never repeats the value). */
+function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (raw.length < 32) throw new Error(`Setting ${name} must be at least 32 characters (a random string), got ${raw.length}`);
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -117,6 +130,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    idempotencySecret: secret(env, 'IDEMPOTENCY_SECRET'),
   };
 }
 

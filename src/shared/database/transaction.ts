@@ -157,6 +157,10 @@ export class TypeOrmUnitOfWork extends UnitOfWork {
   savepoint<T>(work: () => Promise<T>): Promise<T> {
     return savepoint(this.db, work);
   }
+
+  afterCommit(callback: () => void): void {
+    this.db.afterCommit(callback);
+  }
 }
 
 /**
@@ -194,6 +198,10 @@ export class TypeOrmWorkerUnitOfWork extends WorkerUnitOfWork {
 
   savepoint<T>(work: () => Promise<T>): Promise<T> {
     return savepoint(this.db, work);
+  }
+
+  afterCommit(callback: () => void): void {
+    this.db.afterCommit(callback);
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,14 @@ export abstract class UnitOfWork {
    * snapshot of the database, and any write is refused. Not inside run().
    */
   abstract readSnapshot<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * Inside run(): calls `callback` once the outermost transaction has committed (never when it
+   * rolls back), so an effect outside the database (a cache eviction) cannot precede the commit
+   * when the use case runs inside a caller's transaction. Outside a transaction: at once.
+   */
+  afterCommit(callback: () => void): void {
+    callback();
+  }
 }
 
 /**

@@ -110,10 +110,11 @@ export class RevokeApiKey {
       if (key.revokedAt?.getTime() === at.getTime()) {
         await this.audit.record({ orgId: key.orgId, actorType: actor.type, actorId: actor.id, action: 'api_key.revoke', targetId: key.id, ipAddress: actor.ip, data: { name: key.name } });
       }
+      // Once committed (also when a caller's transaction encloses this one, as an Idempotency-Key's
+      // does), this process stops accepting the key at once; others within the cache's 1 s.
+      this.uow.afterCommit(() => this.cache.evict(key.id));
       return key;
     });
-    // Committed: this process stops accepting the key at once (others within the cache's 1 s).
-    this.cache.evict(revoked.id);
     return revoked;
   }
 }

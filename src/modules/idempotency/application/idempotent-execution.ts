@@ -1,14 +1,24 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse } from '../domain/idempotency';
+import { openBody, sealBody } from '../domain/sealed-response';
 import { IdempotencyStore } from './idempotency.port';
 
 export interface IdempotentOutcome {
   response: StoredResponse;
   /** True when the response is the stored one of an earlier request with the same key. */
   replayed: boolean;
+}
+
+export interface IdempotentOptions {
+  /**
+   * The answer holds a secret (a new API key's token): stored encrypted under a key derived from
+   * the raw Idempotency-Key and IDEMPOTENCY_SECRET (domain/sealed-response.ts), decrypted on replay.
+   */
+  seal?: boolean;
 }
 
 /**
@@ -21,6 +31,8 @@ export interface IdempotentOutcome {
  *   back to the savepoint and is stored like a success; anything else (a 5xx) rolls the whole
  *   transaction back, the key included, so a retry executes anew.
  * - The same key with another fingerprint: 409 idempotency_conflict. Expired records count as absent.
+ * - The store keys records by the SHA-256 of the Idempotency-Key, never the key itself; with
+ *   `seal` the stored body is encrypted under the raw key (IdempotentOptions).
  */
 @Injectable()
 export class IdempotentExecution {
@@ -28,13 +40,16 @@ export class IdempotentExecution {
     private readonly uow: UnitOfWork,
     private readonly store: IdempotencyStore,
     private readonly clock: Clock,
+    @Optional() private readonly settings?: Settings,
   ) {}
 
   async run(
     scope: IdempotencyScope | undefined,
     work: () => Promise<StoredResponse>,
     storable: (err: unknown) => StoredResponse | undefined,
+    options: IdempotentOptions = {},
   ): Promise<IdempotentOutcome> {
+    const secret = this.settings?.idempotencySecret;
     if (!scope) return { response: await work(), replayed: false };
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
@@ -49,7 +64,8 @@ export class IdempotentExecution {
             );
           }
           if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
-          return { response: claim.record.response, replayed: true };
+          const stored = claim.record.response;
+          return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
         }
         let response: StoredResponse;
         try {
@@ -59,7 +75,7 @@ export class IdempotentExecution {
           if (!stored) throw err;
           response = stored;
         }
-        await this.store.complete(scope, response);
+        await this.store.complete(scope, options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
         return { response, replayed: false };
       });
       if (outcome) return outcome;

@@ -31,9 +31,21 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
+/**
+ * What the database keeps of an Idempotency-Key: its SHA-256 (hex), never the key itself. The key
+ * is what a replay of a sealed answer is decrypted with (sealed-response.ts), so a dump of
+ * idempotency_records must not hold it.
+ */
+export function idempotencyKeyDigest(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
 /** One key of one organization, and the fingerprint of the request using it. */
 export interface IdempotencyScope {
   orgId: string;
+  /** The key as the client sent it: kept in memory only (it derives the sealing key). */
   key: string;
+  /** idempotencyKeyDigest(key): the record's key in the store. */
+  keyDigest: string;
   fingerprint: string;
 }

@@ -9,24 +9,25 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     super();
   }
 
+  /** Records are keyed by (org_id, SHA-256 of the Idempotency-Key): the key itself is never stored. */
   async claim(scope: IdempotencyScope, now: Date, expiresAt: Date): Promise<ClaimResult> {
     // New key: inserted. Expired record: taken over in place. Live record: no row (and if its
     // writer has not committed yet, this statement waits for it on the primary key).
     const claimed = await this.db.query(
-      `INSERT INTO idempotency_records (org_id, key, fingerprint, created_at, expires_at)
+      `INSERT INTO idempotency_records (org_id, key_sha256, fingerprint, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (org_id, key) DO UPDATE
+       ON CONFLICT (org_id, key_sha256) DO UPDATE
           SET fingerprint = EXCLUDED.fingerprint, status_code = NULL, response_body = NULL,
               response_headers = '{}'::jsonb, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
         WHERE idempotency_records.expires_at <= $4
        RETURNING 1 AS claimed`,
-      [scope.orgId, scope.key, scope.fingerprint, now, expiresAt],
+      [scope.orgId, scope.keyDigest, scope.fingerprint, now, expiresAt],
       'idempotency_claim',
     );
     if (claimed.length === 1) return { kind: 'claimed' };
     const row = await this.db.one<{ fingerprint: string; status_code: number | null; response_body: string | null; response_headers: Record<string, string> }>(
-      `SELECT fingerprint, status_code, response_body, response_headers FROM idempotency_records WHERE org_id = $1 AND key = $2`,
-      [scope.orgId, scope.key],
+      `SELECT fingerprint, status_code, response_body, response_headers FROM idempotency_records WHERE org_id = $1 AND key_sha256 = $2`,
+      [scope.orgId, scope.keyDigest],
     );
     if (!row) return { kind: 'vanished' };
     const response =
@@ -39,8 +40,8 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
   async complete(scope: IdempotencyScope, response: StoredResponse): Promise<void> {
     const { affected } = await this.db.exec(
       `UPDATE idempotency_records SET status_code = $3, response_body = $4, response_headers = $5
-        WHERE org_id = $1 AND key = $2`,
-      [scope.orgId, scope.key, response.status, response.body, JSON.stringify(response.headers)],
+        WHERE org_id = $1 AND key_sha256 = $2`,
+      [scope.orgId, scope.keyDigest, response.status, response.body, JSON.stringify(response.headers)],
       'idempotency_complete',
     );
     if (affected !== 1) throw new Error('The idempotency record to complete does not exist');
@@ -51,7 +52,7 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     const { affected } = await this.db.exec(
       `DELETE FROM idempotency_records
         WHERE expires_at <= $1
-          AND (org_id, key) IN (SELECT org_id, key FROM idempotency_records WHERE expires_at <= $1 LIMIT $2)`,
+          AND (org_id, key_sha256) IN (SELECT org_id, key_sha256 FROM idempotency_records WHERE expires_at <= $1 LIMIT $2)`,
       [now, limit],
     );
     return affected;

@@ -6,7 +6,7 @@ export class InMemoryIdempotencyStore extends IdempotencyStore {
   readonly records = new Map<string, IdempotencyRecord & { expiresAt: Date }>();
 
   private static id(scope: IdempotencyScope): string {
-    return `${scope.orgId}\u0000${scope.key}`;
+    return `${scope.orgId}\u0000${scope.keyDigest}`;
   }
 
   async claim(scope: IdempotencyScope, now: Date, expiresAt: Date): Promise<ClaimResult> {

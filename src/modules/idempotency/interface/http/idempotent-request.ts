@@ -4,7 +4,7 @@ import { requestIdOf } from '../../../../shared/http/request-id';
 import { routedPath } from '../../../../shared/observability/route-label';
 import { DomainError, ErrorCode, invalidRequest } from '../../../../shared/kernel/errors/domain-error';
 import { IdempotentOutcome } from '../../application/idempotent-execution';
-import { IdempotencyScope, StoredResponse, isValidIdempotencyKey, requestFingerprint } from '../../domain/idempotency';
+import { IdempotencyScope, StoredResponse, idempotencyKeyDigest, isValidIdempotencyKey, requestFingerprint } from '../../domain/idempotency';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
@@ -19,7 +19,7 @@ export function idempotencyScope(req: Request, orgId: string): IdempotencyScope 
   if (typeof key !== 'string' || !isValidIdempotencyKey(key)) {
     throw invalidRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`, { field: IDEMPOTENCY_KEY_HEADER });
   }
-  return { orgId, key, fingerprint: requestFingerprint(req.method, routedPath(req), req.body) };
+  return { orgId, key, keyDigest: idempotencyKeyDigest(key), fingerprint: requestFingerprint(req.method, routedPath(req), req.body) };
 }
 
 /** Domain errors that are the request's answer and are stored for replay (decisions.md). */
@@ -35,6 +35,11 @@ export function storableErrors(req: Request, codes: readonly ErrorCode[] = STORE
     const { status, body } = domainErrorResponse(err, requestIdOf(req));
     return { status, body: JSON.stringify(body), headers: {} };
   };
+}
+
+/** A 204 No Content answer, for storing. */
+export function noContentResponse(): StoredResponse {
+  return { status: 204, body: '', headers: {} };
 }
 
 /** A JSON response whose body is kept as text, so a replay sends the very same bytes. */

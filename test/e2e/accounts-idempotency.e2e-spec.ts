@@ -1,0 +1,184 @@
+import type { Response } from 'supertest';
+import { idempotencyKeyDigest } from '../../src/modules/idempotency/domain/idempotency';
+import { usingPostgres } from '../support/database';
+import { OWNER_PASSWORD, bearer } from '../support/fixtures';
+import { KEY_ID, envelope, teamSeed } from '../support/accounts';
+import { TestApp, startTestApp } from '../support/test-app';
+
+/**
+ * lifecycle.md: "Every new POST and DELETE below accepts Idempotency-Key … and stores its 2xx,
+ * 402, 404 and 409 answers": POST/DELETE /v1/api-keys and POST/DELETE /v1/members, on both
+ * engines. The create's answer holds the token: it is stored encrypted under the raw key, which
+ * the table keeps only as a SHA-256 (README "Idempotency-Key").
+ */
+describe('Idempotency-Key on the account routes', () => {
+  let t: TestApp;
+  let owner: Record<string, string>;
+  let spares = 0;
+
+  const login = async (email: string): Promise<string> => {
+    const res = await t.http.post('/v1/auth/login').send({ email, password: OWNER_PASSWORD });
+    expect(res.status).toBe(200);
+    return res.body.token as string;
+  };
+  const spareUser = async (): Promise<{ id: string; email: string }> => {
+    const email = `idem-spare${++spares}@elsewhere.test`;
+    const res = await t.http.post('/v1/auth/signup').send({ email, password: OWNER_PASSWORD, organization_name: `Spare ${spares}` });
+    expect(res.status).toBe(201);
+    return { id: res.body.user.id, email };
+  };
+  /** The replay of `first`: same status and bytes, Idempotent-Replayed, the new request's X-Request-Id. */
+  const expectReplay = (again: Response, first: Response) => {
+    expect(again.status).toBe(first.status);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers['x-request-id']).not.toBe(first.headers['x-request-id']);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+  };
+  const count = async (sql: string, params: unknown[] = []) => (await t.sql<{ n: number }>(sql, params))[0].n;
+
+  beforeAll(async () => {
+    t = await startTestApp(usingPostgres() ? { dbPoolSize: 10 } : {});
+    await t.seed({ ...teamSeed('ia', 'iq'), organizations: teamSeed('ia', 'iq').organizations.map((o) => ({ ...o, api_keys: [] })) });
+    owner = { ...bearer(await login('owner@ia.test')), 'X-Org-ID': 'org_ia' };
+  });
+  afterAll(async () => t?.close());
+
+  describe('POST /v1/api-keys', () => {
+    it('a retry gets the same 201 with the same token and creates no second key; the stored row holds neither the token nor the key', async () => {
+      const idem = 'create-deploy-key-1';
+      const body = { name: 'deploy', scopes: ['vm:read', 'vm:write'] };
+      const first = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send(body);
+      expect(first.status).toBe(201);
+      expect(first.body).toEqual({
+        api_key: expect.objectContaining({ id: expect.stringMatching(KEY_ID), name: 'deploy', scopes: ['vm:read', 'vm:write'], revoked_at: null }),
+        token: expect.stringMatching(/^cds_live_[A-Za-z0-9]{40}$/),
+      });
+      const token: string = first.body.token;
+      const again = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send({ scopes: ['vm:read', 'vm:write'], name: 'deploy' });
+      expectReplay(again, first);
+      expect(again.body.token).toBe(token);
+      // The replayed token is the key's: it authenticates.
+      expect((await t.http.get('/v1/wallet').set(bearer(token))).status).toBe(200);
+
+      expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia' AND name = 'deploy'")).toBe(1);
+      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE org_id = 'org_ia' AND action = 'api_key.create' AND target_id = $1", [first.body.api_key.id])).toBe(1);
+
+      const rows = await t.sql<{ key_sha256: string; status_code: number; response_body: string }>(
+        "SELECT key_sha256, status_code, response_body FROM idempotency_records WHERE org_id = 'org_ia'",
+      );
+      expect(rows).toEqual([{ key_sha256: idempotencyKeyDigest(idem), status_code: 201, response_body: expect.stringMatching(/^sealed:v1:[A-Za-z0-9+/]+=*$/) }]);
+      const everything = JSON.stringify(await t.sql('SELECT * FROM idempotency_records'));
+      expect(everything).not.toContain(token.slice(9)); // the token's random part, anywhere
+      expect(everything).not.toContain(idem);
+      expect(everything).not.toContain(first.body.api_key.id); // the whole answer is sealed
+    });
+
+    it('the same key with another body is 409 idempotency_conflict, and no key is created', async () => {
+      const idem = 'create-conflict-1';
+      const first = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send({ name: 'one', scopes: ['vm:read'] });
+      expect(first.status).toBe(201);
+      const before = await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia'");
+      const other = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send({ name: 'two', scopes: ['vm:read'] });
+      expect(other.status).toBe(409);
+      expect(other.body).toEqual(
+        envelope(other, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request'),
+      );
+      expect(other.text).not.toContain(first.body.token);
+      expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia'")).toBe(before);
+      expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia' AND name = 'two'")).toBe(0);
+    });
+
+    it('two identical requests with one key at the same moment: one key, both answers carry its token', async () => {
+      const idem = 'create-pair-1';
+      const send = () => t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send({ name: 'pair', scopes: ['vm:read'] });
+      const [a, b] = await Promise.all([send(), send()]);
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(a.text).toBe(b.text);
+      expect([a.headers['idempotent-replayed'], b.headers['idempotent-replayed']].sort()).toEqual(['true', undefined]);
+      expect(await t.sql("SELECT id FROM api_keys WHERE org_id = 'org_ia' AND name = 'pair'")).toEqual([{ id: a.body.api_key.id }]);
+    });
+
+    it('stores the 409 quota_exceeded: the retry replays it even after a key was revoked; a new key creates', async () => {
+      const q = { ...bearer(await login('owner@iq.test')), 'X-Org-ID': 'org_iq' };
+      for (let i = 0; i < 20; i++) await t.http.post('/v1/api-keys').set(q).send({ name: `fill${i}`, scopes: ['vm:read'] }).expect(201);
+      const full = await t.http.post('/v1/api-keys').set(q).set('Idempotency-Key', 'quota-1').send({ name: 'extra', scopes: ['vm:read'] });
+      expect(full.status).toBe(409);
+      expect(full.body).toEqual(envelope(full, 'quota_exceeded', 'An organization may hold at most 20 active API keys; revoke one first', { limit: 20 }));
+      const [{ id }] = await t.sql<{ id: string }>("SELECT id FROM api_keys WHERE org_id = 'org_iq' AND name = 'fill0'");
+      await t.http.delete(`/v1/api-keys/${id}`).set(q).expect(204);
+      expectReplay(await t.http.post('/v1/api-keys').set(q).set('Idempotency-Key', 'quota-1').send({ name: 'extra', scopes: ['vm:read'] }), full);
+      expect((await t.http.post('/v1/api-keys').set(q).set('Idempotency-Key', 'quota-2').send({ name: 'extra', scopes: ['vm:read'] })).status).toBe(201);
+    });
+
+    it('refuses a bad Idempotency-Key with 400 naming the header, and stores nothing', async () => {
+      const res = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', 'tab\there').send({ name: 'bad', scopes: ['vm:read'] });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual(envelope(res, 'invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters', { field: 'Idempotency-Key' }));
+      expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia' AND name = 'bad'")).toBe(0);
+    });
+  });
+
+  describe('DELETE /v1/api-keys/{id}', () => {
+    it('204 replayed with Idempotent-Replayed and one audit row; an unknown id is a stored 404', async () => {
+      const id = (await t.http.post('/v1/api-keys').set(owner).send({ name: 'to-revoke', scopes: ['vm:read'] })).body.api_key.id as string;
+      const first = await t.http.delete(`/v1/api-keys/${id}`).set(owner).set('Idempotency-Key', 'revoke-1');
+      expect(first.status).toBe(204);
+      expect(first.text).toBe('');
+      expectReplay(await t.http.delete(`/v1/api-keys/${id}`).set(owner).set('Idempotency-Key', 'revoke-1'), first);
+      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'api_key.revoke' AND target_id = $1", [id])).toBe(1);
+      expect(await t.sql('SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = $1', [id])).toEqual([{ revoked: true }]);
+
+      const missing = await t.http.delete('/v1/api-keys/key_doesnotexist000000000').set(owner).set('Idempotency-Key', 'revoke-404');
+      expect(missing.status).toBe(404);
+      expect(missing.body).toEqual(envelope(missing, 'not_found', 'API key key_doesnotexist000000000 not found'));
+      expectReplay(await t.http.delete('/v1/api-keys/key_doesnotexist000000000').set(owner).set('Idempotency-Key', 'revoke-404'), missing);
+      // The same key on another path is another request.
+      const elsewhere = await t.http.delete(`/v1/api-keys/${id}`).set(owner).set('Idempotency-Key', 'revoke-404');
+      expect(elsewhere.status).toBe(409);
+      expect(elsewhere.body.error.code).toBe('idempotency_conflict');
+    });
+  });
+
+  describe('POST /v1/members', () => {
+    it('201 replayed, one membership and one audit row; 404 unknown email and 409 conflict are stored too', async () => {
+      const u = await spareUser();
+      const first = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-1').send({ email: u.email, role: 'developer' });
+      expect(first.status).toBe(201);
+      expect(first.body).toEqual({ user_id: u.id, email: u.email, role: 'developer', joined_at: expect.any(String) });
+      expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-1').send({ role: 'developer', email: u.email }), first);
+      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'member.add' AND target_id = $1", [u.id])).toBe(1);
+
+      const conflict = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-2').send({ email: u.email, role: 'developer' });
+      expect(conflict.status).toBe(409);
+      expect(conflict.body).toEqual(envelope(conflict, 'conflict', 'This user is a member of the organization already'));
+      expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-2').send({ email: u.email, role: 'developer' }), conflict);
+
+      const unknown = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-3').send({ email: 'nobody@nowhere.test', role: 'viewer' });
+      expect(unknown.status).toBe(404);
+      expect(unknown.body).toEqual(envelope(unknown, 'not_found', 'No user has an account with this email; they sign up first'));
+      // The user signs up meanwhile: the key still answers what it answered.
+      await t.http.post('/v1/auth/signup').send({ email: 'nobody@nowhere.test', password: OWNER_PASSWORD, organization_name: 'Late' }).expect(201);
+      expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-3').send({ email: 'nobody@nowhere.test', role: 'viewer' }), unknown);
+      expect(await count("SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = 'org_ia' AND u.email = 'nobody@nowhere.test'")).toBe(0);
+    });
+  });
+
+  describe('DELETE /v1/members/{user_id}', () => {
+    it('204 replayed with one audit row; the last owner is a stored 409 conflict', async () => {
+      const u = await spareUser();
+      await t.http.post('/v1/members').set(owner).send({ email: u.email, role: 'viewer' }).expect(201);
+      const first = await t.http.delete(`/v1/members/${u.id}`).set(owner).set('Idempotency-Key', 'remove-1');
+      expect(first.status).toBe(204);
+      expectReplay(await t.http.delete(`/v1/members/${u.id}`).set(owner).set('Idempotency-Key', 'remove-1'), first);
+      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'member.remove' AND target_id = $1", [u.id])).toBe(1);
+
+      const [{ id: ownerId }] = await t.sql<{ id: string }>("SELECT id FROM users WHERE email = 'owner@ia.test'");
+      const last = await t.http.delete(`/v1/members/${ownerId}`).set(owner).set('Idempotency-Key', 'remove-2');
+      expect(last.status).toBe(409);
+      expect(last.body).toEqual(envelope(last, 'conflict', 'An organization keeps at least one owner: this member is its last owner'));
+      expectReplay(await t.http.delete(`/v1/members/${ownerId}`).set(owner).set('Idempotency-Key', 'remove-2'), last);
+      expect(await count("SELECT count(*)::int AS n FROM memberships WHERE org_id = 'org_ia' AND user_id = $1", [ownerId])).toBe(1);
+    });
+  });
+});
