@@ -3,6 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AuditTrail } from '../../src/modules/audit/application/audit-trail.port';
+import { encodeAuditCursor } from '../../src/modules/audit/domain/audit-log';
+import { TypeOrmAuditLogReader } from '../../src/modules/audit/infrastructure/typeorm-audit-trail';
+import type { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { AUD_ID, ISO, envelope, teamOrg, teamSeed } from '../support/accounts';
 import { createTestDatabase, usingPostgres } from '../support/database';
@@ -20,6 +23,16 @@ interface Entry {
   request_id: string | null;
   data: Record<string, unknown>;
 }
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Index Cond'?: string;
+  'Recheck Cond'?: string;
+  Plans?: PlanNode[];
+}
+const planNodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(planNodes)];
 
 /** lifecycle.md "Audit log": GET /v1/audit-log, its filters, pages, entry shape; append-only in the database. */
 describe('GET /v1/audit-log', () => {
@@ -247,12 +260,8 @@ describe('GET /v1/audit-log', () => {
     await slow.connect();
     try {
       await slow.query('BEGIN');
-      // The adapter's statement: takes the next seq of org_g, locking its counter until COMMIT.
-      await slow.query(`WITH head AS (
-          INSERT INTO audit_heads AS h (org_id, last_seq) VALUES ('org_g', 1)
-          ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + 1 RETURNING last_seq)
-        INSERT INTO audit_log (public_id, org_id, actor_type, action, seq)
-        SELECT 'aud_slowslowslowslowslow1', 'org_g', 'system', 'test.slow', last_seq FROM head`);
+      // The adapter's statement: its trigger takes the next seq of org_g, locking its counter until COMMIT.
+      await slow.query(`INSERT INTO audit_log (public_id, org_id, actor_type, action) VALUES ('aud_slowslowslowslowslow1', 'org_g', 'system', 'test.slow')`);
       let fastDone = false;
       const fast = record('org_g', 5, 1, 'test.fast').then(() => (fastDone = true));
       await new Promise((r) => setTimeout(r, 300));
@@ -283,6 +292,110 @@ describe('GET /v1/audit-log', () => {
       await slow.end();
     }
   });
+
+  it('every filter combination: the answer of a plain query, served by indexes (no Seq Scan; since and until as seq bounds of audit_log_org_created_idx)', async () => {
+    await t.seed({ regions: [], organizations: [{ ...teamOrg('x'), api_keys: [] }] });
+    const x = { ...bearer(await login('owner@x.test')), 'X-Org-ID': 'org_x' };
+    // 3,000 entries an hour apart, 20 that try to be recorded a day in the past (the trigger stamps
+    // them with the latest time: ties), 1,000 more an hour apart.
+    const bulk = (from: number, n: number, at: string) =>
+      t.sql(
+        `INSERT INTO audit_log (public_id, org_id, actor_type, actor_id, action, target_type, target_id, data, created_at)
+         SELECT 'aud_x' || lpad((${from} + g)::text, 20, '0'), 'org_x', 'user', 'usr_x' || (g % 7),
+                CASE WHEN g % 100 = 9 THEN 'test.rare' WHEN g % 10 < 4 THEN 'test.alpha' WHEN g % 10 < 7 THEN 'test.beta' WHEN g % 10 < 9 THEN 'volume.renew' ELSE 'volume.attach' END,
+                'volume', 'vol_x' || (g % 13), '{}'::jsonb, ${at}
+           FROM generate_series(1, ${n}) g`,
+      );
+    // Whole milliseconds, as the API's since and until carry them.
+    await bulk(0, 3000, "date_trunc('milliseconds', now()) + g * interval '1 hour'");
+    await bulk(3000, 20, "now() - interval '1 day'");
+    await bulk(3020, 1000, "date_trunc('milliseconds', now()) + (3000 + g) * interval '1 hour'");
+    await t.sql('ANALYZE audit_log');
+    // created_at never goes back as seq goes up, whoever inserts (the trigger of migration 1764000000170).
+    expect(
+      await t.sql(`SELECT count(*)::int AS n FROM (SELECT created_at < lag(created_at) OVER (ORDER BY seq) AS back FROM audit_log WHERE org_id = 'org_x') s WHERE back`),
+    ).toEqual([{ n: 0 }]);
+    const at = async (publicId: string) => (await t.sql<{ created_at: Date; seq: string }>('SELECT created_at, seq::text AS seq FROM audit_log WHERE public_id = $1', [publicId]))[0];
+    const since = (await at(`aud_x${String(1000).padStart(20, '0')}`)).created_at; // inclusive, an entry's own time
+    const tie = await at(`aud_x${String(3010).padStart(20, '0')}`);
+    const until = tie.created_at; // exclusive, the time of 21 tied entries
+    expect(await t.sql("SELECT count(*)::int AS n FROM audit_log WHERE org_id = 'org_x' AND created_at = $1", [until])).toEqual([{ n: 21 }]);
+    const cursorSeq = String(Number(tie.seq) + 500);
+
+    // [the action parameter, the filter it is]
+    const actions: [string, string | undefined][] = [
+      ['', undefined],
+      ['test.rare', 'test.rare'],
+      ['volume.*', 'volume.'],
+    ];
+    let combinations = 0;
+    for (const [action, sqlAction] of actions) {
+      for (const actor of [undefined, 'usr_x3']) {
+        for (const target of [undefined, 'vol_x5']) {
+          for (const from of [undefined, since]) {
+            for (const to of [undefined, until]) {
+              for (const cursor of [undefined, cursorSeq]) {
+                combinations++;
+                const q = new URLSearchParams({ limit: '100' });
+                if (action) q.set('action', action);
+                if (actor) q.set('actor_id', actor);
+                if (target) q.set('target_id', target);
+                if (from) q.set('since', from.toISOString());
+                if (to) q.set('until', to.toISOString());
+                if (cursor) q.set('cursor', encodeAuditCursor({ seq: cursor }));
+                // The plain query: the same conditions on the table, no bound, no index in mind.
+                const params: unknown[] = [];
+                const where = ["org_id = 'org_x'"];
+                const cond = (sql: string, v: unknown) => where.push(sql.replace('?', `$${params.push(v)}`));
+                if (sqlAction === 'volume.') cond('action LIKE ?', 'volume.%');
+                else if (sqlAction) cond('action = ?', sqlAction);
+                if (actor) cond('actor_id = ?', actor);
+                if (target) cond('target_id = ?', target);
+                if (from) cond('created_at >= ?', from);
+                if (to) cond('created_at < ?', to);
+                if (cursor) cond('seq < ?::bigint', cursor);
+                const expected = (await t.sql<{ public_id: string }>(`SELECT public_id FROM audit_log WHERE ${where.join(' AND ')} ORDER BY seq DESC LIMIT 100`, params)).map((r) => r.public_id);
+                const res = await t.http.get(`/v1/audit-log?${q.toString()}`).set(x);
+                expect({ q: q.toString(), status: res.status }).toEqual({ q: q.toString(), status: 200 });
+                expect({ q: q.toString(), ids: res.body.entries.map((e: Entry) => e.id) }).toEqual({ q: q.toString(), ids: expected });
+
+                // The adapter's own statement, explained: every node that reads audit_log.
+                let nodes: PlanNode[] = [];
+                const explain = new TypeOrmAuditLogReader({
+                  query: async (text: string, p: unknown[]) => {
+                    const [{ 'QUERY PLAN': doc }] = await t.sql<{ 'QUERY PLAN': { Plan: PlanNode }[] | string }>(`EXPLAIN (FORMAT JSON) ${text}`, p);
+                    nodes = planNodes((typeof doc === 'string' ? (JSON.parse(doc) as { Plan: PlanNode }[]) : doc)[0].Plan);
+                    return [];
+                  },
+                } as unknown as Db);
+                await explain.list(
+                  'org_x',
+                  {
+                    ...(sqlAction === 'volume.' ? { actionPrefix: sqlAction } : sqlAction ? { action: sqlAction } : {}),
+                    ...(actor ? { actorId: actor } : {}),
+                    ...(target ? { targetId: target } : {}),
+                    ...(from ? { since: from } : {}),
+                    ...(to ? { until: to } : {}),
+                  },
+                  100,
+                  cursor ? { seq: cursor } : undefined,
+                );
+                const reads = nodes.filter((n) => n['Relation Name'] === 'audit_log' || n['Index Name']?.startsWith('audit_log'));
+                expect({ q: q.toString(), seqScans: reads.filter((n) => n['Node Type'] === 'Seq Scan').length }).toEqual({ q: q.toString(), seqScans: 0 });
+                if (from || to) {
+                  // The time bound is found on audit_log_org_created_idx and is a seq range of the scan that pages.
+                  expect({ q: q.toString(), probe: reads.some((n) => n['Index Name'] === 'audit_log_org_created_idx') }).toEqual({ q: q.toString(), probe: true });
+                  const paging = reads.filter((n) => n['Index Name'] !== 'audit_log_org_created_idx');
+                  expect({ q: q.toString(), seqBound: paging.some((n) => /\bseq [<>]=? /.test(n['Index Cond'] ?? '') || /\bseq [<>]=? /.test(n['Recheck Cond'] ?? '')) }).toEqual({ q: q.toString(), seqBound: true });
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(combinations).toBe(96);
+  }, 240_000);
 
   it('is append-only in the database: UPDATE, DELETE and TRUNCATE are refused', async () => {
     const before = await t.sql('SELECT count(*)::int AS n FROM audit_log');

@@ -20,37 +20,29 @@ export class TypeOrmAuditTrail extends AuditTrail {
   }
 
   /**
-   * An organization's entry takes the next `seq` from its audit_heads row, which the upsert
-   * locks until this transaction ends: the organization's entries commit in `seq` order. The
-   * audit row is each use case's last write, so this lock is held only from there to the commit.
+   * An organization's entry gets its `seq` and `created_at` from the trigger audit_log_position
+   * (migration 1764000000170): the next seq of its audit_heads row, which the trigger's upsert
+   * locks until this transaction ends, so the organization's entries commit in `seq` order; and a
+   * created_at never before the previous entry's. The audit row is each use case's last write, so
+   * this lock is held only from there to the commit.
    */
   async record(entry: AuditEntry): Promise<void> {
     const targetId = entry.targetId ?? null;
-    const values = [
-      newId('aud'),
-      entry.orgId,
-      entry.actorType,
-      entry.actorId,
-      entry.action,
-      targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
-      targetId,
-      entry.ipAddress,
-      entry.requestId === undefined ? currentRequestId() : entry.requestId,
-      JSON.stringify(entry.data ?? {}),
-    ];
-    const columns = 'public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data';
-    if (entry.orgId === null) {
-      await this.db.query(`INSERT INTO audit_log (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, values);
-      return;
-    }
     await this.db.query(
-      `WITH head AS (
-         INSERT INTO audit_heads AS h (org_id, last_seq) VALUES ($2, 1)
-         ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + 1
-         RETURNING last_seq)
-       INSERT INTO audit_log (${columns}, seq)
-       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, head.last_seq FROM head`,
-      values,
+      `INSERT INTO audit_log (public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        newId('aud'),
+        entry.orgId,
+        entry.actorType,
+        entry.actorId,
+        entry.action,
+        targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
+        targetId,
+        entry.ipAddress,
+        entry.requestId === undefined ? currentRequestId() : entry.requestId,
+        JSON.stringify(entry.data ?? {}),
+      ],
     );
   }
 }
@@ -94,9 +86,18 @@ function toEntry(r: Row): AuditLogEntry {
  * Pages newest first by `seq`, the entry's position in its organization's log. Entries commit in
  * `seq` order (see record()), so a reader always sees a prefix of the log: an entry committed
  * later sorts above every entry already shown, and a reader paging down never misses or repeats
- * one. Served by audit_log_org_seq_key (org_id, seq), or the action/actor/target indexes when
- * those filters are sent.
+ * one.
+ *
+ * Every filter is a range of an index: (org_id, seq) alone, or (org_id, action, seq),
+ * (org_id, actor_id, seq), (org_id, target_id, seq) for those filters, with the cursor as an
+ * upper `seq` bound. `since` and `until` become `seq` bounds too: created_at is non-decreasing in
+ * seq (migration 1764000000170), so the entries at or after an instant are exactly those from the
+ * first one of audit_log_org_created_idx at that instant on; one probe of that index finds it.
+ * The created_at conditions stay: entries recorded before that migration may be out of time order
+ * by up to a transaction's length, and for them the bound is exact only away from such an instant.
  */
+const MAX_SEQ = '9223372036854775807';
+
 @Injectable()
 export class TypeOrmAuditLogReader extends AuditLogReader {
   constructor(private readonly db: Db) {
@@ -118,8 +119,11 @@ export class TypeOrmAuditLogReader extends AuditLogReader {
     }
     if (filter.actorId !== undefined) add((p) => `a.actor_id = ${p}`, filter.actorId);
     if (filter.targetId !== undefined) add((p) => `a.target_id = ${p}`, filter.targetId);
-    if (filter.since !== undefined) add((p) => `a.created_at >= ${p}`, filter.since);
-    if (filter.until !== undefined) add((p) => `a.created_at < ${p}`, filter.until);
+    // The seq of the first entry at or after an instant (none: beyond the last seq).
+    const firstSeqAt = (p: string) =>
+      `COALESCE((SELECT b.seq FROM audit_log b WHERE b.org_id = $1 AND b.created_at >= ${p} ORDER BY b.created_at, b.seq LIMIT 1), ${MAX_SEQ})`;
+    if (filter.since !== undefined) add((p) => `a.created_at >= ${p} AND a.seq >= ${firstSeqAt(p)}`, filter.since);
+    if (filter.until !== undefined) add((p) => `a.created_at < ${p} AND a.seq < ${firstSeqAt(p)}`, filter.until);
     if (after !== undefined) {
       params.push(after.seq);
       where.push(`a.seq < $${params.length}::bigint`);
