@@ -23,6 +23,8 @@ interface Answer {
   headers: Headers;
 }
 
+const IDEMPOTENCY_SECRET = 'two-processes-share-this-secret-0123456789';
+
 describeOnPostgres('lifecycle.md Accounts and Audit log, against two server processes (PostgreSQL)', () => {
   let db: TestDatabase;
   let dir: ReturnType<typeof tempDir>;
@@ -32,9 +34,10 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
   const tok: Record<string, string> = {};
   const uid: Record<string, string> = {};
 
-  const call = async (p: ServerProcess, method: string, path: string, opts: { token?: string; org?: string; body?: unknown } = {}): Promise<Answer> => {
+  const call = async (p: ServerProcess, method: string, path: string, opts: { token?: string; org?: string; body?: unknown; idempotencyKey?: string } = {}): Promise<Answer> => {
     const headers: Record<string, string> = {};
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
+    if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey;
     if (opts.org) headers['X-Org-ID'] = opts.org;
     if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(`${p.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
@@ -60,7 +63,8 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
     dir = tempDir('cds-accounts-');
     const seed = join(dir.path, 'seed.json');
     writeFileSync(seed, JSON.stringify({ regions: [region()], organizations: [teamOrg('k'), teamOrg('m')] }));
-    const env = { DATABASE_URL: db.url, DEMO_SEED: 'false' };
+    // Both processes hold the same server secret: either can open the other's sealed answers.
+    const env = { DATABASE_URL: db.url, DEMO_SEED: 'false', IDEMPOTENCY_SECRET: IDEMPOTENCY_SECRET };
     const seeded = runCli(['seed', seed], env);
     expect(seeded.status).toBe(0);
     a = await startServerProcess({ ...env, WORKER_ENABLED: 'false' });
@@ -174,6 +178,55 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
         const r = await call(a, method, path, { token: apiToken('k', 'rw'), body: method === 'GET' || method === 'DELETE' ? undefined : {} });
         expect({ method, path, status: r.status, code: r.body.error.code }).toEqual({ method, path, status: 403, code: 'forbidden' });
       }
+    });
+  });
+
+  describe('Every new POST and DELETE accepts Idempotency-Key (decisions.md rules), storing its 2xx, 404 and 409 answers', () => {
+    it('POST /v1/api-keys on one process, the retry on the other: the same 201 to the byte, the same token, one key', async () => {
+      const idem = 'contract-create-key-7f3a';
+      secrets.push(idem, IDEMPOTENCY_SECRET);
+      const body = { name: 'retried', scopes: ['vm:read'] };
+      const first = await call(a, 'POST', '/v1/api-keys', { token: tok.owner, ...k, body, idempotencyKey: idem });
+      expect(first.status).toBe(201);
+      secrets.push(first.body.token);
+      const again = await call(b, 'POST', '/v1/api-keys', { token: tok.owner, ...k, body, idempotencyKey: idem });
+      expect(again.status).toBe(201);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(first.headers.get('idempotent-replayed')).toBeNull();
+      expect((await call(b, 'GET', '/v1/wallet', { token: again.body.token })).status).toBe(200);
+      const list = await call(a, 'GET', '/v1/api-keys?limit=100', { token: tok.owner, ...k });
+      expect(list.body.api_keys.filter((x: { name: string }) => x.name === 'retried')).toHaveLength(1);
+      const other = await call(b, 'POST', '/v1/api-keys', { token: tok.owner, ...k, body: { ...body, name: 'other' }, idempotencyKey: idem });
+      expect(other.status).toBe(409);
+      expect(other.body.error.code).toBe('idempotency_conflict');
+    });
+
+    it('DELETE /v1/api-keys/{id}, POST and DELETE /v1/members: the replay on the other process is the stored answer (204, 201, 404, 409)', async () => {
+      const created = await call(a, 'POST', '/v1/api-keys', { token: tok.owner, ...k, body: { name: 'revoked-twice', scopes: ['vm:read'] } });
+      secrets.push(created.body.token);
+      const path = `/v1/api-keys/${created.body.api_key.id}`;
+      const del = await call(a, 'DELETE', path, { token: tok.owner, ...k, idempotencyKey: 'contract-revoke-1' });
+      expect(del.status).toBe(204);
+      const delAgain = await call(b, 'DELETE', path, { token: tok.owner, ...k, idempotencyKey: 'contract-revoke-1' });
+      expect([delAgain.status, delAgain.headers.get('idempotent-replayed')]).toEqual([204, 'true']);
+
+      const u = await signup(b, 'idem-member@contract.test');
+      const add = await call(a, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'idem-member@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-1' });
+      expect(add.status).toBe(201);
+      const addAgain = await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'idem-member@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-1' });
+      expect([addAgain.status, addAgain.text, addAgain.headers.get('idempotent-replayed')]).toEqual([201, add.text, 'true']);
+      const unknown = await call(a, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody-yet@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-2' });
+      expect(unknown.status).toBe(404);
+      const unknownAgain = await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody-yet@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-2' });
+      expect([unknownAgain.status, unknownAgain.text, unknownAgain.headers.get('idempotent-replayed')]).toEqual([404, unknown.text, 'true']);
+
+      const remove = await call(b, 'DELETE', `/v1/members/${u.id}`, { token: tok.owner, ...k, idempotencyKey: 'contract-remove-1' });
+      expect(remove.status).toBe(204);
+      const removeAgain = await call(a, 'DELETE', `/v1/members/${u.id}`, { token: tok.owner, ...k, idempotencyKey: 'contract-remove-1' });
+      expect([removeAgain.status, removeAgain.headers.get('idempotent-replayed')]).toEqual([204, 'true']);
+      // Without the key the member is simply gone: 404.
+      expect((await call(a, 'DELETE', `/v1/members/${u.id}`, { token: tok.owner, ...k })).status).toBe(404);
     });
   });
 

@@ -7,7 +7,8 @@ import { ServerProcess, startServerProcess, tempDir } from '../support/processes
 /**
  * No token or password in any log line: a real server process at LOG_LEVEL=trace (the most
  * verbose), its stdout and stderr captured while it handles a signup, logins (right and wrong),
- * authenticated requests, a request with an unknown token and a logout.
+ * authenticated requests, a request with an unknown token, an API key created with an
+ * Idempotency-Key (replayed, used, revoked) and a logout.
  */
 describe('logs hold no token and no password', () => {
   let server: ServerProcess;
@@ -54,6 +55,15 @@ describe('logs hold no token and no password', () => {
     expect(wrongOrg.status).toBe(403);
     const unknown = track(await http().get('/v1/wallet').set(bearer(unknownToken)));
     expect(unknown.status).toBe(401);
+    // An API key created over HTTP with an Idempotency-Key (the key decrypts the stored answer), replayed, used and revoked.
+    const idem = 'log-test-idempotency-key-5b9e';
+    const org = { ...bearer(login.body.token), 'X-Org-ID': signup.body.organization.id as string };
+    const created = track(await http().post('/v1/api-keys').set(org).set('Idempotency-Key', idem).send({ name: 'logged', scopes: ['vm:read'] }));
+    expect(created.status).toBe(201);
+    const replayed = track(await http().post('/v1/api-keys').set(org).set('Idempotency-Key', idem).send({ name: 'logged', scopes: ['vm:read'] }));
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+    expect(track(await http().get('/v1/wallet').set(bearer(created.body.token))).status).toBe(200);
+    expect(track(await http().delete(`/v1/api-keys/${created.body.api_key.id}`).set(org)).status).toBe(204);
     const logout = track(await http().post('/v1/auth/logout').set(bearer(login.body.token)));
     expect(logout.status).toBe(204);
 
@@ -70,6 +80,8 @@ describe('logs hold no token and no password', () => {
       signupToken: signup.body.token as string,
       loginToken: login.body.token as string,
       unknownToken,
+      createdApiKey: created.body.token as string,
+      idempotencyKey: idem,
     };
     const found = Object.entries(secrets)
       .flatMap(([name, secret]) => [

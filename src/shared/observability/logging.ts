@@ -9,7 +9,7 @@ import { routeOf } from './route-label';
 
 /**
  * Paths pino replaces with "[redacted]" wherever a log call would carry them: credentials,
- * tokens, passwords, cookies. Request lines never include headers or bodies in the first
+ * tokens, passwords, cookies, Idempotency-Key. Request lines never include headers or bodies in the first
  * place; this is the safety net for anything else logged with such a member.
  */
 export const REDACTED_PATHS = [
@@ -20,6 +20,8 @@ export const REDACTED_PATHS = [
   'headers.authorization',
   'headers.cookie',
   'headers["set-cookie"]',
+  // Opens a stored answer holding a new API key's token (idempotency/domain/sealed-response.ts).
+  'headers["idempotency-key"]',
   '*.authorization',
   '*.password',
   '*.token',
@@ -27,6 +29,7 @@ export const REDACTED_PATHS = [
   '*.headers.authorization',
   '*.headers.cookie',
   '*.headers["set-cookie"]',
+  '*.headers["idempotency-key"]',
   '*.*.authorization',
   '*.*.password',
   '*.*.token',
