@@ -104,6 +104,8 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
 interface Org {
   id: string;
   token: string;
+  /** The owner's session (the account routes take sessions only). */
+  session: string;
   volumes: string[];
 }
 
@@ -145,7 +147,7 @@ interface Context {
   stats: Stats;
   recent: Sent[];
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string }): Promise<Reply | undefined>;
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean }): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -216,6 +218,36 @@ const ACTIONS: Action[] = [
     },
   },
   {
+    // An API key created with an Idempotency-Key and retried (either may land on another process,
+    // or be cut by a kill): every 201 of one key is the same answer, token included; then revoked
+    // the same way (so the 20-key quota is not reached).
+    name: 'api_key_create_retry',
+    weight: 4,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const key = randomUUID();
+      const body = JSON.stringify({ name: `chaos-${key.slice(0, 8)}`, scopes: ['vm:read'] });
+      const replies = [];
+      for (let i = 0; i < 2; i++) {
+        const reply = await ctx.send(org, 'POST', '/v1/api-keys', { body, key, session: true });
+        ctx.stats.count('api_key_create_retry', reply ? String(reply.status) : 'cut_by_kill');
+        if (reply) replies.push(reply);
+      }
+      const created = replies.filter((r) => r.status === 201);
+      if (created.length === 2 && created[0].body !== created[1].body) {
+        ctx.stats.problem(`POST /v1/api-keys retried with key ${key} answered another 201: ${created[1].body.slice(0, 80)}… (the token must be the same)`);
+      }
+      if (created.length === 0) return;
+      const id = (JSON.parse(created[0].body) as { api_key: { id: string } }).api_key.id;
+      const revokeKey = randomUUID();
+      for (let i = 0; i < 2; i++) {
+        const reply = await ctx.send(org, 'DELETE', `/v1/api-keys/${id}`, { key: revokeKey, session: true });
+        ctx.stats.count('api_key_revoke_retry', reply ? String(reply.status) : 'cut_by_kill');
+        if (reply && reply.status !== 204) ctx.stats.problem(`DELETE /v1/api-keys/${id} with key ${revokeKey} answered ${reply.status} ${reply.body.slice(0, 120)}`);
+      }
+    },
+  },
+  {
     name: 'read_volumes',
     weight: 15,
     async run(ctx) {
@@ -271,6 +303,9 @@ function pickAction(): Action {
 // ---------------------------------------------------------------------------------------------
 // Seed
 
+/** The owners' passwords of the seed (random per run), to log in for the account routes. */
+const ownerPasswords: string[] = [];
+
 function seedFile(): object {
   return {
     regions: [
@@ -293,7 +328,7 @@ function seedFile(): object {
       name: `Chaos ${i + 1}`,
       // Some wallets run dry during the run (402s), some never do.
       wallet: i % 4 === 0 ? { USD: '3.00000', IDR: '20000' } : { USD: '5000.00000', IDR: '80000000' },
-      members: [{ email: `owner${i + 1}@chaos.test`, password: randomBytes(18).toString('base64'), role: 'owner' }],
+      members: [{ email: `owner${i + 1}@chaos.test`, password: (ownerPasswords[i] = randomBytes(18).toString('base64')), role: 'owner' }],
       api_keys: [{ name: 'chaos', scopes: ['vm:read', 'vm:write'] }],
       servers: [{ id: `vm_chaos${i + 1}`, name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }],
       volumes: Array.from({ length: VOLUMES_PER_ORG }, (_, j) => ({
@@ -395,9 +430,18 @@ async function main(): Promise<void> {
     const file = join(tmp, 'seed.json');
     writeFileSync(file, JSON.stringify(seedFile()));
     const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[] }[] };
-    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, volumes: o.volumes }));
+    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, session: '', volumes: o.volumes }));
 
     servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
+    for (const [i, org] of orgs.entries()) {
+      const res = await fetch(`${servers[0].url}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: `owner${i + 1}@chaos.test`, password: ownerPasswords[i] }),
+      });
+      if (res.status !== 200) throw new Error(`login of owner${i + 1}@chaos.test answered ${res.status}`);
+      org.session = ((await res.json()) as { token: string }).token;
+    }
     await own.connect();
 
     const live = (): Server[] => servers.filter((s) => !s.killed);
@@ -407,7 +451,7 @@ async function main(): Promise<void> {
       recent: [],
       async send(org, method, path, opts = {}) {
         const server = pick(live());
-        const headers: Record<string, string> = { Authorization: `Bearer ${org.token}` };
+        const headers: Record<string, string> = { Authorization: `Bearer ${opts.session ? org.session : org.token}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
         try {

@@ -181,4 +181,24 @@ describe('Idempotency-Key on the account routes', () => {
       expect(await count("SELECT count(*)::int AS n FROM memberships WHERE org_id = 'org_ia' AND user_id = $1", [ownerId])).toBe(1);
     });
   });
+
+  it('documents the header on the four routes, Idempotent-Replayed on each stored answer, and 409 idempotency_conflict; PATCH takes no key', async () => {
+    const doc = (await t.http.get('/v1/openapi.json')).body;
+    const routes: [string, string, string[]][] = [
+      ['/v1/api-keys', 'post', ['201', '409']],
+      ['/v1/api-keys/{id}', 'delete', ['204', '404']],
+      ['/v1/members', 'post', ['201', '404', '409']],
+      ['/v1/members/{user_id}', 'delete', ['204', '404', '409']],
+    ];
+    for (const [path, method, stored] of routes) {
+      const op = doc.paths[path][method];
+      expect({ path, header: op.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key')?.in }).toEqual({ path, header: 'header' });
+      const replayed = Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>)
+        .filter(([, r]) => r.headers?.['Idempotent-Replayed'])
+        .map(([status]) => status);
+      expect({ path, replayed }).toEqual({ path, replayed: stored });
+      expect({ path, conflict: Object.keys(op.responses['409'].content['application/json'].examples) }).toEqual({ path, conflict: expect.arrayContaining(['idempotency_conflict']) });
+    }
+    expect(doc.paths['/v1/members/{user_id}'].patch.parameters.map((p: { name: string }) => p.name)).not.toContain('Idempotency-Key');
+  });
 });

@@ -1,3 +1,4 @@
+import { idempotencyKeyDigest } from '../../src/modules/idempotency/domain/idempotency';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { errorBody } from '../support/assertions';
@@ -218,10 +219,11 @@ describe('quotes', () => {
 
       const offGrid = await post({ ...ok, size_gb: 105 }, 'quote-key-400');
       expect(offGrid.status).toBe(400);
-      expect(await t.sql(`SELECT key, status_code FROM idempotency_records WHERE key LIKE 'quote-key-%' ORDER BY key`)).toEqual([
-        { key: 'quote-key-1', status_code: 201 },
-        { key: 'quote-key-1', status_code: 201 },
-        { key: 'quote-key-404', status_code: 404 },
+      const keys = ['quote-key-1', 'quote-key-404', 'quote-key-400'].map(idempotencyKeyDigest);
+      expect(await t.sql(`SELECT key_sha256, status_code FROM idempotency_records WHERE key_sha256 = ANY($1) ORDER BY status_code`, [keys])).toEqual([
+        { key_sha256: idempotencyKeyDigest('quote-key-1'), status_code: 201 },
+        { key_sha256: idempotencyKeyDigest('quote-key-1'), status_code: 201 },
+        { key_sha256: idempotencyKeyDigest('quote-key-404'), status_code: 404 },
       ]);
       const fixed = await post({ ...ok, size_gb: 110 }, 'quote-key-400');
       expect(fixed.status).toBe(201);
