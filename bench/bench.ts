@@ -31,7 +31,8 @@
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
  * a comma list of options,operation,volumes,renew,renew-one), WORKER_INTERVAL_MS (50),
- * BENCH_SERVER_NODE_ARGS (extra node options for the measured server, e.g. "--cpu-prof").
+ * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
+ * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults).
  */
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
@@ -40,7 +41,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Child, Database, ROOT, childEnv, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode } from './harness';
+import { Child, Database, ROOT, childEnv, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode, startNodeArgs } from './harness';
 import { envInt } from './stats';
 
 interface Reply {
@@ -95,12 +96,15 @@ const SERVER_SETTINGS = {
   LOG_LEVEL: 'warn',
 };
 
+/** Node options of the measured server: those of `npm start`, then BENCH_SERVER_NODE_ARGS (a later option wins). */
+const serverNodeArgs = (): string[] => [...startNodeArgs(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+
 /** Step 1: the server's first start on an empty database (migrations, demo seed): peak RSS until ready. */
 async function firstStart(): Promise<{ peak_rss_mib: number | null; ready_after_s: number }> {
   const db = await createDatabase('first');
   const port = await freePort();
   const started = Date.now();
-  const server = spawnNode('dist/src/main.js', childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'true', WORKER_ENABLED: 'true' }), port);
+  const server = spawnNode('dist/src/main.js', childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'true', WORKER_ENABLED: 'true' }), port, serverNodeArgs());
   const sampler = rssSampler(server.child.pid, 50);
   try {
     await waitReady(server, '/v1/health', 180_000);
@@ -261,7 +265,7 @@ async function main(): Promise<void> {
       'dist/src/main.js',
       childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'false', WORKER_ENABLED: 'true', WORKER_INTERVAL_MS: String(workerIntervalMs) }),
       port,
-      (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      serverNodeArgs(),
     );
     await waitReady(server, '/v1/health', 180_000);
     const pid = server.child.pid;

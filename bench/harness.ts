@@ -18,6 +18,17 @@ export const ROOT = join(__dirname, '../..');
 export const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The node options `npm start` gives the server (the V8 heap settings of package.json's start
+ * script, also the image's CMD): the benchmarks measure the server as it runs in production.
+ */
+export function startNodeArgs(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const words = scripts.start.split(/\s+/);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`package.json start is not "node [options] dist/src/main.js": ${scripts.start}`);
+  return words.slice(1, -1);
+}
+
 /** Kibibytes of resident memory of a process (VmRSS), null where unavailable. */
 export function rssKb(pid: number | undefined): number | null {
   if (pid === undefined) return null;
