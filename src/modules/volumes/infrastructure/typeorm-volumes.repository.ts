@@ -175,7 +175,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
   }
 }
 
-/** The unique index on (org_id, name) among volumes not deleted refused the row. */
+/** The columns a new volume's INSERT writes, in the order of insertParams(). */
 const INSERT_COLUMNS = `id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
   term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection`;
 const INSERT_WIDTH = 20;
@@ -193,6 +193,7 @@ function insertParams(v: NewVolume): unknown[] {
   ];
 }
 
+/** The unique index on (org_id, name) among volumes not deleted refused the row. */
 function isNameTaken(err: unknown): boolean {
   const e = err as { constraint?: unknown; driverError?: { constraint?: unknown } };
   return sqlState(err) === UNIQUE_VIOLATION && (e.driverError?.constraint ?? e.constraint) === 'volumes_org_name_live_key';
