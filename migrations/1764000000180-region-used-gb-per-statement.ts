@@ -14,8 +14,8 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * `regions_used_within_capacity`. Updates and deletes keep their row-level triggers (a renewal
  * skips them through their column list and WHEN clause, which statement triggers cannot have).
  */
-export class RegionUsedGbPerStatement1764000000146 implements MigrationInterface {
-  name = 'RegionUsedGbPerStatement1764000000146';
+export class RegionUsedGbPerStatement1764000000180 implements MigrationInterface {
+  name = 'RegionUsedGbPerStatement1764000000180';
 
   async up(q: QueryRunner): Promise<void> {
     await q.query(`
