@@ -25,13 +25,16 @@
  *    only (its wallet row is the contended one). Each renewal has its own Idempotency-Key.
  *
  * Prints one table (requests/s, p50, p99, errors = failed requests and unexpected statuses, the
- * ratio to the ceiling, the server's RSS during the phase and at its peak) and writes the same as
+ * ratio to the ceiling, the server's RSS during the phase and at its peak, and the CPU time per
+ * answered request of the server process and, on PostgreSQL, of its database backends: on a
+ * shared machine the per-request CPU moves far less than requests/s) and writes the same as
  * JSON to BENCH_OUT when set. Figures, never assertions.
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
  * a comma list of options,operation,volumes,renew,renew-one), WORKER_INTERVAL_MS (50),
- * BENCH_SERVER_NODE_ARGS (extra node options for the measured server, e.g. "--cpu-prof").
+ * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
+ * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults).
  */
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
@@ -40,7 +43,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Child, Database, ROOT, childEnv, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode } from './harness';
+import { Child, Database, ROOT, backendCpuMs, backendCpuSpent, childEnv, cpuMs, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode, startNodeArgs } from './harness';
 import { envInt } from './stats';
 
 interface Reply {
@@ -95,12 +98,15 @@ const SERVER_SETTINGS = {
   LOG_LEVEL: 'warn',
 };
 
+/** Node options of the measured server: those of `npm start`, then BENCH_SERVER_NODE_ARGS (a later option wins). */
+const serverNodeArgs = (): string[] => [...startNodeArgs(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+
 /** Step 1: the server's first start on an empty database (migrations, demo seed): peak RSS until ready. */
 async function firstStart(): Promise<{ peak_rss_mib: number | null; ready_after_s: number }> {
   const db = await createDatabase('first');
   const port = await freePort();
   const started = Date.now();
-  const server = spawnNode('dist/src/main.js', childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'true', WORKER_ENABLED: 'true' }), port);
+  const server = spawnNode('dist/src/main.js', childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'true', WORKER_ENABLED: 'true' }), port, serverNodeArgs());
   const sampler = rssSampler(server.child.pid, 50);
   try {
     await waitReady(server, '/v1/health', 180_000);
@@ -261,7 +267,7 @@ async function main(): Promise<void> {
       'dist/src/main.js',
       childEnv({ ...db.env, ...SERVER_SETTINGS, PORT: String(port), DEMO_SEED: 'false', WORKER_ENABLED: 'true', WORKER_INTERVAL_MS: String(workerIntervalMs) }),
       port,
-      (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+      serverNodeArgs(),
     );
     await waitReady(server, '/v1/health', 180_000);
     const pid = server.child.pid;
@@ -328,8 +334,14 @@ async function main(): Promise<void> {
       log(`${p.label}: ceiling ${durationS} s, then the service ${durationS} s ...`);
       const top = await load(ceilingPort, p, connections, durationS, p.ok);
       phaseRss.reset();
+      const cpuBefore = cpuMs(pid);
+      const dbCpuBefore = await backendCpuMs(db);
       const svc = await load(port, p, connections, durationS, p.ok);
       const phasePeak = phaseRss.peakKb();
+      const cpuAfter = cpuMs(pid);
+      const dbCpu = backendCpuSpent(dbCpuBefore, await backendCpuMs(db));
+      const answered = svc.statuses[p.ok] ?? 0;
+      const perRequest = (ms: number | null): number | null => (ms === null || answered === 0 ? null : Math.round((ms / answered) * 1000) / 1000);
       results.push({
         endpoint: p.label,
         'req/s': svc.requests_per_s,
@@ -339,6 +351,8 @@ async function main(): Promise<void> {
         'ceiling req/s': top.requests_per_s,
         ratio: top.requests_per_s > 0 ? Math.round((svc.requests_per_s / top.requests_per_s) * 100) / 100 : null,
         'rss_peak_mib': mib(phasePeak),
+        cpu_ms_per_req: perRequest(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
+        db_cpu_ms_per_req: db.client ? perRequest(dbCpu) : null,
         statuses: svc.statuses,
         ceiling: top,
       });

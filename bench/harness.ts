@@ -4,7 +4,7 @@
  * server's resident memory from /proc. bench/renewal.ts has copies of these from before; it should
  * import them from here when it is folded into `npm run bench`.
  */
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,17 @@ export const ROOT = join(__dirname, '../..');
 export const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The node options `npm start` gives the server (the V8 heap settings of package.json's start
+ * script, also the image's CMD): the benchmarks measure the server as it runs in production.
+ */
+export function startNodeArgs(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const words = scripts.start.split(/\s+/);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/src/main.js') throw new Error(`package.json start is not "node [options] dist/src/main.js": ${scripts.start}`);
+  return words.slice(1, -1);
+}
+
 /** Kibibytes of resident memory of a process (VmRSS), null where unavailable. */
 export function rssKb(pid: number | undefined): number | null {
   if (pid === undefined) return null;
@@ -28,6 +39,45 @@ export function rssKb(pid: number | undefined): number | null {
     return null;
   }
 }
+let clockTicks: number | undefined;
+
+/** Milliseconds of CPU (user + system) a process has used so far, null where unavailable. */
+export function cpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    // Fields after the command (which may hold spaces) in /proc/PID/stat: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU milliseconds used so far by the PostgreSQL backends of the server under test (its
+ * connections to this database, by application_name), per backend pid. PostgreSQL only.
+ */
+export async function backendCpuMs(db: Database): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  if (!db.client) return out;
+  const { rows } = await db.client.query<{ pid: number }>(
+    "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'cloud-disk-service%'",
+  );
+  for (const { pid } of rows) {
+    const ms = cpuMs(pid);
+    if (ms !== null) out.set(pid, ms);
+  }
+  return out;
+}
+
+/** CPU the backends used between two backendCpuMs() readings (backends opened in between count from 0). */
+export function backendCpuSpent(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
+  return sum;
+}
+
 export const mib = (kb: number | null): number | null => (kb === null ? null : Math.round(kb / 102.4) / 10);
 
 /** Peak and last RSS of a process, sampled every `everyMs` until stopped. */

@@ -5,6 +5,7 @@ import { AccountsAuditLog1764000000130 } from './1764000000130-accounts-audit-lo
 import { RegionUsedGb1764000000140 } from './1764000000140-region-used-gb';
 import { AuditLogTimeOrder1764000000170 } from './1764000000170-audit-log-time-order';
 import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-key-digests';
+import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
-export const MIGRATIONS = [InitialSchema1763769600000, SessionsExpiryIndex1764000000091, VolumeLabelsAndQuotes1764000000120, AccountsAuditLog1764000000130, RegionUsedGb1764000000140, AuditLogTimeOrder1764000000170, IdempotencyKeyDigests1764000000171];
+export const MIGRATIONS = [InitialSchema1763769600000, SessionsExpiryIndex1764000000091, VolumeLabelsAndQuotes1764000000120, AccountsAuditLog1764000000130, RegionUsedGb1764000000140, AuditLogTimeOrder1764000000170, IdempotencyKeyDigests1764000000171, RegionUsedGbPerStatement1764000000180];

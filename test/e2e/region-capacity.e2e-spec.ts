@@ -104,6 +104,34 @@ describe('region capacity counter (regions.used_gb)', () => {
     expect(await counters()).toEqual(before);
   });
 
+  it('a seed of thousands of volumes (many rows per INSERT, the counter once per statement) counts each exactly, and an overfill in a later statement still names its volume', async () => {
+    const many = (prefix: string, regionId: string, count: number) => Array.from({ length: count }, (_, i) => volume(`vol_${prefix}${i + 1}`, regionId, 10));
+    // 2,500 volumes of one organization over two regions: three statements of the loader (1,000 each).
+    const seeded = await t.seed({
+      regions: [region('bulk-a', { name: 'Bulk A', capacity_gb: 20_000 }), region('bulk-b', { name: 'Bulk B', capacity_gb: 10_000 })],
+      organizations: [organization('bulk', { api_keys: [], members: [], servers: [], volumes: [...many('ba', 'bulk-a', 1_700), ...many('bb', 'bulk-b', 800)] })],
+    });
+    expect(seeded.organizations[0].volumes).toHaveLength(2_500);
+    expect(seeded.organizations[0].volumes.slice(0, 2)).toEqual(['vol_ba1', 'vol_ba2']);
+    const after = await counters();
+    expect(after['bulk-a']).toEqual({ capacity: 20_000, used: 17_000 });
+    expect(after['bulk-b']).toEqual({ capacity: 10_000, used: 8_000 });
+    expect(await mismatches()).toEqual([]);
+
+    // Region bulk-c takes 1,500 volumes of 10 GB: the 1,501st, in the second statement, overfills it.
+    await expect(
+      t.seed({
+        regions: [region('bulk-c', { name: 'Bulk C', capacity_gb: 15_000 })],
+        organizations: [organization('bulk2', { api_keys: [], members: [], servers: [], volumes: many('bc', 'bulk-c', 1_600) })],
+      }),
+    ).rejects.toMatchObject({
+      code: 'invalid_request',
+      message: 'Seed file: volume bc1501: region bulk-c has not enough capacity left for it (raise its capacity_gb)',
+    });
+    expect(await t.sql("SELECT id FROM regions WHERE id = 'bulk-c'")).toEqual([]);
+    expect(await counters()).toEqual(after);
+  });
+
   it('region:capacity refuses a capacity below used_gb with a clear error, accepts exactly used_gb (then out of stock)', async () => {
     const setCapacity = t.app.get(SetRegionCapacity);
     await expect(setCapacity.execute({ regionId: 'sg-sin', gb: '279' })).rejects.toMatchObject({

@@ -1,4 +1,5 @@
 import { Db } from '../../src/shared/database/transaction';
+import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import { TestApp, startTestApp } from '../support/test-app';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 
@@ -290,13 +291,20 @@ describe('GET /v1/volume-options', () => {
   it('answers from one SQL statement at steady state: the credential from the 1 s cache, free capacity from the region counter', async () => {
     const exec = jest.spyOn(t.app.get(Db), 'exec');
     try {
-      const warm = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
-      expect(warm.status).toBe(200);
-      exec.mockClear();
-      const res = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual(warm.body);
-      const statements = exec.mock.calls.map(([sql]) => sql);
+      // Steady state: the second request within the credential cache's 1 s. On a loaded machine the
+      // two may be further apart (the cached credential then expired): such a pair is tried again.
+      let statements: string[] = [];
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const started = performance.now();
+        const warm = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+        expect(warm.status).toBe(200);
+        exec.mockClear();
+        const res = await t.http.get('/v1/volume-options?region=rt-one').set(rw);
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual(warm.body);
+        statements = exec.mock.calls.map(([sql]) => sql);
+        if (performance.now() - started < CREDENTIAL_CACHE_TTL_MS) break;
+      }
       expect(statements).toHaveLength(1);
       expect(statements[0]).toMatch(/\(r\.capacity_gb - r\.used_gb\)/);
       expect(statements[0]).not.toMatch(/sum\(/);

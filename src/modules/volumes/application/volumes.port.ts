@@ -22,6 +22,11 @@ export abstract class VolumeRepository {
    * (the region's used_gb counter grows with it, in the same transaction).
    */
   abstract create(volume: NewVolume): Promise<Volume>;
+  /**
+   * Creates the volumes in one statement (the seed loader's bulk path: the region counters move
+   * once per statement). All or none; the same errors as create, without naming the volume.
+   */
+  abstract createMany(volumes: NewVolume[]): Promise<void>;
   abstract findInOrg(orgId: string, id: string): Promise<Volume | undefined>;
   /** Like findInOrg, and locks the volume's row (in the active transaction) until it ends. */
   abstract lockInOrg(orgId: string, id: string): Promise<Volume | undefined>;

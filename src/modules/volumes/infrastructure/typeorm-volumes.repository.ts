@@ -77,17 +77,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
   async create(v: NewVolume): Promise<Volume> {
     try {
-      await this.db.query(
-        `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
-                              term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note,
-                              labels, delete_protection)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
-        [
-          v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
-          v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
-          v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
-        ],
-      );
+      await this.db.query(`INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(1)}`, insertParams(v));
     } catch (err) {
       if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
@@ -97,6 +87,20 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
       throw err;
     }
     return (await this.findInOrg(v.orgId, v.id))!;
+  }
+
+  async createMany(volumes: NewVolume[]): Promise<void> {
+    if (volumes.length === 0) return;
+    try {
+      await this.db.query(`INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(volumes.length)}`, volumes.flatMap(insertParams));
+    } catch (err) {
+      if (isNameTaken(err)) throw conflict('A volume name is taken among the organization\'s volumes');
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict('A volume id exists already');
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_used_within_capacity') {
+        throw new DomainError('out_of_stock', 'A region has not enough disk capacity left for these volumes');
+      }
+      throw err;
+    }
   }
 
   async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
@@ -169,6 +173,24 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     );
     if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
   }
+}
+
+/** The columns a new volume's INSERT writes, in the order of insertParams(). */
+const INSERT_COLUMNS = `id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
+  term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection`;
+const INSERT_WIDTH = 20;
+
+/** `($1, …, $20), ($21, …)`: the VALUES of `rows` volumes (at most 3,000 per statement: 65,535 parameters). */
+function valuesList(rows: number): string {
+  return Array.from({ length: rows }, (_, r) => `(${Array.from({ length: INSERT_WIDTH }, (_, c) => `$${r * INSERT_WIDTH + c + 1}`).join(', ')})`).join(', ');
+}
+
+function insertParams(v: NewVolume): unknown[] {
+  return [
+    v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
+    v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
+    v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
+  ];
 }
 
 /** The unique index on (org_id, name) among volumes not deleted refused the row. */

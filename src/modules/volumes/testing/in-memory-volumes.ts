@@ -33,6 +33,18 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: this.now(), deletedAt: null });
   }
 
+  async createMany(volumes: NewVolume[]): Promise<void> {
+    const before = new Map(this.volumes);
+    try {
+      for (const v of volumes) await this.create(v);
+    } catch (err) {
+      // All or none, as one statement.
+      this.volumes.clear();
+      for (const [id, v] of before) this.volumes.set(id, v);
+      throw err;
+    }
+  }
+
   async findInOrg(orgId: string, id: string): Promise<Volume | undefined> {
     const v = this.volumes.get(id);
     return v && v.orgId === orgId ? { ...v } : undefined;
