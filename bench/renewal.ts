@@ -12,7 +12,8 @@
  * 6000, at most 20000), CONCURRENCY (50, at most 256), QUEUED (renewals queued with the worker
  * stopped, then drained by a fresh process: 10000, 0 skips), IDLE_SAMPLES (single renewals with
  * no load, 20), WAIT_S (time allowed for a drain, 300), WORKER_CONCURRENCY and
- * WORKER_INTERVAL_MS (passed to the server when set). DATABASE_URL must name a PostgreSQL server
+ * WORKER_INTERVAL_MS (passed to the server when set), BENCH_SERVER_NODE_ARGS (extra node options
+ * for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). DATABASE_URL must name a PostgreSQL server
  * on 127.0.0.1 or localhost.
  *
  * Per organization count: seeds (CLI) that many organizations, RENEWALS volumes spread over
@@ -153,6 +154,7 @@ class Api {
         ...extra,
       }),
       port,
+      (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );
     const api = new Api(server, port, concurrency);
     const readyBy = Date.now() + 60_000;

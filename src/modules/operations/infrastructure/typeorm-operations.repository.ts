@@ -118,16 +118,27 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row !== undefined;
   }
 
-  async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
-    const rows = await this.db.query<OperationRow>(
-      `SELECT ${COLUMNS} FROM operations
-        WHERE status IN ('pending', 'running') AND (status = 'pending' OR locked_until IS NULL OR locked_until < $1)
-        ORDER BY created_at, id
-        LIMIT $2
-        FOR UPDATE SKIP LOCKED`,
-      [now, limit],
+  /** One statement: the SKIP LOCKED selection and Operation.claim's writes. */
+  async claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `WITH claimable AS (
+         SELECT id, created_at FROM operations
+          WHERE status IN ('pending', 'running') AND (status = 'pending' OR locked_until IS NULL OR locked_until < $1)
+          ORDER BY created_at, id
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED
+       ), claimed AS (
+         UPDATE operations AS o
+            SET status = 'running', started_at = coalesce(o.started_at, $1), locked_by = $2, locked_until = $3, attempts = o.attempts + 1
+           FROM claimable c
+          WHERE o.id = c.id
+         RETURNING o.id, o.created_at
+       )
+       SELECT id FROM claimed ORDER BY created_at, id`,
+      [now, workerId, leaseUntil, limit],
+      'operations_claim',
     );
-    return rows.map(toOperation);
+    return rows.map((r) => r.id);
   }
 
   async lock(id: string): Promise<Operation | undefined> {

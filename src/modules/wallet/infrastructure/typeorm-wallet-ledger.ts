@@ -87,6 +87,45 @@ export class TypeOrmWalletLedger extends WalletLedger {
   }
 
   /**
+   * One statement: the settlement rows appended first (the unique index refuses a second
+   * settlement of a hold before any balance moves), then every balance row concerned locked in
+   * (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key takes KEY SHARE locks
+   * on the same rows) and written once with the sums. The CHECKs keep reserved and available
+   * non-negative. Every row of the totals must find its balance.
+   */
+  async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
+    if (captures.length + releases.length === 0) return;
+    const { rows } = await this.db.exec<{ balances: string }>(
+      `WITH settled AS (
+         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+         SELECT h.org_id, h.currency, s.kind, h.amount, h.operation_id,
+                CASE s.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
+           FROM unnest($1::text[], $2::text[]) AS s(operation_id, kind)
+           JOIN wallet_ledger h ON h.operation_id = s.operation_id AND h.kind = 'hold'
+         RETURNING org_id, currency, kind, amount
+       ), totals AS (
+         SELECT org_id, currency, sum(amount) AS settled, coalesce(sum(amount) FILTER (WHERE kind = 'release'), 0) AS released
+           FROM settled GROUP BY org_id, currency
+       ), locked AS MATERIALIZED (
+         SELECT b.org_id, b.currency FROM wallet_balances b
+          WHERE (b.org_id, b.currency) IN (SELECT org_id, currency FROM totals)
+          ORDER BY b.org_id, b.currency
+          FOR NO KEY UPDATE
+       )
+       UPDATE wallet_balances AS b
+          SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()
+         FROM totals t JOIN locked l ON l.org_id = t.org_id AND l.currency = t.currency
+        WHERE b.org_id = t.org_id AND b.currency = t.currency
+       RETURNING (SELECT count(*) FROM totals)::text AS balances`,
+      [[...captures, ...releases], [...captures.map(() => 'capture'), ...releases.map(() => 'release')]],
+      'wallet_settle_many',
+    );
+    if (rows.length > 0 && rows.length !== Number(rows[0].balances)) {
+      throw new Error(`Settled holds of ${rows[0].balances} balances, wrote ${rows.length}`);
+    }
+  }
+
+  /**
    * Appends the settlement row first: the unique index (one capture-or-release per operation)
    * refuses a second settlement before any balance moves. Then the balance, whose CHECKs keep
    * reserved and available non-negative.
