@@ -13,7 +13,9 @@
  * stopped, then drained by a fresh process: 10000, 0 skips), IDLE_SAMPLES (single renewals with
  * no load, 20), WAIT_S (time allowed for a drain, 300), WORKER_CONCURRENCY and
  * WORKER_INTERVAL_MS (passed to the server when set), BENCH_SERVER_NODE_ARGS (extra node options
- * for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"). DATABASE_URL must name a PostgreSQL server
+ * for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), WORKER_PROCESS=separate (the load
+ * scenarios' server runs no worker, WORKER_ENABLED=false; a second server process, sent no
+ * requests, runs it). DATABASE_URL must name a PostgreSQL server
  * on 127.0.0.1 or localhost.
  *
  * Per organization count: seeds (CLI) that many organizations, RENEWALS volumes spread over
@@ -50,7 +52,10 @@ const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /** This process's environment without the settings that belong to the server child alone. */
 const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
-  processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']);
+  processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS', 'WORKER_PROCESS']);
+
+/** WORKER_PROCESS=separate: the load scenarios' server runs no worker; a second server process (sent no requests) runs it. */
+const separateWorker = (): boolean => process.env.WORKER_PROCESS === 'separate';
 
 
 
@@ -298,11 +303,13 @@ async function walletsOk(api: Api, seeded: Seeded, renewedPerOrg: Map<string, nu
 async function loadScenario(orgs: number, renewals: number, idleSamples: number, concurrency: number, waitMs: number, ceiling: number | null) {
   const db = await createDatabase('renewal');
   let api: Api | undefined;
+  let worker: Api | undefined;
   try {
     const idle = idleSamples;
     const perOrg = Array.from({ length: orgs }, (_, o) => Math.floor(renewals / orgs) + (o < renewals % orgs ? 1 : 0) + (o === 0 ? idle : 0));
     const seeded = seedDatabase(db, seedFor(orgs, perOrg));
-    api = await Api.start(db, concurrency, {});
+    api = await Api.start(db, concurrency, separateWorker() ? { WORKER_ENABLED: 'false' } : {});
+    if (separateWorker()) worker = await Api.start(db, 1, {});
     const loadVolumes = (o: Seeded['orgs'][number]) => (o === seeded.orgs[0] ? o.volumes.slice(idle) : o.volumes);
     const l = await load(api, seeded, concurrency, loadVolumes);
     const finishedAll = await drained(api, seeded.orgs.map((o) => o.token), waitMs);
@@ -365,9 +372,11 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
       ...(idleFigures ? { no_load: idleFigures } : {}),
       ratios_to_ceiling: { accepted: ratio(acceptedPerS, ceiling), finished_during_load: ratio(finishedDuringPerS, ceiling), finished_after_load: ratio(finishedAfterPerS, ceiling) },
       server_rss_mib_after_drain: rssMib,
+      ...(worker ? { worker_process_rss_mib_after_drain: mib(rssKb(worker.server.child.pid)) } : {}),
       wallets_ok: await walletsOk(api, seeded, renewedPerOrg),
     };
   } finally {
+    await worker?.stop();
     await api?.stop();
     await db.drop();
   }
@@ -436,6 +445,7 @@ async function main(): Promise<void> {
     engine: probe.engine,
     concurrency,
     worker_concurrency: process.env.WORKER_CONCURRENCY ?? 'default',
+    worker_process: separateWorker() ? 'separate' : 'in the HTTP server process',
     load_average_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
     ceiling_single_row_inserts_per_s: ceiling,
     scenarios: [] as unknown[],

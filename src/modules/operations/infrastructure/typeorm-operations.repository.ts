@@ -142,13 +142,13 @@ export class TypeOrmOperationRepository extends OperationRepository {
   }
 
   async lock(id: string): Promise<Operation | undefined> {
-    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id]);
+    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id], 'operations_lock');
     return row && toOperation(row);
   }
 
   async lockMany(ids: readonly string[]): Promise<Operation[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids]);
+    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids], 'operations_lock_many');
     return rows.map(toOperation);
   }
 
@@ -168,6 +168,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
         column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
         column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
       ],
+      'operations_save_many',
     );
     if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
   }
@@ -179,6 +180,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
               started_at = $9, finished_at = $10
         WHERE id = $1`,
       [o.id, o.status, json(o.steps), json(o.result), json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.startedAt, o.finishedAt],
+      'operations_save',
     );
     if (affected !== 1) throw new Error(`Operation ${o.id} does not exist`);
   }

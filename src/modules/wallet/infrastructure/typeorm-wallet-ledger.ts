@@ -54,14 +54,22 @@ export class TypeOrmWalletLedger extends WalletLedger {
   async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
     if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
     // One conditional UPDATE: the row lock serialises concurrent holds and PostgreSQL re-checks
-    // `available >= amount` on the latest row version, so no read-then-write race exists.
+    // `available >= amount` on the latest row version, so no read-then-write race exists. Its
+    // ledger row is appended by the same statement (only when the hold was taken): one round trip
+    // less while the wallet's row is locked.
     const [row] = await this.db.query<BalanceRow>(
-      `UPDATE wallet_balances
-          SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
-        WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
-       RETURNING currency, available::text, reserved::text`,
-      [orgId, amount.currency, amount.minor.toString()],
-      'wallet_hold',
+      `WITH held AS (
+         UPDATE wallet_balances
+            SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
+          WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
+         RETURNING currency, available::text, reserved::text
+       ), appended AS (
+         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+         SELECT $1, $2, 'hold', $3::numeric, $4, 'reserved for operation' FROM held
+       )
+       SELECT currency, available, reserved FROM held`,
+      [orgId, amount.currency, amount.minor.toString(), operationId],
+      'wallet_hold_with_ledger',
     );
     if (!row) {
       const current = await this.db.one<{ available: string }>(
@@ -70,11 +78,6 @@ export class TypeOrmWalletLedger extends WalletLedger {
       );
       return { held: false, available: Money.ofMinor(amount.currency, BigInt(current?.available ?? '0')) };
     }
-    await this.db.query(
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo) VALUES ($1, $2, 'hold', $3, $4, 'reserved for operation')`,
-      [orgId, amount.currency, amount.minor.toString(), operationId],
-      'wallet_hold_ledger',
-    );
     return { held: true, balance: toBalance(row) };
   }
 
