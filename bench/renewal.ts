@@ -22,7 +22,8 @@
  * them and a wallet each; sends one keyed renewal per volume, CONCURRENCY at a time, round robin
  * over the organizations; waits until every operation ended; then reads every operation's
  * created_at and finished_at (GET /v1/operations) and prints accepted/s, operations finished/s
- * during the load and after it, accept-to-finish p50/p99, the backlog (accepted, not ended) at
+ * during the load and after it, accept-to-finish p50/p99 (created_at to finished_at) and answer-to-finish
+ * p50/p99 (from the 202 reaching the client to finished_at), the backlog (accepted, not ended) at
  * the end of the load, and whether the wallets add up. The first scenario then sends
  * IDLE_SAMPLES renewals one at a time with no load, each awaited with a long-poll
  * (?wait=10): accept-to-finish and POST-to-answer medians. QUEUED: renewals accepted by a server
@@ -69,6 +70,7 @@ interface Reply {
 }
 
 interface OperationTimes {
+  id: string;
   created: number;
   finished: number | null;
 }
@@ -211,8 +213,8 @@ class Api {
     do {
       const r = await this.request(token, 'GET', `/v1/operations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       if (r.status !== 200) throw new Error(`GET /v1/operations answered ${r.status}: ${r.body}`);
-      const page = JSON.parse(r.body) as { operations: { created_at: string; finished_at: string | null }[]; next_cursor: string | null };
-      for (const o of page.operations) out.push({ created: Date.parse(o.created_at), finished: o.finished_at ? Date.parse(o.finished_at) : null });
+      const page = JSON.parse(r.body) as { operations: { id: string; created_at: string; finished_at: string | null }[]; next_cursor: string | null };
+      for (const o of page.operations) out.push({ id: o.id, created: Date.parse(o.created_at), finished: o.finished_at ? Date.parse(o.finished_at) : null });
       cursor = page.next_cursor;
     } while (cursor);
     return out;
@@ -243,6 +245,8 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
   for (let i = 0; lists.some((l) => i < l.volumes.length); i++) for (const l of lists) if (i < l.volumes.length) queue.push({ token: l.token, volume: l.volumes[i] });
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
+  /** Operation id → when its 202 reached the client (epoch ms, the server's clock: same machine). */
+  const answered = new Map<string, number>();
   let errors = 0;
   let next = 0;
   const start = Date.now();
@@ -252,6 +256,7 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
         const item = queue[next++];
         try {
           const r = await api.renew(item.token, item.volume);
+          if (r.status === 202) answered.set((JSON.parse(r.body) as { operation: { id: string } }).operation.id, Date.now());
           statuses[r.status] = (statuses[r.status] ?? 0) + 1;
           latencies.push(r.ms);
         } catch {
@@ -262,7 +267,7 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
   );
   const end = Date.now();
   latencies.sort((a, b) => a - b);
-  return { start, end, statuses, errors, accepted: statuses['202'] ?? 0, latencies };
+  return { start, end, statuses, errors, accepted: statuses['202'] ?? 0, latencies, answered };
 }
 
 async function drained(api: Api, tokens: string[], waitMs: number): Promise<boolean> {
@@ -321,11 +326,13 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
       renewedPerOrg.set(o.id, ops.length);
       times.push(...ops);
     }
-    const finished = times.filter((t) => t.finished !== null) as { created: number; finished: number }[];
+    const finished = times.filter((t) => t.finished !== null) as { id: string; created: number; finished: number }[];
     const lastFinish = Math.max(...finished.map((t) => t.finished));
     const duringLoad = finished.filter((t) => t.finished <= l.end).length;
     const backlog = times.filter((t) => t.created <= l.end && (t.finished === null || t.finished > l.end)).length;
     const waits = finished.map((t) => t.finished - t.created).sort((a, b) => a - b);
+    // What a client waits after its 202: from the answer to finished_at (0 when it had ended before the answer arrived).
+    const afterAnswer = finished.flatMap((t) => (l.answered.has(t.id) ? [Math.max(0, t.finished - l.answered.get(t.id)!)] : [])).sort((a, b) => a - b);
     const loadMs = l.end - l.start;
     const acceptedPerS = perS(l.accepted, loadMs);
     const finishedDuringPerS = perS(duringLoad, loadMs);
@@ -368,6 +375,7 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
         backlog_in_seconds_of_accepts: acceptedPerS ? Math.round((backlog / acceptedPerS) * 100) / 100 : null,
         drained_s_after_load: round3((lastFinish - l.end) / 1000),
         accept_to_finish_ms: { p50: percentile(waits, 50), p99: percentile(waits, 99), max: waits[waits.length - 1] ?? null },
+        answer_to_finish_ms: { p50: percentile(afterAnswer, 50), p99: percentile(afterAnswer, 99), max: afterAnswer[afterAnswer.length - 1] ?? null },
       },
       ...(idleFigures ? { no_load: idleFigures } : {}),
       ratios_to_ceiling: { accepted: ratio(acceptedPerS, ceiling), finished_during_load: ratio(finishedDuringPerS, ceiling), finished_after_load: ratio(finishedAfterPerS, ceiling) },

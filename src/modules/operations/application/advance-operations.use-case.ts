@@ -131,7 +131,7 @@ export class AdvanceOperations {
         const changed: Operation[] = [];
         const done: Operation[] = [];
         const later: string[] = [];
-        const settle = (op: Operation, result: JsonObject | void): void => {
+        const stepDone = (op: Operation, result: JsonObject | void): void => {
           op.completeStep(op.nextStep()!.name);
           if (op.nextStep()) {
             later.push(op.id);
@@ -165,11 +165,11 @@ export class AdvanceOperations {
           for (const op of group) {
             const result = results.get(op.id);
             if (result !== undefined) {
-              settle(op, result);
+              stepDone(op, result);
               continue;
             }
             try {
-              settle(op, await this.uow.savepoint(() => step.commit(op, undefined)));
+              stepDone(op, await this.uow.savepoint(() => step.commit(op, undefined)));
             } catch (err) {
               if (!(err instanceof DomainError)) throw err;
               failed(op, err);
