@@ -12,14 +12,18 @@
  * 6000, at most 20000), CONCURRENCY (50, at most 256), QUEUED (renewals queued with the worker
  * stopped, then drained by a fresh process: 10000, 0 skips), IDLE_SAMPLES (single renewals with
  * no load, 20), WAIT_S (time allowed for a drain, 300), WORKER_CONCURRENCY and
- * WORKER_INTERVAL_MS (passed to the server when set). DATABASE_URL must name a PostgreSQL server
+ * WORKER_INTERVAL_MS (passed to the server when set), BENCH_SERVER_NODE_ARGS (extra node options
+ * for the server, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), WORKER_PROCESS=separate (the load
+ * scenarios' server runs no worker, WORKER_ENABLED=false; a second server process, sent no
+ * requests, runs it). DATABASE_URL must name a PostgreSQL server
  * on 127.0.0.1 or localhost.
  *
  * Per organization count: seeds (CLI) that many organizations, RENEWALS volumes spread over
  * them and a wallet each; sends one keyed renewal per volume, CONCURRENCY at a time, round robin
  * over the organizations; waits until every operation ended; then reads every operation's
  * created_at and finished_at (GET /v1/operations) and prints accepted/s, operations finished/s
- * during the load and after it, accept-to-finish p50/p99, the backlog (accepted, not ended) at
+ * during the load and after it, accept-to-finish p50/p99 (created_at to finished_at) and answer-to-finish
+ * p50/p99 (from the 202 reaching the client to finished_at), the backlog (accepted, not ended) at
  * the end of the load, and whether the wallets add up. The first scenario then sends
  * IDLE_SAMPLES renewals one at a time with no load, each awaited with a long-poll
  * (?wait=10): accept-to-finish and POST-to-answer medians. QUEUED: renewals accepted by a server
@@ -49,7 +53,10 @@ const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 
 /** This process's environment without the settings that belong to the server child alone. */
 const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv =>
-  processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS']);
+  processEnv(extra, ['ORGS', 'RENEWALS', 'CONCURRENCY', 'QUEUED', 'IDLE_SAMPLES', 'WAIT_S', 'WORKER_CONCURRENCY', 'WORKER_INTERVAL_MS', 'WORKER_PROCESS']);
+
+/** WORKER_PROCESS=separate: the load scenarios' server runs no worker; a second server process (sent no requests) runs it. */
+const separateWorker = (): boolean => process.env.WORKER_PROCESS === 'separate';
 
 
 
@@ -63,6 +70,7 @@ interface Reply {
 }
 
 interface OperationTimes {
+  id: string;
   created: number;
   finished: number | null;
 }
@@ -153,6 +161,7 @@ class Api {
         ...extra,
       }),
       port,
+      (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
     );
     const api = new Api(server, port, concurrency);
     const readyBy = Date.now() + 60_000;
@@ -204,8 +213,8 @@ class Api {
     do {
       const r = await this.request(token, 'GET', `/v1/operations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
       if (r.status !== 200) throw new Error(`GET /v1/operations answered ${r.status}: ${r.body}`);
-      const page = JSON.parse(r.body) as { operations: { created_at: string; finished_at: string | null }[]; next_cursor: string | null };
-      for (const o of page.operations) out.push({ created: Date.parse(o.created_at), finished: o.finished_at ? Date.parse(o.finished_at) : null });
+      const page = JSON.parse(r.body) as { operations: { id: string; created_at: string; finished_at: string | null }[]; next_cursor: string | null };
+      for (const o of page.operations) out.push({ id: o.id, created: Date.parse(o.created_at), finished: o.finished_at ? Date.parse(o.finished_at) : null });
       cursor = page.next_cursor;
     } while (cursor);
     return out;
@@ -236,6 +245,8 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
   for (let i = 0; lists.some((l) => i < l.volumes.length); i++) for (const l of lists) if (i < l.volumes.length) queue.push({ token: l.token, volume: l.volumes[i] });
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
+  /** Operation id → when its 202 reached the client (epoch ms, the server's clock: same machine). */
+  const answered = new Map<string, number>();
   let errors = 0;
   let next = 0;
   const start = Date.now();
@@ -245,6 +256,7 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
         const item = queue[next++];
         try {
           const r = await api.renew(item.token, item.volume);
+          if (r.status === 202) answered.set((JSON.parse(r.body) as { operation: { id: string } }).operation.id, Date.now());
           statuses[r.status] = (statuses[r.status] ?? 0) + 1;
           latencies.push(r.ms);
         } catch {
@@ -255,7 +267,7 @@ async function load(api: Api, seeded: Seeded, concurrency: number, pick: (o: See
   );
   const end = Date.now();
   latencies.sort((a, b) => a - b);
-  return { start, end, statuses, errors, accepted: statuses['202'] ?? 0, latencies };
+  return { start, end, statuses, errors, accepted: statuses['202'] ?? 0, latencies, answered };
 }
 
 async function drained(api: Api, tokens: string[], waitMs: number): Promise<boolean> {
@@ -296,11 +308,13 @@ async function walletsOk(api: Api, seeded: Seeded, renewedPerOrg: Map<string, nu
 async function loadScenario(orgs: number, renewals: number, idleSamples: number, concurrency: number, waitMs: number, ceiling: number | null) {
   const db = await createDatabase('renewal');
   let api: Api | undefined;
+  let worker: Api | undefined;
   try {
     const idle = idleSamples;
     const perOrg = Array.from({ length: orgs }, (_, o) => Math.floor(renewals / orgs) + (o < renewals % orgs ? 1 : 0) + (o === 0 ? idle : 0));
     const seeded = seedDatabase(db, seedFor(orgs, perOrg));
-    api = await Api.start(db, concurrency, {});
+    api = await Api.start(db, concurrency, separateWorker() ? { WORKER_ENABLED: 'false' } : {});
+    if (separateWorker()) worker = await Api.start(db, 1, {});
     const loadVolumes = (o: Seeded['orgs'][number]) => (o === seeded.orgs[0] ? o.volumes.slice(idle) : o.volumes);
     const l = await load(api, seeded, concurrency, loadVolumes);
     const finishedAll = await drained(api, seeded.orgs.map((o) => o.token), waitMs);
@@ -312,11 +326,13 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
       renewedPerOrg.set(o.id, ops.length);
       times.push(...ops);
     }
-    const finished = times.filter((t) => t.finished !== null) as { created: number; finished: number }[];
+    const finished = times.filter((t) => t.finished !== null) as { id: string; created: number; finished: number }[];
     const lastFinish = Math.max(...finished.map((t) => t.finished));
     const duringLoad = finished.filter((t) => t.finished <= l.end).length;
     const backlog = times.filter((t) => t.created <= l.end && (t.finished === null || t.finished > l.end)).length;
     const waits = finished.map((t) => t.finished - t.created).sort((a, b) => a - b);
+    // What a client waits after its 202: from the answer to finished_at (0 when it had ended before the answer arrived).
+    const afterAnswer = finished.flatMap((t) => (l.answered.has(t.id) ? [Math.max(0, t.finished - l.answered.get(t.id)!)] : [])).sort((a, b) => a - b);
     const loadMs = l.end - l.start;
     const acceptedPerS = perS(l.accepted, loadMs);
     const finishedDuringPerS = perS(duringLoad, loadMs);
@@ -359,13 +375,16 @@ async function loadScenario(orgs: number, renewals: number, idleSamples: number,
         backlog_in_seconds_of_accepts: acceptedPerS ? Math.round((backlog / acceptedPerS) * 100) / 100 : null,
         drained_s_after_load: round3((lastFinish - l.end) / 1000),
         accept_to_finish_ms: { p50: percentile(waits, 50), p99: percentile(waits, 99), max: waits[waits.length - 1] ?? null },
+        answer_to_finish_ms: { p50: percentile(afterAnswer, 50), p99: percentile(afterAnswer, 99), max: afterAnswer[afterAnswer.length - 1] ?? null },
       },
       ...(idleFigures ? { no_load: idleFigures } : {}),
       ratios_to_ceiling: { accepted: ratio(acceptedPerS, ceiling), finished_during_load: ratio(finishedDuringPerS, ceiling), finished_after_load: ratio(finishedAfterPerS, ceiling) },
       server_rss_mib_after_drain: rssMib,
+      ...(worker ? { worker_process_rss_mib_after_drain: mib(rssKb(worker.server.child.pid)) } : {}),
       wallets_ok: await walletsOk(api, seeded, renewedPerOrg),
     };
   } finally {
+    await worker?.stop();
     await api?.stop();
     await db.drop();
   }
@@ -434,6 +453,7 @@ async function main(): Promise<void> {
     engine: probe.engine,
     concurrency,
     worker_concurrency: process.env.WORKER_CONCURRENCY ?? 'default',
+    worker_process: separateWorker() ? 'separate' : 'in the HTTP server process',
     load_average_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
     ceiling_single_row_inserts_per_s: ceiling,
     scenarios: [] as unknown[],

@@ -55,7 +55,7 @@ function deadlineClient(deadlineMs: number): typeof Client {
 
 /**
  * pg settings of a PostgreSQL server connection: connect timeout, TCP keepalive, the server's
- * statement and idle-in-transaction timeouts, and the client's query deadline. Not for the
+ * statement and idle-in-transaction timeouts, READ COMMITTED transactions, and the client's query deadline. Not for the
  * embedded engine, whose socket is in this process.
  */
 export function serverConnectionOptions(settings: Settings, applicationName: string): ClientConfig & Record<string, unknown> {
@@ -66,6 +66,8 @@ export function serverConnectionOptions(settings: Settings, applicationName: str
     keepAliveInitialDelayMillis: 10_000,
     statement_timeout: settings.dbStatementTimeoutMs,
     idle_in_transaction_session_timeout: settings.dbIdleInTransactionTimeoutMs,
+    // Transactions are READ COMMITTED whatever the server's default (runTransaction sends no SET TRANSACTION).
+    options: '-c default_transaction_isolation=read\\ committed',
   };
 }
 

@@ -15,10 +15,13 @@ const committed = new WeakMap<EntityManager, Array<() => void>>();
 /**
  * Runs `work` in one READ COMMITTED transaction of `dataSource`, carried to every adapter (Db)
  * through AsyncLocalStorage; then, once it committed, the callbacks given to Db.afterCommit.
+ * READ COMMITTED is every connection's default (default_transaction_isolation, set by
+ * serverConnectionOptions; the embedded engine's own default), so the transaction starts without
+ * a SET TRANSACTION round trip of its own.
  */
 export async function runTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const callbacks: Array<() => void> = [];
-  const result = await dataSource.transaction('READ COMMITTED', (manager) => {
+  const result = await dataSource.transaction((manager) => {
     committed.set(manager, callbacks);
     return storage.run(manager, work);
   });

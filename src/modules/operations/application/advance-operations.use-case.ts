@@ -87,10 +87,7 @@ export class AdvanceOperations {
     const ids = await this.uow.run(async () => {
       const now = this.clock.now();
       const leaseUntil = new Date(now.getTime() + this.settings.workerLeaseMs);
-      const claimable = await this.operations.lockClaimable(now, limit);
-      for (const op of claimable) op.claim(this.workerId, leaseUntil, now);
-      await this.operations.saveMany(claimable);
-      return claimable.map((op) => op.id);
+      return this.operations.claim(this.workerId, now, leaseUntil, limit);
     });
     this.telemetry.claimed(ids.length);
     return ids;
@@ -113,10 +110,13 @@ export class AdvanceOperations {
 
   /**
    * Executes claimed operations together: the steps that have no external part (a renewal's
-   * only step) of every operation of the batch commit in ONE transaction, each in a savepoint,
-   * so a DomainError fails that operation alone (its writes undone, its hold released in the
-   * same transaction) while the others succeed. Operations are taken in organization order, so
-   * concurrent batches take the wallets' rows in one order (no deadlock between lanes). Any
+   * only step) of every operation of the batch commit in ONE transaction. A step that can commit
+   * a batch set-based (OperationStepExecutor.commitMany) does so for all its operations at once
+   * (a handful of multi-row statements); what it leaves out, and steps without commitMany, run
+   * one by one, each in a savepoint, so a DomainError fails that operation alone (its writes
+   * undone, its hold released in the same transaction) while the others succeed. Then the
+   * operations are saved in one statement and every hold settled in one (the wallets' rows
+   * locked in one order, last, so they stay locked only for the end of the transaction). Any
    * other error rolls the whole batch back and ends the leases for a retry. Operations whose
    * next step calls out, or that have steps left, continue one by one (execute()).
    */
@@ -131,39 +131,58 @@ export class AdvanceOperations {
         const changed: Operation[] = [];
         const done: Operation[] = [];
         const later: string[] = [];
+        const stepDone = (op: Operation, result: JsonObject | void): void => {
+          op.completeStep(op.nextStep()!.name);
+          if (op.nextStep()) {
+            later.push(op.id);
+          } else {
+            op.succeed(result ?? {}, this.clock.now());
+            outcomes.set(op.id, 'succeeded');
+            done.push(op);
+          }
+          changed.push(op);
+        };
+        const failed = (op: Operation, err: DomainError): void => {
+          op.fail({ code: err.code, message: err.message }, this.clock.now());
+          outcomes.set(op.id, 'failed');
+          done.push(op);
+          changed.push(op);
+        };
+        // The commit-only steps of the batch, grouped by step; the others continue one by one.
+        const groups = new Map<OperationStepExecutor, Operation[]>();
         for (const op of ops) {
           if (!op.isHeldBy(this.workerId)) {
             outcomes.set(op.id, 'skipped');
             continue;
           }
           const step = this.nextStepOf(op);
-          if (step instanceof DomainError || !step.perform) {
+          if (step instanceof DomainError) failed(op, step);
+          else if (step.perform) later.push(op.id);
+          else groups.set(step, [...(groups.get(step) ?? []), op]);
+        }
+        for (const [step, group] of groups) {
+          const results = step.commitMany ? await step.commitMany(group) : new Map<string, JsonObject>();
+          for (const op of group) {
+            const result = results.get(op.id);
+            if (result !== undefined) {
+              stepDone(op, result);
+              continue;
+            }
             try {
-              if (step instanceof DomainError) throw step;
-              const result = await this.uow.savepoint(() => step.commit(op, undefined));
-              op.completeStep(step.name);
-              if (op.nextStep()) {
-                later.push(op.id);
-              } else {
-                op.succeed(result ?? {}, this.clock.now());
-                outcomes.set(op.id, 'succeeded');
-                done.push(op);
-              }
+              stepDone(op, await this.uow.savepoint(() => step.commit(op, undefined)));
             } catch (err) {
               if (!(err instanceof DomainError)) throw err;
-              op.fail({ code: err.code, message: err.message }, this.clock.now());
-              outcomes.set(op.id, 'failed');
-              done.push(op);
+              failed(op, err);
             }
-            changed.push(op);
-          } else {
-            later.push(op.id);
           }
         }
-        // The holds last, in organization order: the wallets' rows stay locked only for the end of the transaction.
-        for (const op of done) await (op.status === 'succeeded' ? this.wallet.capture(op.id) : this.wallet.release(op.id));
         await this.operations.saveMany(changed);
         await this.signals.announceEnded(done.map((op) => op.id));
+        // The holds last: the wallets' rows stay locked only for the end of the transaction.
+        await this.wallet.settleMany(
+          done.filter((op) => op.status === 'succeeded').map((op) => op.id),
+          done.filter((op) => op.status === 'failed').map((op) => op.id),
+        );
         return { ended: done, oneByOne: later };
       }));
     } catch (err) {

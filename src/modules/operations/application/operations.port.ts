@@ -20,11 +20,12 @@ export abstract class OperationRepository {
   abstract list(orgId: string, query: OperationListQuery): Promise<Page<Operation>>;
   abstract hasUnfinishedForVolume(volumeId: string): Promise<boolean>;
   /**
-   * Locks (in the active transaction) up to `limit` operations a worker may claim, oldest first:
-   * pending ones, and running ones whose lease ended before `now`. Rows another transaction
-   * holds are skipped, never waited for.
+   * Claims (in the active transaction) up to `limit` operations for `workerId`, oldest first:
+   * pending ones, and running ones whose lease ended before `now`; each becomes running under a
+   * lease until `leaseUntil`, its attempt counted (Operation.claim). Rows another transaction
+   * holds are skipped, never waited for. The ids claimed, oldest first.
    */
-  abstract lockClaimable(now: Date, limit: number): Promise<Operation[]>;
+  abstract claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]>;
   /** Locks one operation (in the active transaction), waiting for other holders. */
   abstract lock(id: string): Promise<Operation | undefined>;
   /** Locks these operations (in the active transaction, in id order), waiting for other holders. */

@@ -118,26 +118,37 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row !== undefined;
   }
 
-  async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
-    const rows = await this.db.query<OperationRow>(
-      `SELECT ${COLUMNS} FROM operations
-        WHERE status IN ('pending', 'running') AND (status = 'pending' OR locked_until IS NULL OR locked_until < $1)
-        ORDER BY created_at, id
-        LIMIT $2
-        FOR UPDATE SKIP LOCKED`,
-      [now, limit],
+  /** One statement: the SKIP LOCKED selection and Operation.claim's writes. */
+  async claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
+    const rows = await this.db.query<{ id: string }>(
+      `WITH claimable AS (
+         SELECT id, created_at FROM operations
+          WHERE status IN ('pending', 'running') AND (status = 'pending' OR locked_until IS NULL OR locked_until < $1)
+          ORDER BY created_at, id
+          LIMIT $4
+          FOR UPDATE SKIP LOCKED
+       ), claimed AS (
+         UPDATE operations AS o
+            SET status = 'running', started_at = coalesce(o.started_at, $1), locked_by = $2, locked_until = $3, attempts = o.attempts + 1
+           FROM claimable c
+          WHERE o.id = c.id
+         RETURNING o.id, o.created_at
+       )
+       SELECT id FROM claimed ORDER BY created_at, id`,
+      [now, workerId, leaseUntil, limit],
+      'operations_claim',
     );
-    return rows.map(toOperation);
+    return rows.map((r) => r.id);
   }
 
   async lock(id: string): Promise<Operation | undefined> {
-    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id]);
+    const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = $1 FOR UPDATE`, [id], 'operations_lock');
     return row && toOperation(row);
   }
 
   async lockMany(ids: readonly string[]): Promise<Operation[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids]);
+    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids], 'operations_lock_many');
     return rows.map(toOperation);
   }
 
@@ -157,6 +168,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
         column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
         column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
       ],
+      'operations_save_many',
     );
     if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
   }
@@ -168,6 +180,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
               started_at = $9, finished_at = $10
         WHERE id = $1`,
       [o.id, o.status, json(o.steps), json(o.result), json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.startedAt, o.finishedAt],
+      'operations_save',
     );
     if (affected !== 1) throw new Error(`Operation ${o.id} does not exist`);
   }

@@ -40,12 +40,17 @@ export class InMemoryOperationRepository extends OperationRepository {
     return [...this.rows.values()].some((r) => r.volumeId === volumeId && unfinished(r));
   }
 
-  async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
-    return [...this.rows.values()]
+  async claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
+    const claimable = [...this.rows.values()]
       .filter((r) => r.status === 'pending' || (r.status === 'running' && (!r.lockedUntil || r.lockedUntil.getTime() < now.getTime())))
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : 1))
       .slice(0, limit)
       .map((r) => Operation.restore(r));
+    for (const op of claimable) {
+      op.claim(workerId, leaseUntil, now);
+      await this.save(op);
+    }
+    return claimable.map((op) => op.id);
   }
 
   async lock(id: string): Promise<Operation | undefined> {

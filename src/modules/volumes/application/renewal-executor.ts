@@ -3,7 +3,8 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { renewTerms } from '../domain/renewal';
+import { RenewalQuote, RenewedTerms, isRenewable, renewTerms } from '../domain/renewal';
+import { Volume } from '../domain/volume';
 import { renewalParams } from './renewal-params';
 import { VolumeRepository } from './volumes.port';
 
@@ -16,7 +17,9 @@ import { VolumeRepository } from './volumes.port';
 @Injectable()
 export class RenewalExecutor implements OperationExecutor, OnModuleInit {
   readonly type = 'volume.renew' as const;
-  readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (operation) => this.renew(operation) }];
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'renewing', commit: (operation) => this.renew(operation), commitMany: (operations) => this.renewMany(operations) },
+  ];
 
   constructor(
     private readonly volumes: VolumeRepository,
@@ -34,11 +37,51 @@ export class RenewalExecutor implements OperationExecutor, OnModuleInit {
     if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);
     const terms = renewTerms(volume, quote, this.clock.now());
     await this.volumes.saveRenewal(volume.id, terms);
-    return {
-      volume_id: volume.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return resultOf(volume, terms);
   }
+
+  /**
+   * renew() of a batch: the volumes locked in one statement (id order), the renewals written in
+   * another. A renewal that cannot be done here (its volume gone or not renewable, unreadable
+   * parameters, a second renewal of one volume) is left out for renew() to decide alone.
+   */
+  private async renewMany(operations: readonly Operation[]): Promise<Map<string, JsonObject>> {
+    const quotes = new Map<string, { operation: Operation; volumeId: string; quote: RenewalQuote }>();
+    const claimedVolumes = new Set<string>();
+    for (const operation of operations) {
+      const volumeId = operation.volumeId;
+      if (!volumeId || claimedVolumes.has(volumeId)) continue;
+      let quote: RenewalQuote;
+      try {
+        quote = renewalParams.read(operation.params);
+      } catch {
+        continue;
+      }
+      claimedVolumes.add(volumeId);
+      quotes.set(operation.id, { operation, volumeId, quote });
+    }
+    const locked = await this.volumes.lockManyInOrgs([...quotes.values()].map((q) => ({ orgId: q.operation.orgId, id: q.volumeId })));
+    const byId = new Map(locked.map((v) => [v.id, v]));
+    const now = this.clock.now();
+    const renewals: { id: string; terms: RenewedTerms }[] = [];
+    const results = new Map<string, JsonObject>();
+    for (const [operationId, q] of quotes) {
+      const volume = byId.get(q.volumeId);
+      if (!volume || volume.orgId !== q.operation.orgId || !isRenewable(volume)) continue;
+      const terms = renewTerms(volume, q.quote, now);
+      renewals.push({ id: volume.id, terms });
+      results.set(operationId, resultOf(volume, terms));
+    }
+    await this.volumes.saveRenewals(renewals);
+    return results;
+  }
+}
+
+function resultOf(volume: Volume, terms: RenewedTerms): JsonObject {
+  return {
+    volume_id: volume.id,
+    term_months: terms.termMonths,
+    expires_at: terms.expiresAt.toISOString(),
+    charged: { currency: terms.billing.currency, amount: terms.billing.format() },
+  };
 }

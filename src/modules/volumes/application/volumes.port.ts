@@ -34,8 +34,15 @@ export abstract class VolumeRepository {
   abstract listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>>;
   /** Writes the members given; 409 conflict (field name) when the new name is taken, by the database's unique index. */
   abstract update(id: string, changes: VolumeChanges): Promise<void>;
+  /**
+   * lockInOrg() of several volumes at once: the rows of `refs` that exist (each in its own
+   * organization), locked in id order (in the active transaction) until it ends. Missing ones are left out.
+   */
+  abstract lockManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Volume[]>;
   /** Writes a successful renewal: expiry, term and billing. */
   abstract saveRenewal(id: string, terms: RenewedTerms): Promise<void>;
+  /** saveRenewal() of several volumes, in one statement. */
+  abstract saveRenewals(renewals: readonly { id: string; terms: RenewedTerms }[]): Promise<void>;
 }
 
 /** Servers (VMs) of organizations, as far as disks need them. */

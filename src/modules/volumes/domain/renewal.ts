@@ -16,6 +16,11 @@ export interface RenewedTerms {
   expiresAt: Date;
 }
 
+/** Whether the volume may be renewed at all: neither deleted nor being deleted. */
+export function isRenewable(volume: Volume): boolean {
+  return !volume.deletedAt && volume.status !== 'deleted' && volume.status !== 'deleting';
+}
+
 /** Whether the volume may be renewed at all (deleted or being deleted: 409 invalid_state). */
 export function assertRenewable(volume: Volume): void {
   if (volume.deletedAt || volume.status === 'deleted') {

@@ -113,6 +113,17 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     return row && toVolume(row);
   }
 
+  async lockManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Volume[]> {
+    if (refs.length === 0) return [];
+    const rows = await this.db.query<VolumeRow>(
+      `${VOLUME_SELECT} JOIN unnest($1::text[], $2::text[]) AS r(org_id, id) ON r.org_id = v.org_id AND r.id = v.id
+        ORDER BY v.id FOR UPDATE OF v`,
+      [refs.map((r) => r.orgId), refs.map((r) => r.id)],
+      'volumes_lock_many_in_orgs',
+    );
+    return rows.map(toVolume);
+  }
+
   async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>> {
     const params: unknown[] = [orgId, query.limit + 1];
     const where = ['v.org_id = $1'];
@@ -172,6 +183,24 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
       'volumes_save_renewal',
     );
     if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
+  }
+
+  async saveRenewals(renewals: readonly { id: string; terms: RenewedTerms }[]): Promise<void> {
+    if (renewals.length === 0) return;
+    const { affected } = await this.db.exec(
+      `UPDATE volumes AS v SET term_months = r.term_months, billing_currency = r.currency, billing_amount = r.amount, expires_at = r.expires_at
+         FROM unnest($1::text[], $2::int[], $3::text[], $4::numeric[], $5::timestamptz[]) AS r(id, term_months, currency, amount, expires_at)
+        WHERE v.id = r.id`,
+      [
+        renewals.map((r) => r.id),
+        renewals.map((r) => r.terms.termMonths),
+        renewals.map((r) => r.terms.billing.currency),
+        renewals.map((r) => r.terms.billing.minor.toString()),
+        renewals.map((r) => r.terms.expiresAt),
+      ],
+      'volumes_save_renewals',
+    );
+    if (affected !== renewals.length) throw new Error(`Renewed ${affected} of ${renewals.length} volumes`);
   }
 }
 

@@ -54,6 +54,15 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     return this.findInOrg(orgId, id);
   }
 
+  async lockManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Volume[]> {
+    const found: Volume[] = [];
+    for (const r of refs) {
+      const v = await this.findInOrg(r.orgId, r.id);
+      if (v) found.push(v);
+    }
+    return found.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
   async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter?: VolumeFilter }): Promise<Page<Volume>> {
     // Newest first by (created_at, id), as the database orders them.
     const compare = (a: [string, string], b: [string, string]): number => (a[0] !== b[0] ? (a[0] < b[0] ? -1 : 1) : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0);
@@ -88,6 +97,10 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     const v = this.volumes.get(id);
     if (!v) throw new Error(`Volume ${id} does not exist`);
     this.volumes.set(id, { ...v, termMonths: terms.termMonths, billing: terms.billing, expiresAt: terms.expiresAt });
+  }
+
+  async saveRenewals(renewals: readonly { id: string; terms: RenewedTerms }[]): Promise<void> {
+    for (const r of renewals) await this.saveRenewal(r.id, r.terms);
   }
 }
 

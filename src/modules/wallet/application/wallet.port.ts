@@ -38,4 +38,11 @@ export abstract class WalletLedger {
   abstract capture(operationId: string): Promise<Settlement | undefined>;
   /** Gives the operation's hold back: reserved drops, available rises, one 'release' ledger row. */
   abstract release(operationId: string): Promise<Settlement | undefined>;
+  /**
+   * capture() of every operation of `captures` and release() of every one of `releases`,
+   * together: one ledger row per hold settled, each balance row written once, the balance rows
+   * locked in (organization, currency) order (so concurrent batches never deadlock). Operations
+   * that hold nothing are skipped; a second settlement of one hold is refused by the database.
+   */
+  abstract settleMany(captures: readonly string[], releases: readonly string[]): Promise<void>;
 }

@@ -54,14 +54,22 @@ export class TypeOrmWalletLedger extends WalletLedger {
   async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
     if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
     // One conditional UPDATE: the row lock serialises concurrent holds and PostgreSQL re-checks
-    // `available >= amount` on the latest row version, so no read-then-write race exists.
+    // `available >= amount` on the latest row version, so no read-then-write race exists. Its
+    // ledger row is appended by the same statement (only when the hold was taken): one round trip
+    // less while the wallet's row is locked.
     const [row] = await this.db.query<BalanceRow>(
-      `UPDATE wallet_balances
-          SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
-        WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
-       RETURNING currency, available::text, reserved::text`,
-      [orgId, amount.currency, amount.minor.toString()],
-      'wallet_hold',
+      `WITH held AS (
+         UPDATE wallet_balances
+            SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
+          WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
+         RETURNING currency, available::text, reserved::text
+       ), appended AS (
+         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+         SELECT $1, $2, 'hold', $3::numeric, $4, 'reserved for operation' FROM held
+       )
+       SELECT currency, available, reserved FROM held`,
+      [orgId, amount.currency, amount.minor.toString(), operationId],
+      'wallet_hold_with_ledger',
     );
     if (!row) {
       const current = await this.db.one<{ available: string }>(
@@ -70,11 +78,6 @@ export class TypeOrmWalletLedger extends WalletLedger {
       );
       return { held: false, available: Money.ofMinor(amount.currency, BigInt(current?.available ?? '0')) };
     }
-    await this.db.query(
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo) VALUES ($1, $2, 'hold', $3, $4, 'reserved for operation')`,
-      [orgId, amount.currency, amount.minor.toString(), operationId],
-      'wallet_hold_ledger',
-    );
     return { held: true, balance: toBalance(row) };
   }
 
@@ -84,6 +87,45 @@ export class TypeOrmWalletLedger extends WalletLedger {
 
   release(operationId: string): Promise<Settlement | undefined> {
     return this.settle(operationId, 'release');
+  }
+
+  /**
+   * One statement: the settlement rows appended first (the unique index refuses a second
+   * settlement of a hold before any balance moves), then every balance row concerned locked in
+   * (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key takes KEY SHARE locks
+   * on the same rows) and written once with the sums. The CHECKs keep reserved and available
+   * non-negative. Every row of the totals must find its balance.
+   */
+  async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
+    if (captures.length + releases.length === 0) return;
+    const { rows } = await this.db.exec<{ balances: string }>(
+      `WITH settled AS (
+         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+         SELECT h.org_id, h.currency, s.kind, h.amount, h.operation_id,
+                CASE s.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
+           FROM unnest($1::text[], $2::text[]) AS s(operation_id, kind)
+           JOIN wallet_ledger h ON h.operation_id = s.operation_id AND h.kind = 'hold'
+         RETURNING org_id, currency, kind, amount
+       ), totals AS (
+         SELECT org_id, currency, sum(amount) AS settled, coalesce(sum(amount) FILTER (WHERE kind = 'release'), 0) AS released
+           FROM settled GROUP BY org_id, currency
+       ), locked AS MATERIALIZED (
+         SELECT b.org_id, b.currency FROM wallet_balances b
+          WHERE (b.org_id, b.currency) IN (SELECT org_id, currency FROM totals)
+          ORDER BY b.org_id, b.currency
+          FOR NO KEY UPDATE
+       )
+       UPDATE wallet_balances AS b
+          SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()
+         FROM totals t JOIN locked l ON l.org_id = t.org_id AND l.currency = t.currency
+        WHERE b.org_id = t.org_id AND b.currency = t.currency
+       RETURNING (SELECT count(*) FROM totals)::text AS balances`,
+      [[...captures, ...releases], [...captures.map(() => 'capture'), ...releases.map(() => 'release')]],
+      'wallet_settle_many',
+    );
+    if (rows.length > 0 && rows.length !== Number(rows[0].balances)) {
+      throw new Error(`Settled holds of ${rows[0].balances} balances, wrote ${rows.length}`);
+    }
   }
 
   /**

@@ -55,6 +55,11 @@ export class InMemoryWalletLedger extends WalletLedger {
     return this.settle(operationId, 'release');
   }
 
+  async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
+    for (const id of captures) await this.settle(id, 'capture');
+    for (const id of releases) await this.settle(id, 'release');
+  }
+
   private async settle(operationId: string, kind: 'capture' | 'release'): Promise<Settlement | undefined> {
     const hold = this.entries.find((e) => e.kind === 'hold' && e.operationId === operationId);
     if (!hold) return undefined;

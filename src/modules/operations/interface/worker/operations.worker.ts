@@ -6,10 +6,15 @@ import { AdvanceOperations } from '../../application/advance-operations.use-case
 import { OperationSignals } from '../../application/operation-signals.port';
 
 export const WORKER_INTERVAL_NAME = 'operations-worker';
-/** Operations one lane claims at a time. Small, so that several lanes (and processes) share a backlog. */
+/** Operations a lane claims at first. Small, so that several lanes (and processes) share a short queue. */
 export const LANE_BATCH_SIZE = 20;
-/** Operations executed in one transaction (AdvanceOperations.executeBatch); the stop flag is checked between chunks. */
-export const EXECUTION_CHUNK = 10;
+/** A lane whose claim came back full claims twice as many next time, up to this (a deep queue: fewer, larger transactions). */
+export const MAX_LANE_BATCH_SIZE = 320;
+/**
+ * Operations executed in one transaction (AdvanceOperations.executeBatch: a renewal batch is a
+ * handful of multi-row statements whatever its size); the stop flag is checked between chunks.
+ */
+export const EXECUTION_CHUNK = 160;
 
 class Abandoned extends Error {}
 
@@ -20,8 +25,10 @@ class Abandoned extends Error {}
  *
  * Up to WORKER_CONCURRENCY lanes run at once, each on its own connection of the worker's pool:
  * a lane claims a small batch, executes it in chunks (the commit-only steps of a chunk in one
- * transaction, see AdvanceOperations.executeBatch) and claims again while there is work; a lane that claimed a full batch starts another (so a backlog gets every lane,
- * a lone operation one). A watchdog abandons a claim or an operation still unanswered after
+ * transaction, set-based, see AdvanceOperations.executeBatch) and claims again while there is
+ * work; a lane that claimed a full batch starts another (so a backlog gets every lane, a lone
+ * operation one) and claims twice as many next time (up to MAX_LANE_BATCH_SIZE), back to
+ * LANE_BATCH_SIZE once a claim comes back short. A watchdog abandons a claim or an operation still unanswered after
  * the lease (the network to the database went silent): the lane moves on and the operation is
  * taken over when its lease ends (its transaction, if it ever reaches the server, finds it no
  * longer held or is ended by the server's timeouts). On shutdown the lanes stop between two
@@ -81,16 +88,18 @@ export class OperationsWorker implements OnApplicationBootstrap, BeforeApplicati
   }
 
   private async runLane(): Promise<void> {
+    let size = LANE_BATCH_SIZE;
     while (!this.stopped) {
       this.woken = false;
       let ids: string[];
       try {
-        ids = await this.watch('claim', () => this.advance.claim(LANE_BATCH_SIZE));
+        ids = await this.watch('claim', () => this.advance.claim(size));
       } catch (err) {
         if (err instanceof Abandoned) return; // the next wake-up starts another lane
         throw err;
       }
-      if (ids.length === LANE_BATCH_SIZE) this.startLane();
+      if (ids.length === size) this.startLane();
+      size = ids.length === size ? Math.min(size * 2, MAX_LANE_BATCH_SIZE) : LANE_BATCH_SIZE;
       for (let i = 0; i < ids.length; i += EXECUTION_CHUNK) {
         if (this.stopped) {
           await this.handBack(ids.slice(i));
