@@ -6,6 +6,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - `provider_disks`: the simulated provider's own disks (the shipped BlockStorage adapter keeps
  *   them here so that they survive restarts like a real provider's). One disk per volume ever
  *   (volume_id unique, also once deleted: a deleted volume is never bought again).
+ *   The live volumes that exist already (seeded) are adopted: their disks are at the provider.
  * - `provider_calls`: one row per (volume, step) call that took effect, with the answer it gave,
  *   so that a call repeated after a crash or a lost answer answers as the first did and never
  *   creates, attaches or mounts twice (the primary key decides, across processes).
@@ -30,7 +31,7 @@ export class ProviderDisksStepRetries1764000000150 implements MigrationInterface
         mounted     boolean NOT NULL DEFAULT false,
         created_at  timestamptz NOT NULL DEFAULT now(),
         deleted_at  timestamptz,
-        CONSTRAINT provider_disks_mounted_attached CHECK (NOT mounted OR (server_id IS NOT NULL AND mount_path IS NOT NULL)),
+        CONSTRAINT provider_disks_mounted_attached CHECK (NOT mounted OR server_id IS NOT NULL),
         CONSTRAINT provider_disks_deleted_detached CHECK (deleted_at IS NULL OR server_id IS NULL)
       );
       CREATE INDEX provider_disks_server_idx ON provider_disks (server_id) WHERE server_id IS NOT NULL;
@@ -43,6 +44,11 @@ export class ProviderDisksStepRetries1764000000150 implements MigrationInterface
         created_at  timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (volume_id, step)
       );
+
+      -- The disks of the volumes that exist already are at the provider (the simulated one adopts them).
+      INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted)
+      SELECT 'disk_' || substr(md5(id), 1, 20), id, zone_id, size_gb, type, server_id, mount_path, mounted AND server_id IS NOT NULL
+        FROM volumes WHERE deleted_at IS NULL AND status <> 'creating';
 
       ALTER TABLE operations
         ADD COLUMN step_failures integer NOT NULL DEFAULT 0 CHECK (step_failures >= 0),

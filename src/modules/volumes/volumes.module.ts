@@ -8,6 +8,10 @@ import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
 import { UpdateVolume } from './application/update-volume.use-case';
+import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor } from './application/volume-action-executors';
+import { VolumeStates } from './application/volume-states.port';
+import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
+import { StorageProviderModule } from './storage-provider.module';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
@@ -16,7 +20,7 @@ import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule],
   controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },
@@ -25,10 +29,15 @@ import { VolumesController } from './interface/http/volumes.controller';
     { provide: QuoteRepository, useClass: TypeOrmQuoteRepository },
     RenewVolume,
     RenewalExecutor,
+    { provide: VolumeStates, useClass: TypeOrmVolumeStates },
+    CreateVolumeExecutor,
+    AttachVolumeExecutor,
+    DetachVolumeExecutor,
+    DeleteVolumeExecutor,
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule],
 })
 export class VolumesModule {}

@@ -5,6 +5,7 @@ import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transac
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { SeededDisks } from '../application/seeded-disks.port';
 import { ProviderAction, ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
 
 interface DiskRow {
@@ -168,5 +169,25 @@ export class SimulatedBlockStorage extends BlockStorage {
         throw err;
       }
     }
+  }
+}
+
+/** The simulated provider adopts the disks of seeded volumes (one statement, in the seed's transaction). */
+@Injectable()
+export class SimulatedSeededDisks extends SeededDisks {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async adopt(volumeIds: readonly string[]): Promise<void> {
+    if (volumeIds.length === 0) return;
+    await this.db.query(
+      `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted)
+       SELECT 'disk_' || substr(md5(id || clock_timestamp()::text), 1, 20), id, zone_id, size_gb, type, server_id, mount_path,
+              mounted AND server_id IS NOT NULL
+         FROM volumes WHERE id = ANY($1::text[]) AND deleted_at IS NULL
+       ON CONFLICT (volume_id) DO NOTHING`,
+      [volumeIds],
+    );
   }
 }
