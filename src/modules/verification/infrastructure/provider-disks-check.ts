@@ -1,5 +1,5 @@
 import { Db } from '../../../shared/database/transaction';
-import { BlockStorage } from '../../volumes/application/block-storage.port';
+import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck } from '../application/invariant-checks.port';
 
 interface VolumeRow {
@@ -30,7 +30,13 @@ export class ProviderDisksCheck implements InvariantCheck {
   ) {}
 
   async findViolations(): Promise<Finding[]> {
-    const disks = await this.storage.listDisks();
+    let disks: ProviderDisk[];
+    try {
+      disks = await this.storage.listDisks();
+    } catch (err) {
+      if (!(err instanceof ProviderUnavailable)) throw err;
+      return [{ subject: 'provider', message: `the storage provider could not list its disks: ${err.message}`, details: {} }];
+    }
     const byVolume = new Map(disks.map((d) => [d.volumeId, d]));
     const volumes = await this.db.query<VolumeRow>(
       `SELECT v.id, v.org_id, v.status, v.server_id, v.deleted_at IS NOT NULL AS deleted,

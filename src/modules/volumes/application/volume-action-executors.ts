@@ -155,7 +155,7 @@ export class AttachVolumeExecutor extends VolumeActionExecutor {
     const volume = await this.lockVolume(op);
     if (volume.deletedAt) throw invalidState(`Volume ${volume.id} is deleted`);
     await this.states.apply(volume.id, { status: 'attached', serverId: p.serverId, mountPath: p.mountPath, mounted: true });
-    return { volume_id: volume.id, server_id: p.serverId, mount_path: p.mountPath };
+    return { volume_id: volume.id, status: 'attached' };
   }
 
   async compensate(op: Operation): Promise<void> {
@@ -198,7 +198,7 @@ export class DetachVolumeExecutor extends VolumeActionExecutor {
       commit: async (op) => {
         const volume = await this.lockVolume(op);
         await this.states.apply(volume.id, { status: volume.deletedAt ? undefined : 'available', serverId: null, mountPath: null, mounted: false });
-        return { volume_id: volume.id };
+        return { volume_id: volume.id, status: 'available' };
       },
     },
   ];
@@ -248,9 +248,8 @@ export class DeleteVolumeExecutor extends VolumeActionExecutor {
       },
       commit: async (op) => {
         const volume = await this.lockVolume(op);
-        const deletedAt = volume.deletedAt ?? this.clock.now();
-        if (!volume.deletedAt) await this.states.apply(volume.id, { status: 'deleted', deletedAt, serverId: null, mountPath: null, mounted: false });
-        return { volume_id: volume.id, deleted_at: deletedAt.toISOString() };
+        if (!volume.deletedAt) await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+        return { volume_id: volume.id, status: 'deleted' };
       },
     },
   ];
