@@ -8,6 +8,10 @@ import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
 import { UpdateVolume } from './application/update-volume.use-case';
+import { ProviderHealth } from './application/block-storage.port';
+import { PurchaseVolume } from './application/purchase-volume.use-case';
+import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
+import { SwitchableProviderHealth } from './testing/switchable-provider-health';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
@@ -28,6 +32,13 @@ import { VolumesController } from './interface/http/volumes.controller';
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
+    PurchaseVolume,
+    VolumeActionRunner,
+    AttachVolume,
+    DetachVolume,
+    DeleteVolume,
+    // Until the storage provider's circuit provides it: a switch that tests turn (never down otherwise).
+    { provide: ProviderHealth, useClass: SwitchableProviderHealth },
   ],
   exports: [VolumeRepository, ServerRepository, QuoteRepository],
 })
