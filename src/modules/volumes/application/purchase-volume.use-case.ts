@@ -159,7 +159,7 @@ export class PurchaseVolume {
         createdAt: now,
       });
       if (!zone.available) {
-        throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new disks at the moment; choose another zone`, { zone: zone.id });
+        throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new disks at the moment; choose another zone`);
       }
       if (server && (await this.servers.slotsTaken(server.id)) >= offer.perServerLimit) {
         throw serverFull(server.id, offer.perServerLimit);

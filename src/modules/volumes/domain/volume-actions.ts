@@ -56,7 +56,7 @@ export function serverFull(serverId: string, limit: number): DomainError {
   return new DomainError(
     'quota_exceeded',
     `Server ${serverId} already holds ${limit} data disks (the limit), counting attaches and purchases still in progress`,
-    { server_id: serverId, per_server_limit: limit },
+    { limit, server_id: serverId },
   );
 }
 

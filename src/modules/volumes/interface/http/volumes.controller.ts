@@ -126,7 +126,7 @@ export class VolumesController {
       'details.operation_id), 409 quota_exceeded (no free slot on the server), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiIdempotencyKey([202, 404, 409])
   @ApiAcceptedResponse({ description: 'Attach accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'quota_exceeded', 'provider_unavailable')
   async attach(
@@ -154,7 +154,7 @@ export class VolumesController {
       '(not attached, or an unfinished operation: details.operation_id), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiIdempotencyKey([202, 404, 409])
   @ApiAcceptedResponse({ description: 'Detach accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable')
   async detach(
@@ -180,7 +180,7 @@ export class VolumesController {
       'delete_protection on, attached without ?detach=true), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
-  @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiIdempotencyKey([202, 404, 409])
   @ApiAcceptedResponse({ description: 'Delete accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable')
   async remove(
