@@ -200,7 +200,7 @@ describe('contract: jest-openapi against the running service', () => {
     }
   };
   const order = (name: string, extra: object = {}) => ({ name, region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD', ...extra });
-  const buy = (body: object, auth: object = rw) => api.post('/v1/volumes').set(auth).send(body);
+  const buy = (body: object, auth: Record<string, string> = rw) => api.post('/v1/volumes').set(auth).send(body);
 
   /** The volume actions' own provocations (the table below is the renewal's), by operation and code. */
   const PROVOKE_ON: Record<string, Record<string, () => Promise<Response>>> = {
