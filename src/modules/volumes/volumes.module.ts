@@ -12,6 +12,8 @@ import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, Detac
 import { VolumeStates } from './application/volume-states.port';
 import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
 import { StorageProviderModule } from './storage-provider.module';
+import { PurchaseVolume } from './application/purchase-volume.use-case';
+import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
@@ -37,6 +39,11 @@ import { VolumesController } from './interface/http/volumes.controller';
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
+    PurchaseVolume,
+    VolumeActionRunner,
+    AttachVolume,
+    DetachVolume,
+    DeleteVolume,
   ],
   exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule],
 })

@@ -122,6 +122,15 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row !== undefined;
   }
 
+  async unfinishedForVolume(volumeId: string): Promise<string | undefined> {
+    const row = await this.db.one<{ id: string }>(
+      `SELECT id FROM operations WHERE volume_id = $1 AND status IN ('pending', 'running') LIMIT 1`,
+      [volumeId],
+      'operations_unfinished_id_for_volume',
+    );
+    return row?.id;
+  }
+
   async lockClaimable(now: Date, limit: number): Promise<Operation[]> {
     const rows = await this.db.query<OperationRow>(
       `SELECT ${COLUMNS} FROM operations

@@ -80,13 +80,14 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
       await this.db.query(
         `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
                               term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note,
-                              labels, delete_protection)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+                              labels, delete_protection, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, COALESCE($21, now()))`,
         [
           v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
           v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
-          v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
+          v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection, v.createdAt ?? null,
         ],
+        'volumes_create',
       );
     } catch (err) {
       if (isNameTaken(err)) throw nameTaken(v.name);
@@ -161,6 +162,11 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     }
   }
 
+  async markDeleting(id: string): Promise<void> {
+    const { affected } = await this.db.exec(`UPDATE volumes SET status = 'deleting' WHERE id = $1`, [id], 'volumes_mark_deleting');
+    if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
+  }
+
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
     const { affected } = await this.db.exec(
       `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5 WHERE id = $1`,
@@ -220,4 +226,30 @@ export class TypeOrmServerRepository extends ServerRepository {
     const row = await this.db.one<ServerRow>(`SELECT ${SERVER_COLUMNS} FROM servers WHERE org_id = $1 AND id = $2`, [orgId, id]);
     return row && toServer(row);
   }
+
+  async lockInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const row = await this.db.one<ServerRow>(
+      `SELECT ${SERVER_COLUMNS} FROM servers WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [orgId, id],
+      'servers_lock_in_org',
+    );
+    return row && toServer(row);
+  }
+
+  async slotsTaken(serverId: string): Promise<number> {
+    const row = await this.db.one<{ n: number }>(`SELECT (${SERVER_SLOTS_TAKEN('$1')})::int AS n`, [serverId], 'servers_slots_taken');
+    return row?.n ?? 0;
+  }
 }
+
+/**
+ * The data disks a server holds or is about to hold (lifecycle.md "Buying": 409 quota_exceeded):
+ * volumes not deleted on it (volumes_server_live_idx), plus unfinished volume.create and
+ * volume.attach operations naming it whose volume is not on it yet (operations_unfinished_vm_idx).
+ * `server` is an SQL expression for the server id. GET /v1/volume-options counts the same way.
+ */
+export const SERVER_SLOTS_TAKEN = (server: string): string => `
+  (SELECT count(*) FROM volumes d WHERE d.server_id = ${server} AND d.deleted_at IS NULL)
+  + (SELECT count(*) FROM operations o
+      WHERE o.vm_id = ${server} AND o.status IN ('pending', 'running') AND o.type IN ('volume.create', 'volume.attach')
+        AND NOT EXISTS (SELECT 1 FROM volumes ov WHERE ov.id = o.volume_id AND ov.server_id = ${server}))`;
