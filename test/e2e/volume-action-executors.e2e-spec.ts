@@ -5,6 +5,7 @@ import { VerifyInvariants } from '../../src/modules/verification/application/ver
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
 import { attachParams, deleteParams, purchaseParams } from '../../src/modules/volumes/application/volume-action-params';
+import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
 import { VolumeStates } from '../../src/modules/volumes/application/volume-states.port';
 import { VolumeRepository } from '../../src/modules/volumes/application/volumes.port';
 import { WalletLedger } from '../../src/modules/wallet/application/wallet.port';
@@ -264,5 +265,21 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
     expect(await t.sql(`SELECT disk_id FROM provider_disks WHERE volume_id = $1`, [volumeId])).toEqual([{ disk_id: first.diskId }]);
     expect(await t.sql(`SELECT action FROM provider_calls WHERE volume_id = $1`, [volumeId])).toEqual([{ action: 'create' }]);
     expect(await ledger(opId)).toEqual(['hold', 'capture']);
+  });
+
+  it('a disk left at the provider for a deleted volume (its compensation could not reach it) is reported by verify and deleted by the sweep', async () => {
+    const { volumeId, opId } = await acceptPurchase('orphan');
+    await t.app.get(BlockStorage).createDisk({ volumeId, step: `${opId}/creating_volume`, zoneId: 'id-jkt-a', sizeGb: 100, type: 'premium' });
+    // The purchase failed while the provider was unreachable: the volume is given back, its disk stays.
+    await t.sql(`UPDATE operations SET status = 'failed', error = '{"code":"provider_unavailable","message":"x"}', finished_at = now() WHERE id = $1`, [opId]);
+    await t.app.get(WalletLedger).release(opId);
+    await t.app.get(VolumeStates).apply(volumeId, { status: 'deleted', deletedAt: new Date() });
+    expect((await verify()).violations).toEqual([
+      expect.objectContaining({ check: 'provider.disks_match_volumes', subject: volumeId, message: expect.stringMatching(/^volume is deleted but its disk disk_\w+ still exists at the provider$/) }),
+    ]);
+    expect(await t.app.get(CleanUpOrphanDisks).execute()).toBe(1);
+    expect(await disk(volumeId)).toEqual({ server_id: null, mount_path: null, mounted: false, deleted: true });
+    expect(await t.app.get(CleanUpOrphanDisks).execute()).toBe(0);
+    expect((await verify()).violations).toEqual([]);
   });
 });

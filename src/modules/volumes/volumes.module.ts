@@ -12,6 +12,7 @@ import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, Detac
 import { VolumeStates } from './application/volume-states.port';
 import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
 import { StorageProviderModule } from './storage-provider.module';
+import { CleanUpOrphanDisks } from './application/clean-up-orphan-disks.use-case';
 import { PurchaseVolume } from './application/purchase-volume.use-case';
 import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
 import { VolumeQueries } from './application/volume-queries';
@@ -36,6 +37,7 @@ import { VolumesController } from './interface/http/volumes.controller';
     AttachVolumeExecutor,
     DetachVolumeExecutor,
     DeleteVolumeExecutor,
+    CleanUpOrphanDisks,
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
@@ -45,6 +47,6 @@ import { VolumesController } from './interface/http/volumes.controller';
     DetachVolume,
     DeleteVolume,
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks],
 })
 export class VolumesModule {}

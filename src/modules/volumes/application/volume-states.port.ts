@@ -20,4 +20,6 @@ export interface VolumeStateChange {
  */
 export abstract class VolumeStates {
   abstract apply(volumeId: string, change: VolumeStateChange): Promise<void>;
+  /** Of these volume ids, those whose volume is deleted (or does not exist) and has no unfinished operation. */
+  abstract goneAmong(volumeIds: readonly string[]): Promise<string[]>;
 }

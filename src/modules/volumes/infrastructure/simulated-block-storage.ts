@@ -107,21 +107,22 @@ export class SimulatedBlockStorage extends BlockStorage {
     return toProviderDisk(answer);
   }
 
-  /** Latency, then the outage and the random faults that strike before a call takes effect. */
-  private async before(): Promise<void> {
+  /**
+   * Latency, then the outage; then whether this call is struck by a random fault (PROVIDER_FAULTS
+   * of the calls), and if so whether before it takes effect or after (its answer lost), evenly.
+   */
+  private async before(): Promise<'none' | 'after'> {
     if (this.settings.providerLatencyMs > 0) await sleep(this.settings.providerLatencyMs);
     if (this.settings.providerDown) throw new ProviderUnavailable('The storage provider is down (PROVIDER_DOWN)');
-    if (this.fault()) throw new ProviderUnavailable('The storage provider failed the call (PROVIDER_FAULTS)');
-  }
-
-  private fault(): boolean {
-    return this.settings.providerFaults > 0 && Math.random() < this.settings.providerFaults / 2;
+    if (!(this.settings.providerFaults > 0 && Math.random() < this.settings.providerFaults)) return 'none';
+    if (Math.random() < 0.5) throw new ProviderUnavailable('The storage provider failed the call (PROVIDER_FAULTS)');
+    return 'after';
   }
 
   private async call(step: string, input: ProviderCallInput): Promise<SimulatedDisk | undefined> {
-    await this.before();
+    const fault = await this.before();
     const answer = await this.record(step, input);
-    if (this.fault()) throw new ProviderUnavailable('The storage provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    if (fault === 'after') throw new ProviderUnavailable('The storage provider took the call but its answer was lost (PROVIDER_FAULTS)');
     return answer;
   }
 

@@ -29,4 +29,17 @@ export class TypeOrmVolumeStates extends VolumeStates {
     const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
     if (affected !== 1) throw new Error(`Volume ${volumeId} does not exist`);
   }
+
+  async goneAmong(volumeIds: readonly string[]): Promise<string[]> {
+    if (volumeIds.length === 0) return [];
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT x.id FROM unnest($1::text[]) AS x(id)
+         LEFT JOIN volumes v ON v.id = x.id
+        WHERE (v.id IS NULL OR v.deleted_at IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = x.id AND o.status IN ('pending', 'running'))
+        ORDER BY x.id`,
+      [volumeIds],
+    );
+    return rows.map((r) => r.id);
+  }
 }
