@@ -282,4 +282,41 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
     expect(await t.app.get(CleanUpOrphanDisks).execute()).toBe(0);
     expect((await verify()).violations).toEqual([]);
   });
+
+  it('with PROVIDER_FAULTS=0.3 every operation still ends (succeeded, or failed with provider_unavailable after its retries); money and capacity add up', async () => {
+    const used = await usedGb();
+    const bought = [];
+    for (let i = 0; i < 8; i++) bought.push(await acceptPurchase(`faulty-${i}`, { serverId: i % 2 === 0 ? SERVER2 : undefined, sizeGb: 10 }));
+    t.settings.providerFaults = 0.3;
+    t.settings.providerRetryWindowMs = 300;
+    try {
+      const open = async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n);
+      for (let i = 0; i < 2000 && (await open()) > 0; i++) {
+        await advance.runUntilIdle();
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      expect(await open()).toBe(0);
+    } finally {
+      t.settings.providerFaults = 0;
+      t.settings.providerRetryWindowMs = 600_000;
+    }
+    let live = 0;
+    for (const b of bought) {
+      const op = await operation(b.opId);
+      const row = await volumeRow(b.volumeId);
+      if (op.status === 'succeeded') {
+        live += 10;
+        expect(row.deleted).toBe(false);
+        expect(await ledger(b.opId)).toEqual(['hold', 'capture']);
+      } else {
+        expect(op).toMatchObject({ status: 'failed', error: { code: 'provider_unavailable' } });
+        expect(row).toMatchObject({ status: 'deleted', deleted: true });
+        expect(await ledger(b.opId)).toEqual(['hold', 'release']);
+      }
+    }
+    expect(await usedGb()).toBe(used + live);
+    // Disks a failed purchase could not delete (its compensation failed too) go with the sweep.
+    await t.app.get(CleanUpOrphanDisks).execute();
+    expect((await verify()).violations).toEqual([]);
+  });
 });
