@@ -283,9 +283,9 @@ export class AdvanceOperations {
 
   /** The step's transaction rolled back: the resource is untouched. Fail it and give the hold back. */
   private async fail(id: string, failure: OperationError): Promise<ExecutionOutcome> {
+    let ended: Operation | undefined;
     try {
-      await this.compensate(id);
-      const ended = await this.uow.run(async () => {
+      ended = await this.uow.run(async () => {
         const op = await this.operations.lock(id);
         if (!op || !op.isHeldBy(this.workerId)) return undefined;
         op.fail(failure, this.clock.now());
@@ -295,23 +295,28 @@ export class AdvanceOperations {
         await this.signals.announceEnded([op.id]);
         return op;
       });
-      if (!ended) return 'skipped';
-      this.reportEnded(ended);
-      return 'failed';
     } catch (err) {
       return this.retryLater(id, err);
     }
+    if (!ended) return 'skipped';
+    this.reportEnded(ended);
+    await this.compensate(ended);
+    return 'failed';
   }
 
-  /** The executor's compensation (outside any transaction), for an operation about to fail. Best effort. */
-  private async compensate(id: string): Promise<void> {
-    const op = await this.uow.run(() => this.operations.lock(id));
-    const executor = op && op.isHeldBy(this.workerId) ? this.executors.get(op.type) : undefined;
-    if (!op || !executor?.compensate) return;
+  /**
+   * The executor's compensation, outside any transaction, once the failure is recorded (so that
+   * a step resumed after a crash can never build on something already undone). Best effort: what
+   * it cannot undo (the provider unreachable, or this process dying first) `cli verify` reports,
+   * and for a purchase's disk the orphan sweep deletes it later.
+   */
+  private async compensate(op: Operation): Promise<void> {
+    const executor = this.executors.get(op.type);
+    if (!executor?.compensate) return;
     try {
       await executor.compensate(op);
     } catch (err) {
-      this.logger.warn({ msg: 'could not undo the external effects of a failing operation; `cli verify` reports what is left', operation_id: id, err: describe(err) });
+      this.logger.warn({ msg: 'could not undo the external effects of a failed operation; `cli verify` reports what is left', operation_id: op.id, err: describe(err) });
     }
   }
 

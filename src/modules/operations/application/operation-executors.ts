@@ -50,8 +50,8 @@ export interface OperationExecutor {
   readonly steps: readonly OperationStepExecutor[];
   /**
    * Undoes, outside any transaction, what earlier steps did outside the database (the provider's
-   * disk of a failed purchase) before the operation is recorded failed. Best effort: an error is
-   * logged and the operation fails all the same (what is left over, `cli verify` reports).
+   * disk of a failed purchase), once the operation is recorded failed. Best effort: an error is
+   * logged (what is left over, `cli verify` reports).
    * Executors with `compensate` or `failed` run one operation at a time, never in the worker's batch transaction.
    */
   compensate?(operation: Operation): Promise<void>;
