@@ -10,7 +10,10 @@
  * end), CHAOS_S (seconds of traffic and faults, 60, at most 3600), CONCURRENCY (clients, 8, at
  * most 64), KILL_EVERY_MS (4000), TERMINATE_EVERY_MS (5000), REDIS_EVERY_MS (9000; Redis stays
  * down 3 s each time), WAIT_S (time allowed for operations to end afterwards, 120), CHAOS_KEEP=1
- * (keep the database for inspection).
+ * (keep the database for inspection), PROVIDER_FAULTS (the simulated storage provider's random
+ * failure rate given to the servers, 0.1: disk steps fail and are retried with backoff; calls
+ * that took effect lose their answer too), PROVIDER_LATENCY_MS (20, so steps are in flight when a
+ * process is killed).
  *
  * Faults: SIGKILL of one server process, restarted at once (in-flight requests to it are cut:
  * counted, not failures); pg_terminate_backend of every backend of ITS OWN database but its own
@@ -452,6 +455,11 @@ async function main(): Promise<void> {
       RATE_LIMIT_PER_MINUTE: '1000000',
       DB_POOL_SIZE: '5',
       SHUTDOWN_TIMEOUT_MS: '2000',
+      // The storage provider fails at random: disk steps are retried with backoff (1 s, 2 s … of
+      // PROVIDER_RETRY_BASE_MS 200 here, within a window longer than the run's wait).
+      PROVIDER_FAULTS: process.env.PROVIDER_FAULTS ?? '0.1',
+      PROVIDER_LATENCY_MS: process.env.PROVIDER_LATENCY_MS ?? '20',
+      PROVIDER_RETRY_BASE_MS: '200',
     });
 
     // Migrate and seed through the CLI, as an operator would.

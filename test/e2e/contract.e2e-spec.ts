@@ -3,11 +3,10 @@ import type { Server } from 'node:http';
 import jestOpenAPI from 'jest-openapi';
 import type { Response } from 'supertest';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
-import { ProviderHealth } from '../../src/modules/volumes/application/block-storage.port';
-import { SwitchableProviderHealth } from '../../src/modules/volumes/testing/switchable-provider-health';
 import { OWNER_PASSWORD, apiToken, bearer, organization, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { OpenApiDoc, processHttp } from '../support/openapi-validation';
 import { TestApp, startTestApp } from '../support/test-app';
+import { setProviderDown } from '../support/provider';
 
 /**
  * The contract suite an integrator's CI would run: jest-openapi against the running service
@@ -182,12 +181,11 @@ describe('contract: jest-openapi against the running service', () => {
 
   /** With the provider known to be down for the duration of `work`. */
   const providerDown = async (work: () => Promise<Response>): Promise<Response> => {
-    const health = t.app.get(ProviderHealth) as SwitchableProviderHealth;
-    health.setDown(true);
+    await setProviderDown(t, true);
     try {
       return await work();
     } finally {
-      health.setDown(false);
+      await setProviderDown(t, false);
     }
   };
   /** With every offer's per_server_limit at 1 for the duration of `work` (vm_ctweb1 holds one disk). */

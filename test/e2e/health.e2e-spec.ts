@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { TestApp, startTestApp } from '../support/test-app';
 
-const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } };
+const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'ok' } };
 
 describe('GET /v1/health and GET /v1/ready', () => {
   let t: TestApp;
@@ -56,7 +56,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured' } });
+      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured', provider: 'ok' } });
       // Liveness is about the process only.
       expect((await t.http.get('/v1/health')).status).toBe(200);
     } finally {
@@ -71,7 +71,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     await t.app.get(DataSource).destroy();
     const res = await t.http.get('/v1/ready');
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } });
+    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok' } });
     const health = await t.http.get('/v1/health');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ status: 'ok' });
@@ -85,7 +85,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok' } });
     } finally {
       await t.close();
     }
@@ -97,7 +97,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok' } });
     } finally {
       await t.close();
     }

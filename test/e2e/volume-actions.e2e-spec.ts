@@ -1,9 +1,8 @@
-import { ProviderHealth } from '../../src/modules/volumes/application/block-storage.port';
-import { SwitchableProviderHealth } from '../../src/modules/volumes/testing/switchable-provider-health';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
+import { setProviderDown } from '../support/provider';
 
 const NOW = '2026-11-23T10:00:00.000Z';
 
@@ -20,7 +19,6 @@ describe('attach, detach, delete', () => {
   const ro = bearer(apiToken('ac', 'ro'));
   const other = bearer(apiToken('ax', 'rw'));
   let viewer: { Authorization: string };
-  let health: SwitchableProviderHealth;
 
   const detached = (id: string, name: string, extra: Record<string, unknown> = {}) => ({
     id, name, type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 100, term_months: 1, currency: 'USD',
@@ -66,7 +64,6 @@ describe('attach, detach, delete', () => {
     });
     await t.sql(`UPDATE volumes SET delete_protection = true WHERE id = 'vol_acprot1'`);
     viewer = bearer((await t.http.post('/v1/auth/login').send({ email: 'viewer@ac.test', password: OWNER_PASSWORD })).body.token);
-    health = t.app.get(ProviderHealth) as SwitchableProviderHealth;
   });
   afterAll(async () => t?.close());
 
@@ -282,7 +279,7 @@ describe('attach, detach, delete', () => {
     const opCount = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM operations`))[0].n;
     const n = await opCount();
     await t.sql(`UPDATE volume_offers SET per_server_limit = 8`);
-    health.setDown(true);
+    await setProviderDown(t, true);
     try {
       for (const res of [await attach('vol_acprot1', { server_id: 'vm_acweb2' }), await remove('vol_acprot1'), await detach('vol_acweb2a')]) {
         expect(res.status).toBe(503);
@@ -291,7 +288,7 @@ describe('attach, detach, delete', () => {
       // A 409 comes before the 503.
       expect((await detach('vol_acprot1')).status).toBe(409);
     } finally {
-      health.setDown(false);
+      await setProviderDown(t, false);
     }
     expect(await opCount()).toBe(n);
     expect(await volumeRow('vol_acprot1')).toEqual({ status: 'available', server_id: null, mount_path: null, mounted: false, deleted_at: null });

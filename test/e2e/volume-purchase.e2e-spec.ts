@@ -1,9 +1,8 @@
-import { ProviderHealth } from '../../src/modules/volumes/application/block-storage.port';
-import { SwitchableProviderHealth } from '../../src/modules/volumes/testing/switchable-provider-health';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
+import { setProviderDown } from '../support/provider';
 
 const NOW = '2026-11-23T10:00:00.000Z';
 
@@ -20,7 +19,6 @@ describe('POST /v1/volumes (purchase)', () => {
   const poor = bearer(apiToken('pp', 'rw'));
   let viewer: { Authorization: string };
   let developer: { Authorization: string };
-  let health: SwitchableProviderHealth;
 
   beforeAll(async () => {
     t = await startTestApp({}, clock);
@@ -66,7 +64,6 @@ describe('POST /v1/volumes (purchase)', () => {
     const login = async (email: string) => bearer((await t.http.post('/v1/auth/login').send({ email, password: OWNER_PASSWORD })).body.token);
     viewer = await login('viewer@pu.test');
     developer = await login('dev@pu.test');
-    health = t.app.get(ProviderHealth) as SwitchableProviderHealth;
   });
   afterAll(async () => t?.close());
 
@@ -392,7 +389,7 @@ describe('POST /v1/volumes (purchase)', () => {
     const n = await counts();
     const wallet = await balances();
     const used = await usedGb('id-jkt');
-    health.setDown(true);
+    await setProviderDown(t, true);
     try {
       const res = await buy({ ...ok, name: 'down-1' }).set('Idempotency-Key', 'buy-down');
       expect(res.status).toBe(503);
@@ -401,7 +398,7 @@ describe('POST /v1/volumes (purchase)', () => {
       const taken = await buy({ ...ok, name: 'data-1' });
       expect(taken.body.error.code).toBe('conflict');
     } finally {
-      health.setDown(false);
+      await setProviderDown(t, false);
     }
     expect(await counts()).toEqual(n);
     expect(await balances()).toEqual(wallet);

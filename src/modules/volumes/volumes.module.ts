@@ -8,10 +8,12 @@ import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
 import { UpdateVolume } from './application/update-volume.use-case';
-import { ProviderHealth } from './application/block-storage.port';
+import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor } from './application/volume-action-executors';
+import { VolumeStates } from './application/volume-states.port';
+import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
+import { StorageProviderModule } from './storage-provider.module';
 import { PurchaseVolume } from './application/purchase-volume.use-case';
 import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
-import { SwitchableProviderHealth } from './testing/switchable-provider-health';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
@@ -20,7 +22,7 @@ import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule],
   controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },
@@ -29,6 +31,11 @@ import { VolumesController } from './interface/http/volumes.controller';
     { provide: QuoteRepository, useClass: TypeOrmQuoteRepository },
     RenewVolume,
     RenewalExecutor,
+    { provide: VolumeStates, useClass: TypeOrmVolumeStates },
+    CreateVolumeExecutor,
+    AttachVolumeExecutor,
+    DetachVolumeExecutor,
+    DeleteVolumeExecutor,
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
@@ -37,9 +44,7 @@ import { VolumesController } from './interface/http/volumes.controller';
     AttachVolume,
     DetachVolume,
     DeleteVolume,
-    // Until the storage provider's circuit provides it: a switch that tests turn (never down otherwise).
-    { provide: ProviderHealth, useClass: SwitchableProviderHealth },
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule],
 })
 export class VolumesModule {}
