@@ -35,6 +35,8 @@ describe('Operation state machine', () => {
       createdAt: T0,
       startedAt: null,
       finishedAt: null,
+      stepFailures: 0,
+      stepFailingSince: null,
     });
   });
 
