@@ -122,8 +122,11 @@ describe('attach, detach, delete', () => {
           operation_id: res.body.operation.id,
         }),
       );
-      const del = await remove('vol_acfree1');
-      expect(del.body.error.details).toEqual({ operation_id: res.body.operation.id });
+      // Detach and delete too: the operation in the way is named before the volume's status is judged.
+      for (const other of [await remove('vol_acfree1'), await detach('vol_acfree1')]) {
+        expect(other.status).toBe(409);
+        expect(other.body.error.details).toEqual({ operation_id: res.body.operation.id });
+      }
     });
 
     it('409 quota_exceeded when the server has no free slot (disks + attaches in flight); a given mount path is kept', async () => {

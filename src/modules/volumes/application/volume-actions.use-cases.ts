@@ -27,9 +27,10 @@ export interface VolumeActionResult {
 
 /**
  * What attach, detach and delete share: in one transaction, lock the volume (404), let the
- * action check it, refuse a second unfinished operation (409 invalid_state naming it in
- * details.operation_id), create the operation, write the audit row; the provider's health
- * last (503, the transaction rolled back: nothing reserved).
+ * action check the resources it names (404, 400), refuse a second unfinished operation (409
+ * invalid_state naming it in details.operation_id), let it check the volume's status (409
+ * invalid_state) and the rest (409 quota_exceeded), create the operation, write the audit
+ * row; the provider's health last (503, the transaction rolled back: nothing reserved).
  */
 @Injectable()
 export class VolumeActionRunner {
@@ -48,9 +49,11 @@ export class VolumeActionRunner {
     ip: string | null,
     action: {
       type: OperationType;
-      /** Checks before the unfinished-operation check (404 and 400 of other resources, 409 invalid_state of the volume's status). */
+      /** Checks of the other resources the action names, before any 409 (404, 400). */
       check?: (volume: Volume) => void | Promise<void>;
-      /** Checks after it (409 quota_exceeded); returns the operation's shape. */
+      /** The volume's status (409 invalid_state), after the unfinished-operation check. */
+      checkState?: (volume: Volume) => void;
+      /** The last checks (409 quota_exceeded); returns the operation's shape. */
       plan: (volume: Volume) => Promise<{ vmId: string | null; steps: OperationStep[]; params: JsonObject; audit: JsonObject }>;
       /** Writes to the volume itself at acceptance (delete: `deleting`). */
       apply?: (volume: Volume) => Promise<void>;
@@ -60,8 +63,11 @@ export class VolumeActionRunner {
       const volume = await this.volumes.lockInOrg(principal.orgId, volumeId);
       if (!volume) throw notFound(`Volume ${volumeId} not found`);
       await action.check?.(volume);
+      // An operation in the way is named first: a disk still `creating`, or with an attach in
+      // flight, tells the caller which operation to wait for rather than its current status.
       const inTheWay = await this.operations.unfinishedForVolume(volume.id);
       if (inTheWay) throw operationInTheWay(volume.id, inTheWay);
+      action.checkState?.(volume);
       const plan = await action.plan(volume);
       const operation = Operation.create({
         id: newId('op'),
@@ -116,8 +122,8 @@ export class AttachVolume {
         if (server.zoneId !== volume.zoneId) {
           throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; volume ${volume.id} is in ${volume.zoneId}`, { field: 'server_id' });
         }
-        assertAttachable(volume);
       },
+      checkState: assertAttachable,
       plan: async (volume) => {
         if (!server) throw new Error('attach planned before its check');
         const offer = await this.catalog.offer(volume.regionId, volume.type);
@@ -143,7 +149,7 @@ export class DetachVolume {
   execute(principal: Principal, input: { volumeId: string }, ip: string | null): Promise<VolumeActionResult> {
     return this.runner.run(principal, input.volumeId, ip, {
       type: 'volume.detach',
-      check: assertDetachable,
+      checkState: assertDetachable,
       plan: async (volume) => ({
         vmId: volume.server!.id,
         steps: detachSteps(),
@@ -169,7 +175,7 @@ export class DeleteVolume {
   execute(principal: Principal, input: { volumeId: string; detach: boolean }, ip: string | null): Promise<VolumeActionResult> {
     return this.runner.run(principal, input.volumeId, ip, {
       type: 'volume.delete',
-      check: (volume) => {
+      checkState: (volume) => {
         if (volume.status === 'deleting' || volume.status === 'deleted' || volume.deletedAt) {
           throw invalidState(`Volume ${volume.id} is ${volume.status === 'deleting' ? 'already being deleted' : 'deleted'}`);
         }

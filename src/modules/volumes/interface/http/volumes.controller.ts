@@ -122,8 +122,8 @@ export class VolumesController {
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Answers 202 with a volume.attach operation (steps ' +
       'attaching, mounting); the volume stays `available` until it succeeds. Errors in this order: 400, 409 idempotency_conflict, ' +
-      '404 (volume, server), 400 (server in another zone), 409 invalid_state (not available, or an unfinished operation: ' +
-      'details.operation_id), 409 quota_exceeded (no free slot on the server), 503 provider_unavailable.',
+      '404 (volume, server), 400 (server in another zone), 409 invalid_state (an unfinished operation: details.operation_id; ' +
+      'then not available), 409 quota_exceeded (no free slot on the server), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
   @ApiIdempotencyKey([202, 404, 409])
@@ -151,7 +151,7 @@ export class VolumesController {
       'API key scope vm:write, or a developer, admin or owner with a session. No body. Answers 202 with a volume.detach operation ' +
       '(steps unmounting, detaching); the volume stays `attached` until it succeeds. A failed unmount fails the operation and ' +
       'leaves the disk attached (never a forced detach). Errors in this order: 409 idempotency_conflict, 404, 409 invalid_state ' +
-      '(not attached, or an unfinished operation: details.operation_id), 503 provider_unavailable.',
+      '(an unfinished operation: details.operation_id; then not attached), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
   @ApiIdempotencyKey([202, 404, 409])
@@ -176,7 +176,7 @@ export class VolumesController {
       'API key scope vm:write, or a developer, admin or owner with a session. The volume becomes `deleting` at once; a ' +
       'volume.delete operation (steps unmounting and detaching when attached, then deleting) ends it `deleted`, its capacity ' +
       'given back. **The prepaid term is not refunded.** Errors in this order: 400 (detach not true/false), 409 ' +
-      'idempotency_conflict, 404, 409 invalid_state (already deleting or deleted, an unfinished operation: details.operation_id, ' +
+      'idempotency_conflict, 404, 409 invalid_state (an unfinished operation: details.operation_id; already deleting or deleted; ' +
       'delete_protection on, attached without ?detach=true), 503 provider_unavailable.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
