@@ -3,7 +3,6 @@ import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
-import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
@@ -44,7 +43,6 @@ export class AppModule {
         OperationsWorkerModule,
         IdempotencyJobsModule,
         AuthJobsModule,
-        VolumesJobsModule,
         OperatorModule,
         MonitoringModule,
         DocsModule,
