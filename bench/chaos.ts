@@ -10,7 +10,10 @@
  * end), CHAOS_S (seconds of traffic and faults, 60, at most 3600), CONCURRENCY (clients, 8, at
  * most 64), KILL_EVERY_MS (4000), TERMINATE_EVERY_MS (5000), REDIS_EVERY_MS (9000; Redis stays
  * down 3 s each time), WAIT_S (time allowed for operations to end afterwards, 120), CHAOS_KEEP=1
- * (keep the database for inspection).
+ * (keep the database for inspection), PROVIDER_FAULTS (the simulated storage provider's random
+ * failure rate given to the servers, 0.1: disk steps fail and are retried with backoff; calls
+ * that took effect lose their answer too), PROVIDER_LATENCY_MS (20, so steps are in flight when a
+ * process is killed).
  *
  * Faults: SIGKILL of one server process, restarted at once (in-flight requests to it are cut:
  * counted, not failures); pg_terminate_backend of every backend of ITS OWN database but its own
@@ -107,6 +110,7 @@ interface Org {
   /** The owner's session (the account routes take sessions only). */
   session: string;
   volumes: string[];
+  server: string;
 }
 
 interface Reply {
@@ -178,8 +182,76 @@ interface Action {
   run(ctx: Context): Promise<void>;
 }
 
-/** The traffic mix. Add an action (purchase, attach, ...) as one more entry. */
+/** Counts a volume action's answer; a 202 names its operation (and, for a purchase, the new volume joins the org's). */
+function noteAction(ctx: Context, action: string, org: Org, reply: Reply | undefined): void {
+  ctx.stats.count(action, reply ? String(reply.status) : 'cut_by_kill');
+  if (!reply) return;
+  if (reply.status !== 202) return;
+  const body = JSON.parse(reply.body) as { operation?: { id?: string }; volume?: { id?: string } };
+  if (body.operation?.id) ctx.stats.accepted.add(body.operation.id);
+  else ctx.stats.problem(`${action} 202 without an operation id: ${reply.body.slice(0, 200)}`);
+  if (action === 'purchase' && body.volume?.id && !org.volumes.includes(body.volume.id)) org.volumes.push(body.volume.id);
+}
+
+/** The traffic mix. Add an action as one more entry. */
 const ACTIONS: Action[] = [
+  {
+    // Buys a disk, half of them onto the org's server; a third are sent twice with the same key (the replay must match).
+    name: 'purchase',
+    weight: 6,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const body = JSON.stringify({
+        name: `p-${randomBytes(6).toString('hex')}`,
+        region: 'id-jkt',
+        size_gb: pick([10, 20, 50]),
+        term_months: pick([1, 3, 12]),
+        currency: pick(['USD', 'IDR']),
+        ...(Math.random() < 0.5 ? { server_id: org.server } : {}),
+      });
+      const key = randomUUID();
+      const reply = await ctx.send(org, 'POST', '/v1/volumes', { body, key });
+      noteAction(ctx, 'purchase', org, reply);
+      if (reply && Math.random() < 0.33) {
+        const again = await ctx.send(org, 'POST', '/v1/volumes', { body, key });
+        ctx.stats.count('purchase_repeat_key', again ? String(again.status) : 'cut_by_kill');
+        // Stored answers (2xx, 402, 404, 409) replay byte for byte; a 5xx stored nothing.
+        if (again && [202, 402, 404, 409].includes(reply.status) && (again.status !== reply.status || again.body !== reply.body)) {
+          ctx.stats.problem(`purchase replay of key ${key} answered ${again.status} ${again.body.slice(0, 120)}; the original was ${reply.status} ${reply.body.slice(0, 120)}`);
+        }
+      }
+    },
+  },
+  {
+    name: 'attach',
+    weight: 5,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const reply = await ctx.send(org, 'POST', `/v1/volumes/${pick(org.volumes)}/attach`, { body: JSON.stringify({ server_id: org.server }), key: randomUUID() });
+      noteAction(ctx, 'attach', org, reply);
+    },
+  },
+  {
+    name: 'detach',
+    weight: 5,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const reply = await ctx.send(org, 'POST', `/v1/volumes/${pick(org.volumes)}/detach`, { key: randomUUID() });
+      noteAction(ctx, 'detach', org, reply);
+    },
+  },
+  {
+    // Deletes only disks this run bought (the seeded ones keep the renewals busy), with ?detach=true half of the time.
+    name: 'delete',
+    weight: 3,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const bought = org.volumes.slice(VOLUMES_PER_ORG);
+      if (bought.length === 0) return;
+      const reply = await ctx.send(org, 'DELETE', `/v1/volumes/${pick(bought)}${Math.random() < 0.5 ? '?detach=true' : ''}`, { key: randomUUID() });
+      noteAction(ctx, 'delete', org, reply);
+    },
+  },
   {
     name: 'renew',
     weight: 30,
@@ -418,6 +490,11 @@ async function main(): Promise<void> {
       RATE_LIMIT_PER_MINUTE: '1000000',
       DB_POOL_SIZE: '5',
       SHUTDOWN_TIMEOUT_MS: '2000',
+      // The storage provider fails at random: disk steps are retried with backoff (1 s, 2 s … of
+      // PROVIDER_RETRY_BASE_MS 200 here, within a window longer than the run's wait).
+      PROVIDER_FAULTS: process.env.PROVIDER_FAULTS ?? '0.1',
+      PROVIDER_LATENCY_MS: process.env.PROVIDER_LATENCY_MS ?? '20',
+      PROVIDER_RETRY_BASE_MS: '200',
     });
 
     // Migrate and seed through the CLI, as an operator would.
@@ -429,8 +506,8 @@ async function main(): Promise<void> {
     cli(['migrate']);
     const file = join(tmp, 'seed.json');
     writeFileSync(file, JSON.stringify(seedFile()));
-    const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[] }[] };
-    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, session: '', volumes: o.volumes }));
+    const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[]; servers: string[] }[] };
+    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, session: '', volumes: o.volumes, server: o.servers[0] }));
 
     servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
     for (const [i, org] of orgs.entries()) {

@@ -6,6 +6,7 @@ import { AdvanceOperations } from '../../src/modules/operations/application/adva
 import { OWNER_PASSWORD, apiToken, bearer, organization, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { OpenApiDoc, processHttp } from '../support/openapi-validation';
 import { TestApp, startTestApp } from '../support/test-app';
+import { setProviderDown } from '../support/provider';
 
 /**
  * The contract suite an integrator's CI would run: jest-openapi against the running service
@@ -57,7 +58,7 @@ describe('contract: jest-openapi against the running service', () => {
       organizations: [
         {
           ...ct,
-          volumes: [...organization('ct').volumes, ...ct.volumes],
+          volumes: [...organization('ct').volumes, ...ct.volumes, { ...ct.volumes[0], id: 'vol_ctfree1', name: 'free-1' }],
           api_keys: [
             ...ct.api_keys,
             { name: 'read', scopes: ['vm:read'], token: apiToken('ct', 'r') },
@@ -175,7 +176,87 @@ describe('contract: jest-openapi against the running service', () => {
   const PROVOKED_OPERATIONS = [
     'signup', 'login', 'logout', 'getWallet', 'getVolumeOptions', 'listRegions', 'listOperations', 'getOperation',
     'listVolumes', 'getVolume', 'renewVolume', 'getHealth', 'getReadiness', 'getOpenApiDocument', 'getDocsPage', 'getDocsAsset',
+    'purchaseVolume', 'attachVolume', 'detachVolume', 'deleteVolume',
   ];
+
+  /** With the provider known to be down for the duration of `work`. */
+  const providerDown = async (work: () => Promise<Response>): Promise<Response> => {
+    await setProviderDown(t, true);
+    try {
+      return await work();
+    } finally {
+      await setProviderDown(t, false);
+    }
+  };
+  /** With every offer's per_server_limit at 1 for the duration of `work` (vm_ctweb1 holds one disk). */
+  const oneDiskPerServer = async (work: () => Promise<Response>): Promise<Response> => {
+    await t.sql(`UPDATE volume_offers SET per_server_limit = 1`);
+    try {
+      return await work();
+    } finally {
+      await t.sql(`UPDATE volume_offers SET per_server_limit = CASE type WHEN 'premium' THEN 8 ELSE 4 END`);
+    }
+  };
+  const order = (name: string, extra: object = {}) => ({ name, region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD', ...extra });
+  const buy = (body: object, auth: Record<string, string> = rw) => api.post('/v1/volumes').set(auth).send(body);
+
+  /** The volume actions' own provocations (the table below is the renewal's), by operation and code. */
+  const PROVOKE_ON: Record<string, Record<string, () => Promise<Response>>> = {
+    purchaseVolume: {
+      not_found: () => buy(order('c-nf', { region: 'xx-none' })),
+      idempotency_conflict: async () => {
+        await buy(order('c-ic', { region: 'xx-none' })).set('Idempotency-Key', 'contract-buy-conflict');
+        return buy(order('c-ic', { region: 'xx-nowhere' })).set('Idempotency-Key', 'contract-buy-conflict');
+      },
+      quote_expired: async () => {
+        await t.sql(
+          `INSERT INTO quotes (id, org_id, region_id, type, size_gb, term_months, currency, price_usd_minor, price_idr_minor, amount, created_at, expires_at)
+           VALUES ('quo_ctexpired', 'org_ct', 'id-jkt', 'premium', 10, 1, 'USD', 2000, 320, 20000, now() - interval '1 hour', now() - interval '50 minutes')
+           ON CONFLICT (id) DO NOTHING`,
+        );
+        return buy(order('c-qe', { quote_id: 'quo_ctexpired' }));
+      },
+      invalid_state: async () => {
+        const quote = await api.post('/v1/quotes').set(rw).send({ region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD' });
+        expect((await buy(order(`c-q-${quote.body.id.slice(-6)}`, { quote_id: quote.body.id }))).status).toBe(202);
+        return buy(order('c-q-again', { quote_id: quote.body.id }));
+      },
+      conflict: () => buy(order('data-1')),
+      out_of_stock: () => buy(order('c-oos', { zone: 'id-jkt-b' })),
+      quota_exceeded: () => oneDiskPerServer(() => buy(order('c-qx', { server_id: 'vm_ctweb1' }))),
+      insufficient_balance: () => buy(order('c-poor', { size_gb: 100, term_months: 12 }), bearer(apiToken('cp', 'rw'))),
+      provider_unavailable: () => providerDown(() => buy(order('c-down'))),
+    },
+    attachVolume: {
+      not_found: () => api.post('/v1/volumes/vol_unknown/attach').set(rw).send({ server_id: 'vm_ctweb1' }),
+      idempotency_conflict: async () => {
+        await api.post('/v1/volumes/vol_unknown/attach').set(rw).set('Idempotency-Key', 'contract-attach-conflict').send({ server_id: 'vm_ctweb1' });
+        return api.post('/v1/volumes/vol_unknown/attach').set(rw).set('Idempotency-Key', 'contract-attach-conflict').send({ server_id: 'vm_other' });
+      },
+      invalid_state: () => api.post('/v1/volumes/vol_ctdata1/attach').set(rw).send({ server_id: 'vm_ctweb1' }),
+      quota_exceeded: () => oneDiskPerServer(() => api.post('/v1/volumes/vol_ctfree1/attach').set(rw).send({ server_id: 'vm_ctweb1' })),
+      provider_unavailable: () => providerDown(() => api.post('/v1/volumes/vol_ctfree1/attach').set(rw).send({ server_id: 'vm_ctweb1' })),
+    },
+    detachVolume: {
+      not_found: () => api.post('/v1/volumes/vol_unknown/detach').set(rw),
+      idempotency_conflict: async () => {
+        await api.post('/v1/volumes/vol_unknown/detach').set(rw).set('Idempotency-Key', 'contract-detach-conflict');
+        return api.post('/v1/volumes/vol_unknown2/detach').set(rw).set('Idempotency-Key', 'contract-detach-conflict');
+      },
+      invalid_state: () => api.post('/v1/volumes/vol_ctfree1/detach').set(rw),
+      provider_unavailable: () => providerDown(() => api.post('/v1/volumes/vol_ctdata1/detach').set(rw)),
+    },
+    deleteVolume: {
+      invalid_request: () => api.delete('/v1/volumes/vol_ctfree1?detach=maybe').set(rw),
+      not_found: () => api.delete('/v1/volumes/vol_unknown').set(rw),
+      idempotency_conflict: async () => {
+        await api.delete('/v1/volumes/vol_unknown').set(rw).set('Idempotency-Key', 'contract-delete-conflict');
+        return api.delete('/v1/volumes/vol_unknown2').set(rw).set('Idempotency-Key', 'contract-delete-conflict');
+      },
+      invalid_state: () => api.delete('/v1/volumes/vol_ctdata1').set(rw),
+      provider_unavailable: () => providerDown(() => api.delete('/v1/volumes/vol_ctfree1').set(rw)),
+    },
+  };
 
   /** What breaks each route with an unexpected failure: a table it needs, renamed for one request. */
   const brokenTable = (path: string): string | undefined =>
@@ -213,9 +294,11 @@ describe('contract: jest-openapi against the running service', () => {
                 await t.sql(`ALTER TABLE ${table}_gone RENAME TO ${table}`);
               }
             } else {
+              const own = PROVOKE_ON[op.operationId]?.[code];
               const make = provoke[code];
-              if (!make) throw new Error(`no way to provoke ${where}`);
-              res = await make(method, path, op);
+              if (own) res = await own();
+              else if (make) res = await make(method, path, op);
+              else throw new Error(`no way to provoke ${where}`);
             }
             expect({ where, status: res.status, code: (res.body as { error?: { code?: string } }).error?.code }).toEqual({ where, status: Number(status), code: status === '413' ? 'invalid_request' : code });
             expect(res).toSatisfyApiSpec();

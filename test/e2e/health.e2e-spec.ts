@@ -1,7 +1,8 @@
 import { DataSource } from 'typeorm';
+import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
 
-const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured' } };
+const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'ok' } };
 
 describe('GET /v1/health and GET /v1/ready', () => {
   let t: TestApp;
@@ -27,6 +28,20 @@ describe('GET /v1/health and GET /v1/ready', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(READY);
     expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('ready stays 200 and reports the storage provider down while PROVIDER_DOWN holds (its probe opens the circuit within about 5 s), ok again once it answers', async () => {
+    t.settings.providerDown = true;
+    try {
+      await waitFor('the circuit to open', async () => (await t.http.get('/v1/ready')).body.checks.provider === 'down', 15_000, 200);
+      const res = await t.http.get('/v1/ready');
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ status: 'ready', checks: { ...READY.checks, provider: 'down' } });
+    } finally {
+      t.settings.providerDown = false;
+    }
+    await waitFor('the circuit to close', async () => (await t.http.get('/v1/ready')).body.checks.provider === 'ok', 15_000, 200);
+    expect((await t.http.get('/v1/ready')).body).toEqual(READY);
   });
 
   it('neither probe counts against the rate limit, which still applies to other routes', async () => {
@@ -56,7 +71,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured' } });
+      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured', provider: 'ok' } });
       // Liveness is about the process only.
       expect((await t.http.get('/v1/health')).status).toBe(200);
     } finally {
@@ -71,7 +86,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     await t.app.get(DataSource).destroy();
     const res = await t.http.get('/v1/ready');
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } });
+    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok' } });
     const health = await t.http.get('/v1/health');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ status: 'ok' });
@@ -85,7 +100,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok' } });
     } finally {
       await t.close();
     }
@@ -97,7 +112,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok' } });
     } finally {
       await t.close();
     }

@@ -251,10 +251,14 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/operations/{id}': 'headOperation',
       'GET /v1/volumes': 'listVolumes',
       'HEAD /v1/volumes': 'headVolumes',
+      'POST /v1/volumes': 'purchaseVolume',
       'GET /v1/volumes/{id}': 'getVolume',
       'HEAD /v1/volumes/{id}': 'headVolume',
       'POST /v1/volumes/{id}/renew': 'renewVolume',
       'PATCH /v1/volumes/{id}': 'updateVolume',
+      'DELETE /v1/volumes/{id}': 'deleteVolume',
+      'POST /v1/volumes/{id}/attach': 'attachVolume',
+      'POST /v1/volumes/{id}/detach': 'detachVolume',
       'POST /v1/quotes': 'createQuote',
       'GET /v1/quotes/{id}': 'getQuote',
       'HEAD /v1/quotes/{id}': 'headQuote',
@@ -303,8 +307,13 @@ describe('OpenAPI document and docs page', () => {
       description: 'Set when failed; null otherwise',
       example: null,
     });
-    expect(schemas.Operation.properties.result.oneOf).toEqual([{ $ref: '#/components/schemas/VolumeRenewResult' }, NULL]);
-    expect(schemas.Operation.properties.type.enum).toEqual(['volume.renew']);
+    expect(schemas.Operation.properties.result.oneOf).toEqual([
+      { $ref: '#/components/schemas/VolumeCreateResult' },
+      { $ref: '#/components/schemas/VolumeActionResult' },
+      { $ref: '#/components/schemas/VolumeRenewResult' },
+      NULL,
+    ]);
+    expect(schemas.Operation.properties.type.enum).toEqual(['volume.create', 'volume.attach', 'volume.detach', 'volume.delete', 'volume.renew']);
     expect(schemas.VolumeRenewResult).toEqual({
       type: 'object',
       description: 'result of a succeeded volume.renew',
@@ -334,6 +343,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/FieldErrorDetails' },
       { $ref: '#/components/schemas/InsufficientBalanceDetails' },
       { $ref: '#/components/schemas/QuotaExceededDetails' },
+      { $ref: '#/components/schemas/OperationInTheWayDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

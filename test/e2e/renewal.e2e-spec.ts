@@ -426,9 +426,9 @@ describe('POST /v1/volumes/{id}/renew', () => {
     expect(again.body).toEqual({
       error: {
         code: 'invalid_state',
-        message: 'Volume vol_busydata1 already has an operation pending or running; wait for it to end',
+        message: `Volume vol_busydata1 already has an operation pending or running (${first.body.operation.id}); wait for it to end`,
         request_id: again.headers['x-request-id'],
-        details: {},
+        details: { operation_id: first.body.operation.id },
       },
     });
     // The volume check comes before the wallet check: USD cannot be covered, still 409.

@@ -1,3 +1,4 @@
+import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
@@ -20,10 +21,11 @@ const CHECKS = [
   'operations.unfinished_leased',
   'servers.within_per_server_limit',
   'regions.used_gb_matches_volumes',
+  'provider.disks_match_volumes',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
-const SUFFIXES = ['av', 'rs', 'sc', 'fr', 'us', 'ul', 'sv', 'ok'];
+const SUFFIXES = ['av', 'rs', 'sc', 'fr', 'us', 'ul', 'sv', 'pd', 'ok'];
 
 /**
  * `verify`: on a database left by real traffic (renewals succeeded, failed, pending) every check
@@ -51,7 +53,7 @@ describe('verify: invariants of money, operations and servers', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db)), new SystemClock());
+    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock());
     await t.seed({ regions: [region()], organizations: SUFFIXES.map((s) => orgWithDetachedVolumes(s, 2, { USD: '100.00000', IDR: '1500000' })) });
   });
   afterAll(async () => t?.close());
@@ -65,6 +67,7 @@ describe('verify: invariants of money, operations and servers', () => {
     for (const s of ['av', 'rs', 'sc', 'ok']) ops[`${s}_succeeded`] = await renew(s, `vol_${s}v1`);
     ops.fr_failed = await renew('fr', 'vol_frv1');
     await t.sql(`UPDATE volumes SET status = 'deleted', deleted_at = now() WHERE id = 'vol_frv1'`);
+    await t.sql(`UPDATE provider_disks SET deleted_at = now() WHERE volume_id = 'vol_frv1'`);
     await t.app.get(AdvanceOperations).runUntilIdle();
     for (const s of ['us', 'ul', 'ok']) ops[`${s}_pending`] = await renew(s, `vol_${s}v2`);
     expect(await t.sql(`SELECT status, count(*)::int AS n FROM operations GROUP BY status ORDER BY status`)).toEqual([
@@ -108,7 +111,15 @@ describe('verify: invariants of money, operations and servers', () => {
          VALUES ($1, 'org_sv', $2, 'attached', 'ssd', 'id-jkt', 'id-jkt-a', 20, 'vm_svfull', $3, true, 1, 'USD', 25000, 1250, 200, now() + interval '1 month')`,
         [`vol_svssd${i}`, `ssd-${i}`, `/mnt/ssd${i}`],
       );
+      await t.sql(
+        `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted)
+         VALUES ($1, $2, 'id-jkt-a', 20, 'ssd', 'vm_svfull', $3, true)`,
+        [`disk_svssd${i}`, `vol_svssd${i}`, `/mnt/ssd${i}`],
+      );
     }
+    // The provider holds a detached volume's disk attached to a server.
+    await t.sql(`UPDATE provider_disks SET server_id = 'vm_pdweb1' WHERE volume_id = 'vol_pdv1'`);
+    const [{ disk_id: pdDisk }] = await t.sql<{ disk_id: string }>(`SELECT disk_id FROM provider_disks WHERE volume_id = 'vol_pdv1'`);
 
     const [{ live }] = await t.sql<{ live: string }>(`SELECT sum(size_gb)::text AS live FROM volumes WHERE region_id = 'id-jkt' AND deleted_at IS NULL`);
     const used = String(BigInt(live) + 7n);
@@ -164,6 +175,12 @@ describe('verify: invariants of money, operations and servers', () => {
         subject: 'id-jkt',
         message: `used_gb is ${used} but its live volumes hold ${live} GB`,
         details: { used_gb: used, live_gb: live },
+      },
+      {
+        check: 'provider.disks_match_volumes',
+        subject: 'vol_pdv1',
+        message: 'volume names server none but its disk is attached to vm_pdweb1',
+        details: { org_id: 'org_pd', status: 'available', server_id: null, disk_id: pdDisk, disk_server_id: 'vm_pdweb1' },
       },
     ]);
     // Verify wrote nothing: the organization that was left alone is as it was.

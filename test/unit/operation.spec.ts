@@ -35,7 +35,25 @@ describe('Operation state machine', () => {
       createdAt: T0,
       startedAt: null,
       finishedAt: null,
+      stepFailures: 0,
+      stepFailingSince: null,
     });
+  });
+
+  it("a step deferred (its provider unavailable) stays running, held by no worker until its retry time, the claim not counted; completing it resets the count", () => {
+    const op = renewal();
+    op.claim('w1', later(30_000), later(1000));
+    op.startStep('renewing', later(30_000));
+    op.deferStep('w1', later(2000), later(1000));
+    expect(op.snapshot()).toMatchObject({ status: 'running', lockedBy: null, lockedUntil: later(2000), attempts: 0, stepFailures: 1, stepFailingSince: later(1000), steps: [{ name: 'renewing', status: 'running' }] });
+    expect(op.isHeldBy('w1')).toBe(false);
+    expect(() => op.deferStep('w1', later(5000), later(2000))).toThrow(IllegalOperationTransition);
+    op.claim('w2', later(40_000), later(3000));
+    op.deferStep('w2', later(7000), later(3000));
+    expect(op.snapshot()).toMatchObject({ attempts: 0, stepFailures: 2, stepFailingSince: later(1000) });
+    op.claim('w3', later(40_000), later(8000));
+    op.completeStep('renewing');
+    expect(op.snapshot()).toMatchObject({ attempts: 1, stepFailures: 0, stepFailingSince: null });
   });
 
   it('pending → running when a worker claims it, under a lease', () => {

@@ -10,6 +10,7 @@ import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
 import { VolumeOffer, VolumeType } from '../options/domain/catalog';
+import { SeededDisks } from '../volumes/application/seeded-disks.port';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
@@ -45,6 +46,7 @@ export class LoadSeed {
     private readonly volumes: VolumeRepository,
     private readonly wallet: WalletLedger,
     private readonly clock: Clock,
+    private readonly seededDisks: SeededDisks,
   ) {}
 
   async execute(seed: SeedFile): Promise<SeedResult> {
@@ -83,7 +85,10 @@ export class LoadSeed {
         result.regions.push(region.id);
       }
       for (const [i, org] of seed.organizations.entries()) {
-        result.organizations.push(await this.loadOrganization(org, i, passwordHashes, lookups));
+        const loaded = await this.loadOrganization(org, i, passwordHashes, lookups);
+        // Their disks exist at the storage provider (the simulated one records them).
+        await this.seededDisks.adopt(loaded.volumes);
+        result.organizations.push(loaded);
       }
       return result;
     });

@@ -8,6 +8,13 @@ import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
 import { UpdateVolume } from './application/update-volume.use-case';
+import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor } from './application/volume-action-executors';
+import { VolumeStates } from './application/volume-states.port';
+import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
+import { StorageProviderModule } from './storage-provider.module';
+import { CleanUpOrphanDisks } from './application/clean-up-orphan-disks.use-case';
+import { PurchaseVolume } from './application/purchase-volume.use-case';
+import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
 import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
@@ -16,7 +23,7 @@ import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule],
   controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },
@@ -25,10 +32,21 @@ import { VolumesController } from './interface/http/volumes.controller';
     { provide: QuoteRepository, useClass: TypeOrmQuoteRepository },
     RenewVolume,
     RenewalExecutor,
+    { provide: VolumeStates, useClass: TypeOrmVolumeStates },
+    CreateVolumeExecutor,
+    AttachVolumeExecutor,
+    DetachVolumeExecutor,
+    DeleteVolumeExecutor,
+    CleanUpOrphanDisks,
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
+    PurchaseVolume,
+    VolumeActionRunner,
+    AttachVolume,
+    DetachVolume,
+    DeleteVolume,
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks],
 })
 export class VolumesModule {}

@@ -47,6 +47,16 @@ export interface Settings {
    * (a new API key's token). Never logged. Unset: a public salt (README "Idempotency-Key").
    */
   idempotencySecret: string | undefined;
+  /** The simulated storage provider: how long each call waits (to make steps observable). */
+  providerLatencyMs: number;
+  /** The simulated storage provider: the rate (0–1) of calls failing at random with provider_unavailable; 0 is off. */
+  providerFaults: number;
+  /** The simulated storage provider: every call fails with provider_unavailable. */
+  providerDown: boolean;
+  /** How long a step keeps being retried after provider_unavailable (from its first failed call) before the operation fails. */
+  providerRetryWindowMs: number;
+  /** The first retry delay of a step after provider_unavailable; doubled at each failure, capped at 60 s. */
+  providerRetryBaseMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -66,6 +76,14 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
   throw new Error(`Setting ${name} must be true or false, got "${raw}"`);
+}
+
+/** A rate from 0 to 1 (`off`, empty or unset: 0). */
+function rate(env: NodeJS.ProcessEnv, name: string): number {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '' || raw === 'off' || raw === 'false') return 0;
+  if (!/^(0|1|0?\.\d+|1\.0+)$/.test(raw)) throw new Error(`Setting ${name} must be off or a rate from 0 to 1 such as 0.2, got "${raw}"`);
+  return Number(raw);
 }
 
 const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
@@ -131,6 +149,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dbConnectTimeoutMs: int(env, 'DB_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
     dbIdleInTransactionTimeoutMs: int(env, 'DB_IDLE_IN_TRANSACTION_TIMEOUT_MS', 10_000, 100, 3_600_000),
     idempotencySecret: secret(env, 'IDEMPOTENCY_SECRET'),
+    providerLatencyMs: int(env, 'PROVIDER_LATENCY_MS', 0, 0, 600_000),
+    providerFaults: rate(env, 'PROVIDER_FAULTS'),
+    providerDown: bool(env, 'PROVIDER_DOWN', false),
+    providerRetryWindowMs: int(env, 'PROVIDER_RETRY_WINDOW_MS', 600_000, 0, 86_400_000),
+    providerRetryBaseMs: int(env, 'PROVIDER_RETRY_BASE_MS', 1_000, 1, 60_000),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   ApiExtraModels,
   ApiHeader,
   ApiProperty,
+  ApiPropertyOptional,
   ApiResponse,
   ApiSchema,
   DocumentBuilder,
@@ -73,6 +74,16 @@ export class InsufficientBalanceDetailsDto {
 export class QuotaExceededDetailsDto {
   @ApiProperty({ type: 'integer', example: 20 })
   limit: number;
+
+  @ApiPropertyOptional({ description: 'The server that holds its limit of data disks (purchase, attach)', example: 'vm_demoweb1' })
+  server_id?: string;
+}
+
+/** The operation in the way (invalid_state on a volume action). */
+@ApiSchema({ name: 'OperationInTheWayDetails', description: 'invalid_state of a volume action refused because of an unfinished operation: that operation' })
+export class OperationInTheWayDetailsDto {
+  @ApiProperty({ example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  operation_id: string;
 }
 
 /** `details` of every other code: an empty object. */
@@ -91,11 +102,12 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, `{}` for the others',
     oneOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
       { $ref: getSchemaPath(QuotaExceededDetailsDto) },
+      { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -104,7 +116,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

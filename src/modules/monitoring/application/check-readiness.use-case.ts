@@ -1,14 +1,17 @@
 import { Injectable } from '@nestjs/common';
+import { ProviderHealth } from '../../volumes/application/block-storage.port';
 import { DatabaseHealth, RedisHealth } from './readiness.port';
 
 export type DatabaseCheck = 'ok' | 'error';
 export type MigrationsCheck = 'ok' | 'pending' | 'error';
 /** degraded: configured but unreachable or hanging; requests are served, rate limited in each process's memory. */
 export type RedisCheck = 'ok' | 'degraded' | 'not_configured';
+/** down: the storage provider's circuit is open in this process (new disk actions answer 503); reported, never decides. */
+export type ProviderCheck = 'ok' | 'down';
 
 export interface Readiness {
   ready: boolean;
-  checks: { database: DatabaseCheck; migrations: MigrationsCheck; redis: RedisCheck };
+  checks: { database: DatabaseCheck; migrations: MigrationsCheck; redis: RedisCheck; provider: ProviderCheck };
 }
 
 /** How long one dependency may take to answer before readiness counts it as down. */
@@ -27,12 +30,15 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  * of this build. Each check is bounded in time, so a probe never hangs on a dependency that does
  * not answer. Redis is reported but does not decide: without it requests are still served (rate
  * limited in each process's memory), and a load balancer must not pull every instance at once.
+ * The storage provider is reported the same way (lifecycle.md: GET /v1/ready reports it but stays
+ * 200): its outage stops new disk actions, not the service.
  */
 @Injectable()
 export class CheckReadiness {
   constructor(
     private readonly database: DatabaseHealth,
     private readonly redis: RedisHealth,
+    private readonly provider: ProviderHealth,
   ) {}
 
   async execute(): Promise<Readiness> {
@@ -40,7 +46,7 @@ export class CheckReadiness {
     const redis = this.checkRedis();
     return {
       ready: database === 'ok' && migrations === 'ok',
-      checks: { database, migrations, redis },
+      checks: { database, migrations, redis, provider: this.provider.isDown() ? 'down' : 'ok' },
     };
   }
 

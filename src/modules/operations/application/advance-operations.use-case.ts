@@ -7,10 +7,11 @@ import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { JsonObject, Operation, OperationError } from '../domain/operation';
-import { OperationExecutors, OperationStepExecutor } from './operation-executors';
+import { OperationExecutors, OperationStepExecutor, StepUnavailable } from './operation-executors';
 import { NoOperationSignals, OperationSignals } from './operation-signals.port';
 import { OperationRepository } from './operations.port';
 import { NoOperationsTelemetry, OperationsTelemetry } from './operations-telemetry.port';
+import { retryWindowClosed, stepRetryDelayMs } from './step-retry';
 
 /** Operations claimed per batch. */
 export const CLAIM_BATCH_SIZE = 20;
@@ -155,6 +156,12 @@ export class AdvanceOperations {
             outcomes.set(op.id, 'skipped');
             continue;
           }
+          const executor = this.executors.get(op.type);
+          if (executor?.compensate || executor?.failed) {
+            // Their failure has its own transaction work (and calls outside it): one at a time.
+            later.push(op.id);
+            continue;
+          }
           const step = this.nextStepOf(op);
           if (step instanceof DomainError) failed(op, step);
           else if (step.perform) later.push(op.id);
@@ -229,8 +236,37 @@ export class AdvanceOperations {
       }
     } catch (err) {
       if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
+      if (err instanceof StepUnavailable) return this.retryStepLater(id, err);
       return this.retryLater(id, err);
     }
+  }
+
+  /**
+   * The step's external service was unavailable: the step is retried after a backoff (1 s, 2 s,
+   * 4 s … 60 s; PROVIDER_RETRY_BASE_MS) by whichever worker claims the operation then, without
+   * counting an attempt; once PROVIDER_RETRY_WINDOW_MS has passed since its first failure, the
+   * operation fails with the StepUnavailable's code (and gives everything back, see fail()).
+   */
+  private async retryStepLater(id: string, err: StepUnavailable): Promise<ExecutionOutcome> {
+    let decision: 'skipped' | 'deferred' | 'give-up';
+    try {
+      decision = await this.uow.run(async () => {
+        const op = await this.operations.lock(id);
+        if (!op || !op.isHeldBy(this.workerId)) return 'skipped';
+        const now = this.clock.now();
+        if (retryWindowClosed(op.stepFailingSince ?? now, now, this.settings.providerRetryWindowMs)) return 'give-up';
+        const retryAt = new Date(now.getTime() + stepRetryDelayMs(op.stepFailures + 1, this.settings.providerRetryBaseMs));
+        op.deferStep(this.workerId, retryAt, now);
+        await this.operations.save(op);
+        this.logger.log({ msg: 'operation step deferred: its external service is unavailable', operation_id: id, failures: op.stepFailures, retry_at: retryAt.toISOString(), err: err.message });
+        return 'deferred';
+      });
+    } catch (again) {
+      return this.retryLater(id, again);
+    }
+    if (decision !== 'give-up') return 'skipped';
+    const minutes = Math.round(this.settings.providerRetryWindowMs / 6_000) / 10;
+    return this.fail(id, { code: err.code, message: `The storage provider stayed unavailable for ${minutes} minutes: ${err.message}` });
   }
 
   /**
@@ -266,21 +302,40 @@ export class AdvanceOperations {
 
   /** The step's transaction rolled back: the resource is untouched. Fail it and give the hold back. */
   private async fail(id: string, failure: OperationError): Promise<ExecutionOutcome> {
+    let ended: Operation | undefined;
     try {
-      const ended = await this.uow.run(async () => {
+      ended = await this.uow.run(async () => {
         const op = await this.operations.lock(id);
         if (!op || !op.isHeldBy(this.workerId)) return undefined;
         op.fail(failure, this.clock.now());
+        await this.executors.get(op.type)?.failed?.(op, failure);
         await this.wallet.release(op.id);
         await this.operations.save(op);
         await this.signals.announceEnded([op.id]);
         return op;
       });
-      if (!ended) return 'skipped';
-      this.reportEnded(ended);
-      return 'failed';
     } catch (err) {
       return this.retryLater(id, err);
+    }
+    if (!ended) return 'skipped';
+    this.reportEnded(ended);
+    await this.compensate(ended);
+    return 'failed';
+  }
+
+  /**
+   * The executor's compensation, outside any transaction, once the failure is recorded (so that
+   * a step resumed after a crash can never build on something already undone). Best effort: what
+   * it cannot undo (the provider unreachable, or this process dying first) `cli verify` reports,
+   * and for a purchase's disk the orphan sweep deletes it later.
+   */
+  private async compensate(op: Operation): Promise<void> {
+    const executor = this.executors.get(op.type);
+    if (!executor?.compensate) return;
+    try {
+      await executor.compensate(op);
+    } catch (err) {
+      this.logger.warn({ msg: 'could not undo the external effects of a failed operation; `cli verify` reports what is left', operation_id: op.id, err: describe(err) });
     }
   }
 

@@ -1,5 +1,21 @@
 import { Injectable } from '@nestjs/common';
-import { JsonObject, Operation, OperationType } from '../domain/operation';
+import { JsonObject, Operation, OperationError, OperationType } from '../domain/operation';
+
+/**
+ * Thrown by a step's `perform` when the external service it calls is unavailable for a while
+ * (the storage provider's provider_unavailable). The worker keeps the step and retries it with
+ * exponential backoff (StepRetryPolicy), not counted as an attempt, until the retry window
+ * closes; then the operation fails with `code`.
+ */
+export class StepUnavailable extends Error {
+  constructor(
+    message: string,
+    readonly code: 'provider_unavailable' = 'provider_unavailable',
+  ) {
+    super(message);
+    this.name = 'StepUnavailable';
+  }
+}
 
 /**
  * One step of an operation, as named in its `steps`. The worker advances a step as:
@@ -42,6 +58,15 @@ export interface OperationExecutor {
   readonly type: OperationType;
   /** In the order of the operation's `steps`. */
   readonly steps: readonly OperationStepExecutor[];
+  /**
+   * Undoes, outside any transaction, what earlier steps did outside the database (the provider's
+   * disk of a failed purchase), once the operation is recorded failed. Best effort: an error is
+   * logged (what is left over, `cli verify` reports).
+   * Executors with `compensate` or `failed` run one operation at a time, never in the worker's batch transaction.
+   */
+  compensate?(operation: Operation): Promise<void>;
+  /** In the transaction that records the operation failed (and releases its hold): gives back what the accepting request took (capacity, the volume's status). */
+  failed?(operation: Operation, error: OperationError): Promise<void>;
 }
 
 /** The executors by operation type. */

@@ -19,6 +19,8 @@ export abstract class OperationRepository {
   /** Newest first. */
   abstract list(orgId: string, query: OperationListQuery): Promise<Page<Operation>>;
   abstract hasUnfinishedForVolume(volumeId: string): Promise<boolean>;
+  /** The id of the volume's unfinished (pending or running) operation, if any. */
+  abstract unfinishedForVolume(volumeId: string): Promise<string | undefined>;
   /**
    * Claims (in the active transaction) up to `limit` operations for `workerId`, oldest first:
    * pending ones, and running ones whose lease ended before `now`; each becomes running under a

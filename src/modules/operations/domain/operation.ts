@@ -49,6 +49,10 @@ export interface OperationState {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** Failed calls of the step in progress to an external service that was unavailable (the step is retried with backoff). */
+  stepFailures: number;
+  /** When the step in progress first failed so (the retry window counts from it), or null. */
+  stepFailingSince: Date | null;
 }
 
 /** A move the state machine forbids (a bug, never a caller's mistake). */
@@ -98,11 +102,13 @@ export class Operation {
       createdAt: new Date(input.createdAt.getTime()),
       startedAt: null,
       finishedAt: null,
+      stepFailures: 0,
+      stepFailingSince: null,
     });
   }
 
-  static restore(state: OperationState): Operation {
-    return new Operation({ ...state, steps: copySteps(state.steps) });
+  static restore(state: Omit<OperationState, 'stepFailures' | 'stepFailingSince'> & Partial<Pick<OperationState, 'stepFailures' | 'stepFailingSince'>>): Operation {
+    return new Operation({ ...state, steps: copySteps(state.steps), stepFailures: state.stepFailures ?? 0, stepFailingSince: state.stepFailingSince ?? null });
   }
 
   /** A copy of the state, for adapters and presenters. */
@@ -130,6 +136,12 @@ export class Operation {
   }
   get attempts(): number {
     return this.state.attempts;
+  }
+  get stepFailures(): number {
+    return this.state.stepFailures;
+  }
+  get stepFailingSince(): Date | null {
+    return this.state.stepFailingSince;
   }
 
   isFinished(): boolean {
@@ -176,6 +188,24 @@ export class Operation {
   /** Records that step `name` is done; the next step (if any) is now the one to run. */
   completeStep(name: string): void {
     this.setStep(name, 'succeeded', 'complete a step');
+    this.state.stepFailures = 0;
+    this.state.stepFailingSince = null;
+  }
+
+  /**
+   * The held operation's step in progress could not reach an external service (it was
+   * unavailable): the step stays `running` and the operation `running`, held by no worker until
+   * `retryAt` (the next claim after it takes the operation again); the failure is counted for the
+   * backoff, and this claim is not counted as an attempt.
+   */
+  deferStep(workerId: string, retryAt: Date, now: Date): void {
+    const s = this.state;
+    if (!this.isHeldBy(workerId)) throw new IllegalOperationTransition(s.id, s.status, `have its step deferred by ${workerId}`);
+    s.stepFailures += 1;
+    s.stepFailingSince = s.stepFailingSince ?? new Date(now.getTime());
+    s.lockedBy = null;
+    s.lockedUntil = new Date(retryAt.getTime());
+    s.attempts = Math.max(0, s.attempts - 1);
   }
 
   /**

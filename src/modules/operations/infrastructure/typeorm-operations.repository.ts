@@ -25,11 +25,13 @@ interface OperationRow {
   created_at_text: string;
   started_at: Date | null;
   finished_at: Date | null;
+  step_failures: number;
+  step_failing_since: Date | null;
 }
 
 const COLUMNS = `id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error, attempts,
   locked_by, locked_until, created_at, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text,
-  started_at, finished_at`;
+  started_at, finished_at, step_failures, step_failing_since`;
 
 const toOperation = (r: OperationRow): Operation =>
   Operation.restore({
@@ -50,6 +52,8 @@ const toOperation = (r: OperationRow): Operation =>
     createdAt: r.created_at,
     startedAt: r.started_at,
     finishedAt: r.finished_at,
+    stepFailures: r.step_failures,
+    stepFailingSince: r.step_failing_since,
   });
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
@@ -118,6 +122,15 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row !== undefined;
   }
 
+  async unfinishedForVolume(volumeId: string): Promise<string | undefined> {
+    const row = await this.db.one<{ id: string }>(
+      `SELECT id FROM operations WHERE volume_id = $1 AND status IN ('pending', 'running') LIMIT 1`,
+      [volumeId],
+      'operations_unfinished_id_for_volume',
+    );
+    return row?.id;
+  }
+
   /** One statement: the SKIP LOCKED selection and Operation.claim's writes. */
   async claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
     const rows = await this.db.query<{ id: string }>(
@@ -177,9 +190,12 @@ export class TypeOrmOperationRepository extends OperationRepository {
     const o = operation.snapshot();
     const { affected } = await this.db.exec(
       `UPDATE operations SET status = $2, steps = $3, result = $4, error = $5, attempts = $6, locked_by = $7, locked_until = $8,
-              started_at = $9, finished_at = $10
+              started_at = $9, finished_at = $10, step_failures = $11, step_failing_since = $12
         WHERE id = $1`,
-      [o.id, o.status, json(o.steps), json(o.result), json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.startedAt, o.finishedAt],
+      [
+        o.id, o.status, json(o.steps), json(o.result), json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.startedAt, o.finishedAt,
+        o.stepFailures, o.stepFailingSince,
+      ],
       'operations_save',
     );
     if (affected !== 1) throw new Error(`Operation ${o.id} does not exist`);

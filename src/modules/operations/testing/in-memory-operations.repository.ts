@@ -40,6 +40,10 @@ export class InMemoryOperationRepository extends OperationRepository {
     return [...this.rows.values()].some((r) => r.volumeId === volumeId && unfinished(r));
   }
 
+  async unfinishedForVolume(volumeId: string): Promise<string | undefined> {
+    return [...this.rows.values()].find((r) => r.volumeId === volumeId && unfinished(r))?.id;
+  }
+
   async claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]> {
     const claimable = [...this.rows.values()]
       .filter((r) => r.status === 'pending' || (r.status === 'running' && (!r.lockedUntil || r.lockedUntil.getTime() < now.getTime())))

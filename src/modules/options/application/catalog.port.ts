@@ -8,6 +8,10 @@ export abstract class Catalog {
   abstract regionExists(regionId: string): Promise<boolean>;
   /** Whether the zone belongs to the region. */
   abstract zoneInRegion(regionId: string, zoneId: string): Promise<boolean>;
+  /** The zone and its region; undefined when there is no such zone. */
+  abstract findZone(zoneId: string): Promise<(Zone & { regionId: string }) | undefined>;
+  /** The region's zones, by id. */
+  abstract zonesOf(regionId: string): Promise<Zone[]>;
   /** Sets whether the zone accepts new disks; undefined when there is no such zone. */
   abstract setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined>;
   /**

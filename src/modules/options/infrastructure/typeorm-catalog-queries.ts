@@ -4,6 +4,7 @@ import { CatalogQueries } from '../application/catalog-queries.port';
 import { VolumeType, Zone } from '../domain/catalog';
 import { OfferSnapshot, RegionLoad, RegionSummary, ServerSlot } from '../domain/volume-options';
 import { toOffer } from './typeorm-catalog';
+import { SERVER_SLOTS_TAKEN } from '../../volumes/infrastructure/typeorm-volumes.repository';
 
 interface SnapshotRow {
   region_id: string;
@@ -62,7 +63,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
               COALESCE((SELECT json_agg(json_build_object('id', s.id, 'name', s.name, 'zone_id', s.zone_id))
                           FROM servers s
                          WHERE s.org_id = $2 AND s.region_id = r.id AND s.deleted_at IS NULL
-                           AND (SELECT count(*) FROM volumes d WHERE d.server_id = s.id AND d.deleted_at IS NULL) < $3),
+                           AND (${SERVER_SLOTS_TAKEN('s.id')}) < $3),
                        '[]'::json) AS servers
          FROM regions r
         WHERE r.id = $1`,

@@ -69,6 +69,24 @@ export class TypeOrmCatalog extends Catalog {
     return (await this.db.one('SELECT 1 FROM zones WHERE id = $1 AND region_id = $2', [zoneId, regionId])) !== undefined;
   }
 
+  async findZone(zoneId: string): Promise<(Zone & { regionId: string }) | undefined> {
+    const row = await this.db.one<{ id: string; region_id: string; available: boolean }>(
+      'SELECT id, region_id, available FROM zones WHERE id = $1',
+      [zoneId],
+      'catalog_find_zone',
+    );
+    return row && { id: row.id, regionId: row.region_id, available: row.available };
+  }
+
+  async zonesOf(regionId: string): Promise<Zone[]> {
+    const rows = await this.db.query<{ id: string; available: boolean }>(
+      'SELECT id, available FROM zones WHERE region_id = $1 ORDER BY id',
+      [regionId],
+      'catalog_zones_of',
+    );
+    return rows.map((r) => ({ id: r.id, available: r.available }));
+  }
+
   async setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined> {
     const row = await this.db.one<{ id: string; region_id: string; available: boolean }>(
       'UPDATE zones SET available = $2 WHERE id = $1 RETURNING id, region_id, available',

@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
+import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
+import { ProviderDisksCheck } from './provider-disks-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -231,7 +233,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db) {
+  constructor(db: Db, storage: BlockStorage) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -242,6 +244,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new UnfinishedLeasedCheck(db),
       new ServerDiskLimitCheck(db),
       new RegionUsedGbCheck(db),
+      new ProviderDisksCheck(db, storage),
     ];
   }
 

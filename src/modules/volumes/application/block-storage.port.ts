@@ -38,6 +38,12 @@ export abstract class BlockStorage {
   abstract deleteDisk(input: { volumeId: string; step: string }): Promise<void>;
   /** The provider's disks (for `cli verify`: provider disks = volumes). */
   abstract listDisks(): Promise<ProviderDisk[]>;
+  /**
+   * A cheap health probe (no disk touched): resolves when the provider answers, throws
+   * ProviderUnavailable otherwise. Lets the circuit learn that the provider is down (or back)
+   * while no operation calls it.
+   */
+  abstract ping(): Promise<void>;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
-import { invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
+import { notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
@@ -12,6 +12,7 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
 import { TermMonths, Volume } from '../domain/volume';
+import { operationInTheWay } from '../domain/volume-actions';
 import { auditActor } from './audit-actor';
 import { renewalParams } from './renewal-params';
 import { VolumeRepository } from './volumes.port';
@@ -47,9 +48,8 @@ export class RenewVolume {
       const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
       if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
       const quote = quoteRenewal(volume, input.termMonths, input.currency);
-      if (await this.operations.hasUnfinishedForVolume(volume.id)) {
-        throw invalidState(`Volume ${volume.id} already has an operation pending or running; wait for it to end`);
-      }
+      const inTheWay = await this.operations.unfinishedForVolume(volume.id);
+      if (inTheWay) throw operationInTheWay(volume.id, inTheWay);
       const operation = Operation.create({
         id: newId('op'),
         orgId: principal.orgId,

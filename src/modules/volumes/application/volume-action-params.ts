@@ -90,3 +90,12 @@ export const deleteParams = {
     return { detach: params.detach };
   },
 };
+
+/**
+ * `result` of a succeeded volume.attach, volume.detach or volume.delete (the OpenAPI schema
+ * VolumeActionResult): the volume and the status it reached (attached, available, deleted).
+ * volume.create's is {volume_id, size_gb, expires_at, charged: {currency, amount}} (lifecycle.md).
+ */
+export function volumeActionResult(volumeId: string, status: 'attached' | 'available' | 'deleted'): JsonObject {
+  return { volume_id: volumeId, status };
+}

@@ -12,7 +12,7 @@ export interface VolumeChanges {
   deleteProtection?: boolean;
 }
 
-export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt'> & { serverId: string | null };
+export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt'> & { serverId: string | null; createdAt?: Date };
 
 /** Volumes of organizations. Lookups are always scoped to one organization. */
 export abstract class VolumeRepository {
@@ -39,6 +39,8 @@ export abstract class VolumeRepository {
    * organization), locked in id order (in the active transaction) until it ends. Missing ones are left out.
    */
   abstract lockManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Volume[]>;
+  /** A delete was accepted: the volume is `deleting` at once (it keeps its server until the worker detaches it). */
+  abstract markDeleting(id: string): Promise<void>;
   /** Writes a successful renewal: expiry, term and billing. */
   abstract saveRenewal(id: string, terms: RenewedTerms): Promise<void>;
   /** saveRenewal() of several volumes, in one statement. */
@@ -49,4 +51,12 @@ export abstract class VolumeRepository {
 export abstract class ServerRepository {
   abstract create(server: { id: string; orgId: string; name: string; regionId: string; zoneId: string }): Promise<Server>;
   abstract findInOrg(orgId: string, id: string): Promise<Server | undefined>;
+  /** Like findInOrg (not deleted servers only), and locks the server's row until the transaction ends: the per-server slot count is taken under it. */
+  abstract lockInOrg(orgId: string, id: string): Promise<Server | undefined>;
+  /**
+   * The data disks the server holds or is about to hold: volumes not deleted on it, plus
+   * unfinished volume.create and volume.attach operations with it (whose volume is not on it yet).
+   * Call it under lockInOrg so two requests cannot both take the last slot.
+   */
+  abstract slotsTaken(serverId: string): Promise<number>;
 }

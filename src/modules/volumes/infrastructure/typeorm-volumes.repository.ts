@@ -77,7 +77,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
   async create(v: NewVolume): Promise<Volume> {
     try {
-      await this.db.query(`INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(1)}`, insertParams(v));
+      await this.db.query(`INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(1)}`, insertParams(v), 'volumes_create');
     } catch (err) {
       if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
@@ -176,6 +176,11 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     }
   }
 
+  async markDeleting(id: string): Promise<void> {
+    const { affected } = await this.db.exec(`UPDATE volumes SET status = 'deleting' WHERE id = $1`, [id], 'volumes_mark_deleting');
+    if (affected !== 1) throw new Error(`Volume ${id} does not exist`);
+  }
+
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
     const { affected } = await this.db.exec(
       `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5 WHERE id = $1`,
@@ -206,19 +211,26 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
 /** The columns a new volume's INSERT writes, in the order of insertParams(). */
 const INSERT_COLUMNS = `id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
-  term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection`;
-const INSERT_WIDTH = 20;
+  term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection, created_at`;
+const INSERT_WIDTH = 21;
 
-/** `($1, …, $20), ($21, …)`: the VALUES of `rows` volumes (at most 3,000 per statement: 65,535 parameters). */
+/**
+ * `($1, …, COALESCE($21::timestamptz, now())), ($22, …)`: the VALUES of `rows` volumes (at most 3,000 per statement:
+ * 65,535 parameters); created_at is the volume's own when given, else the transaction's time.
+ */
 function valuesList(rows: number): string {
-  return Array.from({ length: rows }, (_, r) => `(${Array.from({ length: INSERT_WIDTH }, (_, c) => `$${r * INSERT_WIDTH + c + 1}`).join(', ')})`).join(', ');
+  const placeholder = (r: number, c: number): string => {
+    const p = `$${r * INSERT_WIDTH + c + 1}`;
+    return c === INSERT_WIDTH - 1 ? `COALESCE(${p}::timestamptz, now())` : p;
+  };
+  return Array.from({ length: rows }, (_, r) => `(${Array.from({ length: INSERT_WIDTH }, (_, c) => placeholder(r, c)).join(', ')})`).join(', ');
 }
 
 function insertParams(v: NewVolume): unknown[] {
   return [
     v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
     v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
-    v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
+    v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection, v.createdAt ?? null,
   ];
 }
 
@@ -271,4 +283,30 @@ export class TypeOrmServerRepository extends ServerRepository {
     const row = await this.db.one<ServerRow>(`SELECT ${SERVER_COLUMNS} FROM servers WHERE org_id = $1 AND id = $2`, [orgId, id]);
     return row && toServer(row);
   }
+
+  async lockInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const row = await this.db.one<ServerRow>(
+      `SELECT ${SERVER_COLUMNS} FROM servers WHERE org_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`,
+      [orgId, id],
+      'servers_lock_in_org',
+    );
+    return row && toServer(row);
+  }
+
+  async slotsTaken(serverId: string): Promise<number> {
+    const row = await this.db.one<{ n: number }>(`SELECT (${SERVER_SLOTS_TAKEN('$1')})::int AS n`, [serverId], 'servers_slots_taken');
+    return row?.n ?? 0;
+  }
 }
+
+/**
+ * The data disks a server holds or is about to hold (lifecycle.md "Buying": 409 quota_exceeded):
+ * volumes not deleted on it (volumes_server_live_idx), plus unfinished volume.create and
+ * volume.attach operations naming it whose volume is not on it yet (operations_unfinished_vm_idx).
+ * `server` is an SQL expression for the server id. GET /v1/volume-options counts the same way.
+ */
+export const SERVER_SLOTS_TAKEN = (server: string): string => `
+  (SELECT count(*) FROM volumes d WHERE d.server_id = ${server} AND d.deleted_at IS NULL)
+  + (SELECT count(*) FROM operations o
+      WHERE o.vm_id = ${server} AND o.status IN ('pending', 'running') AND o.type IN ('volume.create', 'volume.attach')
+        AND NOT EXISTS (SELECT 1 FROM volumes ov WHERE ov.id = o.volume_id AND ov.server_id = ${server}))`;

@@ -30,7 +30,7 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     if (this.nameUsed(v.orgId, v.name, v.id)) throw nameTaken(v.name);
     const { serverId, ...rest } = v;
     const server = serverId ? await this.servers?.findInOrg(v.orgId, serverId) : undefined;
-    return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: this.now(), deletedAt: null });
+    return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: v.createdAt ?? this.now(), deletedAt: null });
   }
 
   async createMany(volumes: NewVolume[]): Promise<void> {
@@ -93,6 +93,12 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     return [...this.volumes.values()].some((o) => o.orgId === orgId && o.name === name && !o.deletedAt && o.id !== exceptId);
   }
 
+  async markDeleting(id: string): Promise<void> {
+    const v = this.volumes.get(id);
+    if (!v) throw new Error(`Volume ${id} does not exist`);
+    this.volumes.set(id, { ...v, status: 'deleting' });
+  }
+
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
     const v = this.volumes.get(id);
     if (!v) throw new Error(`Volume ${id} does not exist`);
@@ -114,8 +120,20 @@ export class InMemoryServerRepository extends ServerRepository {
     return server;
   }
 
+  /** Disks on each server or on their way to it (tests set it; the database adapter counts volumes and operations). */
+  readonly slots = new Map<string, number>();
+
   async findInOrg(orgId: string, id: string): Promise<Server | undefined> {
     const s = this.servers.get(id);
     return s && s.orgId === orgId ? s : undefined;
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const s = await this.findInOrg(orgId, id);
+    return s && !s.deletedAt ? s : undefined;
+  }
+
+  async slotsTaken(serverId: string): Promise<number> {
+    return this.slots.get(serverId) ?? 0;
   }
 }

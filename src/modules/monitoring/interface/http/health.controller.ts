@@ -30,6 +30,15 @@ export class ReadinessChecksResponse {
     example: 'not_configured',
   })
   redis: 'ok' | 'degraded' | 'not_configured';
+
+  @ApiProperty({
+    enum: ['ok', 'down'],
+    description:
+      'down: the storage provider failed 5 calls in a row in this process (circuit open) and has not answered since; new purchases, ' +
+      'attaches, detaches and deletes answer 503 provider_unavailable meanwhile, everything else is served, so readiness stays 200',
+    example: 'ok',
+  })
+  provider: 'ok' | 'down';
 }
 
 @ApiSchema({ name: 'Readiness' })
@@ -76,7 +85,7 @@ export class HealthController {
     description: 'Not ready: at least one check failed',
     type: ReadinessResponse,
     headers: REQUEST_ID_HEADER,
-    example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured' } },
+    example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok' } },
   })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessResponse> {
     const readiness = await this.checkReadiness.execute();

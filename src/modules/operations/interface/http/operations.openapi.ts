@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'renewing for volume.renew', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -49,14 +49,45 @@ export class VolumeRenewResultResponse {
   charged: ChargeResponse;
 }
 
+@ApiSchema({ name: 'VolumeCreateResult', description: 'result of a succeeded volume.create (a purchase)' })
+export class VolumeCreateResultResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  volume_id: string;
+
+  @ApiProperty({ type: 'integer', example: 100 })
+  size_gb: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The end of the paid term: the success time + term_months', example: '2027-11-23T10:00:12.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VolumeActionResult', description: 'result of a succeeded volume.attach, volume.detach or volume.delete: the status the volume reached' })
+export class VolumeActionResultResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  volume_id: string;
+
+  @ApiProperty({ enum: ['attached', 'available', 'deleted'], description: 'attached (attach), available (detach), deleted (delete)', example: 'attached' })
+  status: string;
+}
+
 /**
  * The operation types the service creates, each with the schema of its `result`: the enum of
  * Operation.type and the oneOf of Operation.result are made from this list. A new operation
  * type is one more entry (its result must be told apart from the others' by its required members).
  */
-export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [{ type: 'volume.renew', result: VolumeRenewResultResponse }];
+export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
+  { type: 'volume.create', result: VolumeCreateResultResponse },
+  { type: 'volume.attach', result: VolumeActionResultResponse },
+  { type: 'volume.detach', result: VolumeActionResultResponse },
+  { type: 'volume.delete', result: VolumeActionResultResponse },
+  { type: 'volume.renew', result: VolumeRenewResultResponse },
+];
+const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
-@ApiExtraModels(...OPERATION_RESULTS.map((r) => r.result), OperationErrorResponse)
+@ApiExtraModels(...RESULT_SCHEMAS, OperationErrorResponse)
 @ApiSchema({ name: 'Operation', description: 'Progress and outcome of an action that takes time; poll it until succeeded or failed' })
 export class OperationResponse {
   @ApiProperty({ example: 'op_8fKq2LmX9vR4tW7yZ3bN5cHd' })
@@ -78,8 +109,8 @@ export class OperationResponse {
   steps: OperationStepResponse[];
 
   @ApiProperty({
-    oneOf: [...OPERATION_RESULTS.map((r) => ({ $ref: getSchemaPath(r.result) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.renew: VolumeRenewResult); null until then and when failed',
+    oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
@@ -7,13 +7,26 @@ import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_H
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
+import { PurchaseVolume } from '../../application/purchase-volume.use-case';
+import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionResult } from '../../application/volume-actions.use-cases';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
 import { RenewVolume } from '../../application/renew-volume.use-case';
 import { UpdateVolume } from '../../application/update-volume.use-case';
 import { VolumeQueries } from '../../application/volume-queries';
 import { presentVolume } from './volume.presenter';
-import { ListVolumesQuery, RenewVolumeBody, UpdateVolumeBody } from './volumes.dto';
-import { RenewVolumeResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
+import { AttachVolumeBody, DeleteVolumeQuery, ListVolumesQuery, PurchaseVolumeBody, RenewVolumeBody, UpdateVolumeBody } from './volumes.dto';
+import { RenewVolumeResponse, VolumeActionResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
+
+/** Stored for replay on the volume actions (lifecycle.md: 2xx, 402, 404 and 409). */
+const ACTION_STORED_ERROR_CODES: readonly ErrorCode[] = [
+  'not_found', 'invalid_state', 'insufficient_balance', 'conflict', 'out_of_stock', 'quota_exceeded', 'quote_expired',
+];
+
+const ACCEPTED_HEADERS = {
+  ...RATE_LIMITED_RESPONSE_HEADERS,
+  Location: { required: true, description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
+};
 
 @ApiTags('Volumes')
 @ApiAuthenticated()
@@ -24,7 +37,162 @@ export class VolumesController {
     private readonly renewVolume: RenewVolume,
     private readonly updateVolume: UpdateVolume,
     private readonly idempotent: IdempotentExecution,
+    private readonly purchaseVolume: PurchaseVolume,
+    private readonly attachVolume: AttachVolume,
+    private readonly detachVolume: DetachVolume,
+    private readonly deleteVolume: DeleteVolume,
   ) {}
+
+  /**
+   * lifecycle.md: every action answers 202 {volume, operation} with Location; with an
+   * Idempotency-Key its 2xx, 402, 404 and 409 answers are stored and replayed.
+   */
+  private async accept(req: Request, res: Response, principal: Principal, work: () => Promise<VolumeActionResult>): Promise<void> {
+    const scope = idempotencyScope(req, principal.orgId);
+    const outcome = await this.idempotent.run(
+      scope,
+      async () => {
+        const { volume, operation } = await work();
+        return jsonResponse(
+          202,
+          { volume: presentVolume(volume), operation: presentOperation(operation) },
+          { Location: `/v1/operations/${operation.id}` },
+        );
+      },
+      storableErrors(req, ACTION_STORED_ERROR_CODES),
+    );
+    sendOutcome(res, outcome);
+  }
+
+  @Post()
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'purchaseVolume',
+    summary: 'Buy a disk for a prepaid term, optionally attached to a server when ready',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. In one transaction: the volume (status `creating`, ' +
+      'price frozen), its capacity in the region, the hold of `size_gb × price_per_gb_month[currency] × term_months` (or the ' +
+      "quote's amount with `quote_id`), and a volume.create operation to poll (steps payment_reserved, creating_volume, attaching " +
+      'with a server, ready). Errors in this order: 400 (the member named in details.field), 409 idempotency_conflict, 404 ' +
+      '(region, zone, server, quote; a region selling no disk of the type), 409 quote_expired, 409 invalid_state (quote used), ' +
+      '409 conflict (name taken), 409 out_of_stock (zone not available or region full), 409 quota_exceeded (the server holds ' +
+      'per_server_limit disks, counting attaches and purchases in progress), 402, 503 provider_unavailable (nothing reserved).',
+  })
+  @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiAcceptedResponse({ description: 'Purchase accepted: the price is held; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors(
+    'invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found',
+    'quote_expired', 'invalid_state', 'conflict', 'out_of_stock', 'quota_exceeded', 'insufficient_balance', 'provider_unavailable',
+  )
+  async purchase(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: PurchaseVolumeBody,
+    @ClientIp() ip: string | null,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.accept(req, res, principal, () =>
+      this.purchaseVolume.execute(
+        principal,
+        {
+          name: body.name,
+          regionId: body.region,
+          sizeGb: body.size_gb,
+          termMonths: body.term_months,
+          currency: body.currency,
+          type: body.type,
+          zoneId: body.zone,
+          serverId: body.server_id,
+          mountPath: body.mount_path,
+          note: body.note,
+          labels: body.labels,
+          deleteProtection: body.delete_protection,
+          quoteId: body.quote_id,
+        },
+        ip,
+      ),
+    );
+  }
+
+  @Post(':id/attach')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'attachVolume',
+    summary: 'Attach an available disk to a server in its zone and mount it',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. Answers 202 with a volume.attach operation (steps ' +
+      'attaching, mounting); the volume stays `available` until it succeeds. Errors in this order: 400, 409 idempotency_conflict, ' +
+      '404 (volume, server), 400 (server in another zone), 409 invalid_state (an unfinished operation: details.operation_id; ' +
+      'then not available), 409 quota_exceeded (no free slot on the server), 503 provider_unavailable.',
+  })
+  @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiIdempotencyKey([202, 404, 409])
+  @ApiAcceptedResponse({ description: 'Attach accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'quota_exceeded', 'provider_unavailable')
+  async attach(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: AttachVolumeBody,
+    @ClientIp() ip: string | null,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.accept(req, res, principal, () =>
+      this.attachVolume.execute(principal, { volumeId: id, serverId: body.server_id, mountPath: body.mount_path }, ip),
+    );
+  }
+
+  @Post(':id/detach')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'detachVolume',
+    summary: 'Unmount and detach a disk from its server',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. No body. Answers 202 with a volume.detach operation ' +
+      '(steps unmounting, detaching); the volume stays `attached` until it succeeds. A failed unmount fails the operation and ' +
+      'leaves the disk attached (never a forced detach). Errors in this order: 409 idempotency_conflict, 404, 409 invalid_state ' +
+      '(an unfinished operation: details.operation_id; then not attached), 503 provider_unavailable.',
+  })
+  @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiIdempotencyKey([202, 404, 409])
+  @ApiAcceptedResponse({ description: 'Detach accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable')
+  async detach(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @ClientIp() ip: string | null,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.accept(req, res, principal, () => this.detachVolume.execute(principal, { volumeId: id }, ip));
+  }
+
+  @Delete(':id')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'deleteVolume',
+    summary: 'Delete a disk (with ?detach=true: unmount and detach it first); the prepaid term is not refunded',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. The volume becomes `deleting` at once; a ' +
+      'volume.delete operation (steps unmounting and detaching when attached, then deleting) ends it `deleted`, its capacity ' +
+      'given back. **The prepaid term is not refunded.** Errors in this order: 400 (detach not true/false), 409 ' +
+      'idempotency_conflict, 404, 409 invalid_state (an unfinished operation: details.operation_id; already deleting or deleted; ' +
+      'delete_protection on, attached without ?detach=true), 503 provider_unavailable.',
+  })
+  @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiIdempotencyKey([202, 404, 409])
+  @ApiAcceptedResponse({ description: 'Delete accepted; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable')
+  async remove(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() query: DeleteVolumeQuery,
+    @ClientIp() ip: string | null,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    await this.accept(req, res, principal, () => this.deleteVolume.execute(principal, { volumeId: id, detach: query.detach === 'true' }, ip));
+  }
 
   /** The organization's volumes (not deleted, unless status=deleted), newest first; filters; cursor pagination. */
   @Get()

@@ -4,6 +4,7 @@ import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, Is
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
 import { RENEWAL_TERMS, TermMonths, VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
+import { MAX_MOUNT_PATH_LENGTH, MOUNT_PATH_RULE } from '../../domain/volume-actions';
 import {
   LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH, MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE,
 } from '../../domain/volume-attributes';
@@ -134,4 +135,117 @@ export class CreateQuoteBody {
   @IsString({ message: 'currency must be a string: USD or IDR' })
   @IsDefined({ message: 'currency is required: USD or IDR' })
   currency: Currency;
+}
+
+/**
+ * Body of POST /v1/volumes (lifecycle.md "Buying"). Unknown members are ignored; the checks
+ * that need the offer, the zones or the server (size grid, terms, places) are the use case's.
+ */
+export class PurchaseVolumeBody {
+  @ApiProperty({ description: `Unique among the organization's volumes not deleted: ${VOLUME_NAME_RULE}`, example: 'data-2' })
+  @Matches(VOLUME_NAME_PATTERN, { message: `name must be ${VOLUME_NAME_RULE}` })
+  @IsString({ message: `name must be a string: ${VOLUME_NAME_RULE}` })
+  @IsDefined({ message: 'name is required' })
+  name: string;
+
+  @ApiProperty({ description: 'A region id from GET /v1/regions', example: 'id-jkt' })
+  @IsNotEmpty({ message: 'region must not be empty' })
+  @IsString({ message: 'region must be a string' })
+  @IsDefined({ message: 'region is required' })
+  region: string;
+
+  @ApiProperty({ type: 'integer', description: "Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb", example: 100 })
+  @IsInt({ message: 'size_gb must be a whole number of GB' })
+  @IsDefined({ message: 'size_gb is required' })
+  size_gb: number;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months prepaid; one of the offer's terms", example: 12 })
+  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
+  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
+  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  term_months: TermMonths;
+
+  @ApiProperty({ enum: CURRENCIES, description: 'The wallet balance that pays', example: 'USD' })
+  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
+  @IsString({ message: 'currency must be a string: USD or IDR' })
+  @IsDefined({ message: 'currency is required: USD or IDR' })
+  currency: Currency;
+
+  @ApiPropertyOptional({ enum: VOLUME_TYPES, default: 'premium', example: 'premium' })
+  @IsIn(VOLUME_TYPES, { message: 'type must be premium or ssd' })
+  @IsString({ message: 'type must be a string: premium or ssd' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.type !== undefined)
+  type?: VolumeType;
+
+  @ApiPropertyOptional({
+    description: "A zone of the region. Default: the server's zone when server_id is given, else the first zone by id that is available",
+    example: 'id-jkt-a',
+  })
+  @IsNotEmpty({ message: 'zone must not be empty' })
+  @IsString({ message: 'zone must be a string' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.zone !== undefined)
+  zone?: string;
+
+  @ApiPropertyOptional({ description: 'A server of the organization in the same region and zone: the disk is attached to it when ready', example: 'vm_demoweb1' })
+  @IsNotEmpty({ message: 'server_id must not be empty' })
+  @IsString({ message: 'server_id must be a string' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.server_id !== undefined)
+  server_id?: string;
+
+  @ApiPropertyOptional({ description: `Only with server_id: ${MOUNT_PATH_RULE}. Default /mnt/<name>`, example: '/mnt/data-2', maxLength: MAX_MOUNT_PATH_LENGTH })
+  @IsString({ message: `mount_path must be a string: ${MOUNT_PATH_RULE}` })
+  @ValidateIf((body: PurchaseVolumeBody) => body.mount_path !== undefined)
+  mount_path?: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: MAX_NOTE_LENGTH, description: 'Free text', example: 'nightly backups' })
+  @MaxLength(MAX_NOTE_LENGTH, { message: `note must be at most ${MAX_NOTE_LENGTH} characters` })
+  @IsString({ message: 'note must be a string or null' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.note !== undefined && body.note !== null)
+  note?: string | null;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
+    maxProperties: MAX_LABELS,
+    description: `At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters. Default {}`,
+    example: { env: 'prod' },
+  })
+  @IsObject({ message: 'labels must be an object of string values' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.labels !== undefined)
+  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Default false', example: false })
+  @IsBoolean({ message: 'delete_protection must be true or false' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.delete_protection !== undefined)
+  delete_protection?: boolean;
+
+  @ApiPropertyOptional({ description: 'A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  @IsNotEmpty({ message: 'quote_id must not be empty' })
+  @IsString({ message: 'quote_id must be a string' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.quote_id !== undefined)
+  quote_id?: string;
+}
+
+/** Body of POST /v1/volumes/{id}/attach. */
+export class AttachVolumeBody {
+  @ApiProperty({ description: 'A server of the organization in the volume\'s zone', example: 'vm_demoweb1' })
+  @IsNotEmpty({ message: 'server_id must not be empty' })
+  @IsString({ message: 'server_id must be a string' })
+  @IsDefined({ message: 'server_id is required' })
+  server_id: string;
+
+  @ApiPropertyOptional({ description: `${MOUNT_PATH_RULE}. Default /mnt/<name>`, example: '/mnt/data', maxLength: MAX_MOUNT_PATH_LENGTH })
+  @IsString({ message: `mount_path must be a string: ${MOUNT_PATH_RULE}` })
+  @ValidateIf((body: AttachVolumeBody) => body.mount_path !== undefined)
+  mount_path?: string;
+}
+
+/** Query of DELETE /v1/volumes/{id}. */
+export class DeleteVolumeQuery {
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'true: an attached disk is unmounted and detached first (without it, an attached disk is 409 invalid_state)', example: 'true' })
+  @IsOptional()
+  @IsIn(['true', 'false'], { message: 'detach must be true or false' })
+  @IsString({ message: 'detach must be given once: true or false' })
+  detach?: string;
 }

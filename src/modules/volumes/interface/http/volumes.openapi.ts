@@ -137,3 +137,12 @@ export class QuoteResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a purchase used it; null until then', example: null })
   used_at: string | null;
 }
+
+@ApiSchema({ name: 'VolumeAction', description: 'The action accepted: the volume as it is now, and the operation to poll (also in Location)' })
+export class VolumeActionResponse {
+  @ApiProperty({ type: () => VolumeResponse })
+  volume: VolumeResponse;
+
+  @ApiProperty({ type: () => OperationResponse })
+  operation: OperationResponse;
+}

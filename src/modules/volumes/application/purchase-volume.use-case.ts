@@ -1,0 +1,221 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { DomainError, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { Principal } from '../../auth/domain/principal';
+import { OperationRepository } from '../../operations/application/operations.port';
+import { Operation } from '../../operations/domain/operation';
+import { Catalog } from '../../options/application/catalog.port';
+import { VolumeType, Zone } from '../../options/domain/catalog';
+import { WalletLedger } from '../../wallet/application/wallet.port';
+import { insufficientBalance } from '../../wallet/domain/wallet-errors';
+import { OrderTerms, applyQuote, checkOrderAgainstOffer, orderAmount } from '../domain/quote';
+import { Server } from '../domain/server';
+import { TermMonths, Volume } from '../domain/volume';
+import { checkMountPath, defaultMountPath, purchaseSteps, serverFull } from '../domain/volume-actions';
+import { Labels, checkLabels, checkVolumeName } from '../domain/volume-attributes';
+import { auditActor } from './audit-actor';
+import { ProviderHealth } from './block-storage.port';
+import { QuoteRepository } from './quotes.port';
+import { purchaseParams } from './volume-action-params';
+import { ServerRepository, VolumeRepository } from './volumes.port';
+
+/** The members of POST /v1/volumes, their JSON types already checked (undefined: not sent). */
+export interface PurchaseVolumeInput {
+  name: string;
+  regionId: string;
+  sizeGb: number;
+  termMonths: TermMonths;
+  currency: Currency;
+  type?: VolumeType;
+  zoneId?: string;
+  serverId?: string;
+  mountPath?: string;
+  note?: string | null;
+  labels?: Record<string, unknown>;
+  deleteProtection?: boolean;
+  quoteId?: string;
+}
+
+export const providerUnavailable = (): DomainError =>
+  new DomainError('provider_unavailable', 'The storage provider is unavailable; nothing was reserved. Retry later');
+
+/**
+ * POST /v1/volumes (lifecycle.md "Buying"). In one transaction, errors in the order of
+ * lifecycle.md (400 → 404 → 409 quote, conflict, out_of_stock, quota_exceeded → 402 → 503):
+ * the offer and the places (region, zone, server: the server's row locked, so its slot count
+ * below holds until commit), the quote, the volume row (`creating`, price frozen, expires_at =
+ * now + term; the regions.used_gb trigger reserves its capacity or refuses it: out_of_stock),
+ * the zone's availability, the server's free slot, the volume.create operation, the quote
+ * marked used, the hold, the audit row. The provider's health is checked last: while it is
+ * down the transaction is rolled back, so nothing is reserved.
+ */
+@Injectable()
+export class PurchaseVolume {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly volumes: VolumeRepository,
+    private readonly servers: ServerRepository,
+    private readonly quotes: QuoteRepository,
+    private readonly operations: OperationRepository,
+    private readonly wallet: WalletLedger,
+    private readonly audit: AuditTrail,
+    private readonly health: ProviderHealth,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(principal: Principal, input: PurchaseVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
+    // Body errors that need no database come first.
+    const name = checkVolumeName(input.name);
+    const labels: Labels = input.labels === undefined ? {} : checkLabels(input.labels);
+    if (input.mountPath !== undefined && input.serverId === undefined) {
+      throw invalidRequest('mount_path is only allowed with server_id (the disk is mounted when it is attached)', { field: 'mount_path' });
+    }
+    const requestedPath = input.mountPath === undefined ? undefined : checkMountPath(input.mountPath);
+    const order: OrderTerms = {
+      regionId: input.regionId,
+      type: input.type ?? 'premium',
+      sizeGb: input.sizeGb,
+      termMonths: input.termMonths,
+      currency: input.currency,
+    };
+
+    return this.uow.run(async () => {
+      const offer = await this.catalog.offer(order.regionId, order.type);
+      if (!offer) {
+        if (!(await this.catalog.regionExists(order.regionId))) throw notFound(`Region ${order.regionId} not found`);
+        throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
+      }
+      checkOrderAgainstOffer(offer, order);
+
+      let zone: Zone | undefined;
+      if (input.zoneId !== undefined) {
+        const found = await this.catalog.findZone(input.zoneId);
+        if (!found) throw notFound(`Zone ${input.zoneId} not found`);
+        if (found.regionId !== order.regionId) {
+          throw invalidRequest(`zone ${input.zoneId} is in region ${found.regionId}, not in ${order.regionId}`, { field: 'zone' });
+        }
+        zone = { id: found.id, available: found.available };
+      }
+
+      let server: Server | undefined;
+      if (input.serverId !== undefined) {
+        // Locked until commit: the slot count below cannot be taken by another purchase or attach meanwhile.
+        server = await this.servers.lockInOrg(principal.orgId, input.serverId);
+        if (!server) throw notFound(`Server ${input.serverId} not found`);
+        if (server.regionId !== order.regionId) {
+          throw invalidRequest(`server ${server.id} is in region ${server.regionId}; the disk is bought in ${order.regionId}`, { field: 'server_id' });
+        }
+        if (zone && server.zoneId !== zone.id) {
+          throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; the disk is bought in ${zone.id}`, { field: 'server_id' });
+        }
+        if (!zone) {
+          const found = await this.catalog.findZone(server.zoneId);
+          zone = { id: server.zoneId, available: found?.available ?? false };
+        }
+      }
+
+      let price: PricePair = { USD: offer.price.USD, IDR: offer.price.IDR };
+      let amount: Money = orderAmount(offer.price, order);
+      if (input.quoteId !== undefined) {
+        const quote = await this.quotes.findInOrg(principal.orgId, input.quoteId);
+        if (!quote) throw notFound(`Quote ${input.quoteId} not found`);
+        ({ price, amount } = applyQuote(quote, order, this.clock.now()));
+      }
+
+      if (!zone) {
+        // Default: the first zone by id that is available (else the first one: out_of_stock below).
+        const zones = await this.catalog.zonesOf(order.regionId);
+        zone = zones.find((z) => z.available) ?? zones[0];
+        if (!zone) throw new DomainError('out_of_stock', `Region ${order.regionId} has no zone to put a disk in`);
+      }
+
+      const now = this.clock.now();
+      const volumeId = newId('vol');
+      // The name's unique index (409 conflict), then the region's capacity (409 out_of_stock) decide here.
+      const volume = await this.volumes.create({
+        id: volumeId,
+        orgId: principal.orgId,
+        name,
+        status: 'creating',
+        type: order.type,
+        regionId: order.regionId,
+        zoneId: zone.id,
+        sizeGb: order.sizeGb,
+        serverId: null,
+        mountPath: null,
+        mounted: false,
+        termMonths: order.termMonths,
+        billing: amount,
+        price,
+        expiresAt: addMonthsClamped(now, order.termMonths),
+        note: input.note ?? null,
+        labels,
+        deleteProtection: input.deleteProtection ?? false,
+        createdAt: now,
+      });
+      if (!zone.available) {
+        throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new disks at the moment; choose another zone`);
+      }
+      if (server && (await this.servers.slotsTaken(server.id)) >= offer.perServerLimit) {
+        throw serverFull(server.id, offer.perServerLimit);
+      }
+
+      const mountPath = server ? (requestedPath ?? defaultMountPath(name)) : null;
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId: principal.orgId,
+        type: 'volume.create',
+        vmId: server?.id ?? null,
+        volumeId,
+        steps: purchaseSteps(server !== undefined),
+        params: purchaseParams.write({
+          sizeGb: order.sizeGb,
+          type: order.type,
+          zoneId: zone.id,
+          serverId: server?.id ?? null,
+          mountPath,
+          termMonths: order.termMonths,
+          amount,
+        }),
+        createdAt: now,
+      });
+      await this.operations.create(operation);
+      if (input.quoteId !== undefined && !(await this.quotes.markUsed(input.quoteId, volumeId, now))) {
+        throw invalidState(`Quote ${input.quoteId} was already used by another purchase; request a new one`);
+      }
+      if (amount.minor > 0n) {
+        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
+        if (!hold.held) throw insufficientBalance(amount, hold.available);
+      }
+      await this.audit.record({
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: 'volume.create',
+        targetId: volumeId,
+        ipAddress: ip,
+        data: {
+          operation_id: operation.id,
+          name,
+          region: order.regionId,
+          zone: zone.id,
+          type: order.type,
+          size_gb: order.sizeGb,
+          term_months: order.termMonths,
+          currency: amount.currency,
+          amount: amount.format(),
+          server_id: server?.id ?? null,
+          mount_path: mountPath,
+          quote_id: input.quoteId ?? null,
+        },
+      });
+      // Last: while the provider is known to be down, the whole transaction rolls back (nothing reserved).
+      if (this.health.isDown()) throw providerUnavailable();
+      return { volume, operation };
+    });
+  }
+}

@@ -1,0 +1,262 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
+import { JsonObject, Operation } from '../../operations/domain/operation';
+import { Volume } from '../domain/volume';
+import { ProviderGateway } from './provider-gateway';
+import { attachParams, purchaseParams } from './volume-action-params';
+import { VolumeStates } from './volume-states.port';
+import { VolumeRepository } from './volumes.port';
+
+/**
+ * The worker's executors of volume.create, volume.attach, volume.detach and volume.delete
+ * (lifecycle.md "Buying", "Attach, detach, delete", "The storage provider"). Each step that
+ * changes the disk calls the storage provider in `perform` (outside any transaction, through
+ * the ProviderGateway), then `commit` records on the volume row, in the step's short
+ * transaction, what the provider now holds. The provider's idempotency key of a call is
+ * `<operation id>/<step>`: a step run again (a crash, a lost answer, a retry) never creates,
+ * attaches or mounts twice, while a later operation on the same volume (attach again after a
+ * detach) is a new call.
+ */
+const key = (operation: Operation, step: string): string => `${operation.id}/${step}`;
+
+/** Shared by the four executors: registration, the volume lookup under lock. (Injectable: its constructor's types are the subclasses'.) */
+@Injectable()
+abstract class VolumeActionExecutor implements OperationExecutor, OnModuleInit {
+  abstract readonly type: OperationExecutor['type'];
+  abstract readonly steps: readonly OperationStepExecutor[];
+
+  constructor(
+    protected readonly volumes: VolumeRepository,
+    protected readonly states: VolumeStates,
+    protected readonly provider: ProviderGateway,
+    protected readonly executors: OperationExecutors,
+    protected readonly clock: Clock,
+  ) {}
+
+  onModuleInit(): void {
+    this.executors.register(this);
+  }
+
+  protected volumeId(operation: Operation): string {
+    if (!operation.volumeId) throw invalidState(`Operation ${operation.id} names no volume`);
+    return operation.volumeId;
+  }
+
+  /** The operation's volume, locked until the step's transaction ends. */
+  protected async lockVolume(operation: Operation): Promise<Volume> {
+    const volume = await this.volumes.lockInOrg(operation.orgId, this.volumeId(operation));
+    if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);
+    return volume;
+  }
+}
+
+/**
+ * volume.create: payment_reserved (done at acceptance), creating_volume, attaching (with a
+ * server: attach and mount), ready (no provider call: the volume becomes `available` or
+ * `attached`, its term starts now; the worker captures the hold in the same transaction).
+ * Failure of any step: the provider's disk is deleted (compensate, outside the transaction;
+ * left to `cli verify` when the provider is down then), the volume `deleted` (capacity back
+ * through the counter's trigger), the hold released by the worker.
+ */
+@Injectable()
+export class CreateVolumeExecutor extends VolumeActionExecutor {
+  readonly type = 'volume.create' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'payment_reserved', commit: async () => undefined },
+    {
+      name: 'creating_volume',
+      perform: async (op) => {
+        const p = purchaseParams.read(op.params);
+        const disk = await this.provider.createDisk({ volumeId: this.volumeId(op), step: key(op, 'creating_volume'), zoneId: p.zoneId, sizeGb: p.sizeGb, type: p.type });
+        return { disk_id: disk.diskId };
+      },
+      commit: async () => undefined,
+    },
+    {
+      name: 'attaching',
+      perform: async (op) => {
+        const p = purchaseParams.read(op.params);
+        if (!p.serverId || !p.mountPath) throw invalidState(`Operation ${op.id} has an attaching step but no server`);
+        const volumeId = this.volumeId(op);
+        await this.provider.attachDisk({ volumeId, step: key(op, 'attaching'), serverId: p.serverId });
+        const disk = await this.provider.mountDisk({ volumeId, step: key(op, 'attaching/mount'), mountPath: p.mountPath });
+        return { server_id: disk.serverId, mount_path: disk.mountPath };
+      },
+      commit: async () => undefined,
+    },
+    { name: 'ready', commit: (op) => this.ready(op) },
+  ];
+
+  private async ready(op: Operation): Promise<JsonObject> {
+    const p = purchaseParams.read(op.params);
+    const volume = await this.lockVolume(op);
+    if (volume.status !== 'creating') throw invalidState(`Volume ${volume.id} is ${volume.status}, not creating`);
+    const expiresAt = addMonthsClamped(this.clock.now(), p.termMonths);
+    const attached = p.serverId !== null;
+    await this.states.apply(volume.id, {
+      status: attached ? 'attached' : 'available',
+      serverId: p.serverId,
+      mountPath: attached ? p.mountPath : null,
+      mounted: attached,
+      termMonths: p.termMonths,
+      billing: p.amount,
+      expiresAt,
+    });
+    return {
+      volume_id: volume.id,
+      size_gb: volume.sizeGb,
+      expires_at: expiresAt.toISOString(),
+      charged: { currency: p.amount.currency, amount: p.amount.format() },
+    };
+  }
+
+  async compensate(op: Operation): Promise<void> {
+    await this.provider.deleteDisk({ volumeId: this.volumeId(op), step: key(op, 'compensate') });
+  }
+
+  async failed(op: Operation): Promise<void> {
+    const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
+    if (!volume || volume.deletedAt) return;
+    await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+  }
+}
+
+/**
+ * volume.attach: attaching, mounting; the volume stays `available` until the mount is recorded
+ * (then `attached`, mounted, server, mount path). Failure: the provider's attachment is undone
+ * (compensate: unmount, detach) and the volume stays `available`.
+ */
+@Injectable()
+export class AttachVolumeExecutor extends VolumeActionExecutor {
+  readonly type = 'volume.attach' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'attaching',
+      perform: async (op) => {
+        const disk = await this.provider.attachDisk({ volumeId: this.volumeId(op), step: key(op, 'attaching'), serverId: attachParams.read(op.params).serverId });
+        return { server_id: disk.serverId };
+      },
+      commit: async () => undefined,
+    },
+    {
+      name: 'mounting',
+      perform: async (op) => {
+        const disk = await this.provider.mountDisk({ volumeId: this.volumeId(op), step: key(op, 'mounting'), mountPath: attachParams.read(op.params).mountPath });
+        return { mount_path: disk.mountPath };
+      },
+      commit: (op) => this.attached(op),
+    },
+  ];
+
+  private async attached(op: Operation): Promise<JsonObject> {
+    const p = attachParams.read(op.params);
+    const volume = await this.lockVolume(op);
+    if (volume.deletedAt) throw invalidState(`Volume ${volume.id} is deleted`);
+    await this.states.apply(volume.id, { status: 'attached', serverId: p.serverId, mountPath: p.mountPath, mounted: true });
+    return { volume_id: volume.id, status: 'attached' };
+  }
+
+  async compensate(op: Operation): Promise<void> {
+    const volumeId = this.volumeId(op);
+    await this.provider.unmountDisk({ volumeId, step: key(op, 'compensate/unmount') });
+    await this.provider.detachDisk({ volumeId, step: key(op, 'compensate/detach') });
+  }
+
+  async failed(): Promise<void> {
+    // The volume was never changed: it stays `available`.
+  }
+}
+
+/**
+ * volume.detach: unmounting (recorded: mounted false), detaching (recorded: `available`, no
+ * server, no mount path). A failed step fails the operation and leaves the volume attached (and
+ * mounted unless the unmount went through): never a forced detach.
+ */
+@Injectable()
+export class DetachVolumeExecutor extends VolumeActionExecutor {
+  readonly type = 'volume.detach' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'unmounting',
+      perform: async (op) => {
+        await this.provider.unmountDisk({ volumeId: this.volumeId(op), step: key(op, 'unmounting') });
+        return {};
+      },
+      commit: async (op) => {
+        await this.lockVolume(op);
+        await this.states.apply(this.volumeId(op), { mounted: false });
+      },
+    },
+    {
+      name: 'detaching',
+      perform: async (op) => {
+        await this.provider.detachDisk({ volumeId: this.volumeId(op), step: key(op, 'detaching') });
+        return {};
+      },
+      commit: async (op) => {
+        const volume = await this.lockVolume(op);
+        await this.states.apply(volume.id, { status: volume.deletedAt ? undefined : 'available', serverId: null, mountPath: null, mounted: false });
+        return { volume_id: volume.id, status: 'available' };
+      },
+    },
+  ];
+
+  async failed(): Promise<void> {
+    // Left attached as the provider holds it (mounted false once an unmount was recorded).
+  }
+}
+
+/**
+ * volume.delete: unmounting and detaching (when it was attached), deleting. The volume is
+ * `deleting` from acceptance; success: `deleted`, deleted_at, capacity back. Failure: the volume
+ * returns to `attached` when it still has a server, else `available` (what it is at the
+ * provider), and may be deleted again.
+ */
+@Injectable()
+export class DeleteVolumeExecutor extends VolumeActionExecutor {
+  readonly type = 'volume.delete' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'unmounting',
+      perform: async (op) => {
+        await this.provider.unmountDisk({ volumeId: this.volumeId(op), step: key(op, 'unmounting') });
+        return {};
+      },
+      commit: async (op) => {
+        await this.lockVolume(op);
+        await this.states.apply(this.volumeId(op), { mounted: false });
+      },
+    },
+    {
+      name: 'detaching',
+      perform: async (op) => {
+        await this.provider.detachDisk({ volumeId: this.volumeId(op), step: key(op, 'detaching') });
+        return {};
+      },
+      commit: async (op) => {
+        await this.lockVolume(op);
+        await this.states.apply(this.volumeId(op), { serverId: null, mountPath: null, mounted: false });
+      },
+    },
+    {
+      name: 'deleting',
+      perform: async (op) => {
+        await this.provider.deleteDisk({ volumeId: this.volumeId(op), step: key(op, 'deleting') });
+        return {};
+      },
+      commit: async (op) => {
+        const volume = await this.lockVolume(op);
+        if (!volume.deletedAt) await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+        return { volume_id: volume.id, status: 'deleted' };
+      },
+    },
+  ];
+
+  async failed(op: Operation): Promise<void> {
+    const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
+    if (!volume || volume.deletedAt || volume.status !== 'deleting') return;
+    await this.states.apply(volume.id, { status: volume.server ? 'attached' : 'available' });
+  }
+}

@@ -1,0 +1,25 @@
+import { Money } from '../../../shared/kernel/money/money';
+import { TermMonths, VolumeStatus } from '../domain/volume';
+
+/** What a step of a volume action writes on the volume row; members left undefined stay as they are. */
+export interface VolumeStateChange {
+  status?: VolumeStatus;
+  serverId?: string | null;
+  mountPath?: string | null;
+  mounted?: boolean;
+  termMonths?: TermMonths;
+  billing?: Money;
+  expiresAt?: Date;
+  /** Set: the volume is deleted (its capacity goes back to the region through the counter's trigger). */
+  deletedAt?: Date;
+}
+
+/**
+ * The volume row as the worker's executors of volume.create/attach/detach/delete change it (in
+ * their step's short transaction, after locking the volume through VolumeRepository.lockInOrg).
+ */
+export abstract class VolumeStates {
+  abstract apply(volumeId: string, change: VolumeStateChange): Promise<void>;
+  /** Of these volume ids, those whose volume is deleted (or does not exist) and has no unfinished operation. */
+  abstract goneAmong(volumeIds: readonly string[]): Promise<string[]>;
+}

@@ -1,0 +1,194 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
+import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
+import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
+import { randomBase62 } from '../../../shared/kernel/ids/ids';
+import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { SeededDisks } from '../application/seeded-disks.port';
+import { ProviderAction, ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
+
+interface DiskRow {
+  disk_id: string;
+  volume_id: string;
+  zone_id: string;
+  size_gb: number;
+  type: string;
+  server_id: string | null;
+  mount_path: string | null;
+  mounted: boolean;
+  deleted_at: Date | null;
+}
+
+const DISK_COLUMNS = 'disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted, deleted_at';
+
+const toSimulated = (r: DiskRow): SimulatedDisk => ({
+  diskId: r.disk_id,
+  volumeId: r.volume_id,
+  zoneId: r.zone_id,
+  sizeGb: r.size_gb,
+  type: r.type,
+  serverId: r.server_id,
+  mountPath: r.mount_path,
+  mounted: r.mounted,
+  deleted: r.deleted_at !== null,
+});
+
+export const toProviderDisk = (d: SimulatedDisk): ProviderDisk => ({
+  diskId: d.diskId,
+  volumeId: d.volumeId,
+  zoneId: d.zoneId,
+  sizeGb: d.sizeGb,
+  serverId: d.serverId,
+  mountPath: d.mountPath,
+  mounted: d.mounted,
+});
+
+/**
+ * The shipped storage provider: a simulation that keeps its disks in its own table
+ * (provider_disks), so they survive restarts like a real provider's. Each call is idempotent by
+ * (volume id, step): the first call that takes effect is recorded with its answer in
+ * provider_calls, in the same short transaction (on the worker's pool) as the disk's change;
+ * the same call again answers that, and two racing ones are decided by the primary key (the
+ * loser's transaction rolls back and it reads the winner's answer).
+ *
+ * PROVIDER_LATENCY_MS delays every call; PROVIDER_DOWN fails every call (ping included) with
+ * ProviderUnavailable; PROVIDER_FAULTS fails that share of calls at random with
+ * ProviderUnavailable, half of them before the call takes effect and half after it (the answer
+ * lost), which is what the (volume, step) idempotency is for. ping is exempt from random faults.
+ */
+@Injectable()
+export class SimulatedBlockStorage extends BlockStorage {
+  constructor(
+    private readonly db: Db,
+    @Inject(WorkerUnitOfWork) private readonly uow: UnitOfWork,
+    private readonly settings: Settings,
+  ) {
+    super();
+  }
+
+  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
+    const diskId = `disk_${randomBase62(20)}`;
+    return this.disk(await this.call(input.step, { action: 'create', volumeId: input.volumeId, zoneId: input.zoneId, sizeGb: input.sizeGb, type: input.type, diskId }));
+  }
+
+  async attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk> {
+    return this.disk(await this.call(input.step, { action: 'attach', volumeId: input.volumeId, serverId: input.serverId }));
+  }
+
+  async mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk> {
+    return this.disk(await this.call(input.step, { action: 'mount', volumeId: input.volumeId, mountPath: input.mountPath }));
+  }
+
+  async unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
+    return this.disk(await this.call(input.step, { action: 'unmount', volumeId: input.volumeId }));
+  }
+
+  async detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
+    return this.disk(await this.call(input.step, { action: 'detach', volumeId: input.volumeId }));
+  }
+
+  async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
+    await this.call(input.step, { action: 'delete', volumeId: input.volumeId });
+  }
+
+  async listDisks(): Promise<ProviderDisk[]> {
+    await this.before();
+    const rows = await this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL ORDER BY volume_id`);
+    return rows.map((r) => toProviderDisk(toSimulated(r)));
+  }
+
+  async ping(): Promise<void> {
+    if (this.settings.providerDown) throw new ProviderUnavailable('The storage provider is down (PROVIDER_DOWN)');
+  }
+
+  private disk(answer: SimulatedDisk | undefined): ProviderDisk {
+    if (!answer) throw new Error('The simulated provider answered no disk');
+    return toProviderDisk(answer);
+  }
+
+  /**
+   * Latency, then the outage; then whether this call is struck by a random fault (PROVIDER_FAULTS
+   * of the calls), and if so whether before it takes effect or after (its answer lost), evenly.
+   */
+  private async before(): Promise<'none' | 'after'> {
+    if (this.settings.providerLatencyMs > 0) await sleep(this.settings.providerLatencyMs);
+    if (this.settings.providerDown) throw new ProviderUnavailable('The storage provider is down (PROVIDER_DOWN)');
+    if (!(this.settings.providerFaults > 0 && Math.random() < this.settings.providerFaults)) return 'none';
+    if (Math.random() < 0.5) throw new ProviderUnavailable('The storage provider failed the call (PROVIDER_FAULTS)');
+    return 'after';
+  }
+
+  private async call(step: string, input: ProviderCallInput): Promise<SimulatedDisk | undefined> {
+    const fault = await this.before();
+    const answer = await this.record(step, input);
+    if (fault === 'after') throw new ProviderUnavailable('The storage provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return answer;
+  }
+
+  /** The call's effect and its record, in one short transaction of the provider's own; or the answer recorded already. */
+  private async record(step: string, input: ProviderCallInput): Promise<SimulatedDisk | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.uow.run(async () => {
+          const prior = await this.db.one<{ response: SimulatedDisk | null }>(
+            'SELECT response FROM provider_calls WHERE volume_id = $1 AND step = $2',
+            [input.volumeId, step],
+            'provider_calls_find',
+          );
+          if (prior) return prior.response ?? undefined;
+          const row = await this.db.one<DiskRow>(
+            `SELECT ${DISK_COLUMNS} FROM provider_disks WHERE volume_id = $1 FOR UPDATE`,
+            [input.volumeId],
+            'provider_disks_lock',
+          );
+          const before = row && toSimulated(row);
+          const after = simulateCall(before, input);
+          if (after && !before) {
+            await this.db.query(
+              `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type) VALUES ($1, $2, $3, $4, $5)`,
+              [after.diskId, after.volumeId, after.zoneId, after.sizeGb, after.type],
+            );
+          } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
+            await this.db.query(
+              `UPDATE provider_disks SET server_id = $2, mount_path = $3, mounted = $4,
+                      deleted_at = CASE WHEN $5::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END
+                WHERE volume_id = $1`,
+              [after.volumeId, after.serverId, after.mountPath, after.mounted, after.deleted],
+            );
+          }
+          const answer = input.action === 'delete' ? undefined : after;
+          await this.db.query(
+            'INSERT INTO provider_calls (volume_id, step, action, response) VALUES ($1, $2, $3, $4)',
+            [input.volumeId, step, input.action satisfies ProviderAction, answer ? JSON.stringify(answer) : null],
+          );
+          return answer;
+        });
+      } catch (err) {
+        // The same call (or the same volume's disk) raced with this one and won: read its answer.
+        if (sqlState(err) === UNIQUE_VIOLATION && attempt < 3) continue;
+        throw err;
+      }
+    }
+  }
+}
+
+/** The simulated provider adopts the disks of seeded volumes (one statement, in the seed's transaction). */
+@Injectable()
+export class SimulatedSeededDisks extends SeededDisks {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async adopt(volumeIds: readonly string[]): Promise<void> {
+    if (volumeIds.length === 0) return;
+    await this.db.query(
+      `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted)
+       SELECT 'disk_' || substr(md5(id || clock_timestamp()::text), 1, 20), id, zone_id, size_gb, type, server_id, mount_path,
+              mounted AND server_id IS NOT NULL
+         FROM volumes WHERE id = ANY($1::text[]) AND deleted_at IS NULL
+       ON CONFLICT (volume_id) DO NOTHING`,
+      [volumeIds],
+    );
+  }
+}

@@ -1,0 +1,45 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { VolumeStateChange, VolumeStates } from '../application/volume-states.port';
+
+@Injectable()
+export class TypeOrmVolumeStates extends VolumeStates {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async apply(volumeId: string, c: VolumeStateChange): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [volumeId];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (c.status !== undefined) set('status', c.status);
+    if (c.serverId !== undefined) set('server_id', c.serverId);
+    if (c.mountPath !== undefined) set('mount_path', c.mountPath);
+    if (c.mounted !== undefined) set('mounted', c.mounted);
+    if (c.termMonths !== undefined) set('term_months', c.termMonths);
+    if (c.billing !== undefined) {
+      set('billing_currency', c.billing.currency);
+      set('billing_amount', c.billing.minor.toString());
+    }
+    if (c.expiresAt !== undefined) set('expires_at', c.expiresAt);
+    if (c.deletedAt !== undefined) set('deleted_at', c.deletedAt);
+    if (sets.length === 0) return;
+    const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
+    if (affected !== 1) throw new Error(`Volume ${volumeId} does not exist`);
+  }
+
+  async goneAmong(volumeIds: readonly string[]): Promise<string[]> {
+    if (volumeIds.length === 0) return [];
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT x.id FROM unnest($1::text[]) AS x(id)
+         LEFT JOIN volumes v ON v.id = x.id
+        WHERE (v.id IS NULL OR v.deleted_at IS NOT NULL)
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = x.id AND o.status IN ('pending', 'running'))
+        ORDER BY x.id`,
+      [volumeIds],
+    );
+    return rows.map((r) => r.id);
+  }
+}

@@ -1,0 +1,91 @@
+import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
+
+const copy = (d: SimulatedDisk): SimulatedDisk => ({ ...d });
+const toProviderDisk = (d: SimulatedDisk): ProviderDisk => ({
+  diskId: d.diskId, volumeId: d.volumeId, zoneId: d.zoneId, sizeGb: d.sizeGb, serverId: d.serverId, mountPath: d.mountPath, mounted: d.mounted,
+});
+
+/**
+ * The simulated provider's rules in memory, for unit tests: idempotent by (volume, step) like
+ * the database adapter. `down` fails every call; `failNext(n)` fails the next n calls (before
+ * they take effect); `loseNextAnswer()` lets the next call take effect and then fails it. `calls`
+ * counts the calls that took effect, by action.
+ */
+export class InMemoryBlockStorage extends BlockStorage {
+  readonly disks = new Map<string, SimulatedDisk>();
+  readonly recorded = new Map<string, SimulatedDisk | undefined>();
+  readonly effective: { volumeId: string; step: string; action: string }[] = [];
+  down = false;
+  private failing = 0;
+  private loseAnswer = false;
+  private sequence = 0;
+
+  failNext(n: number): void {
+    this.failing = n;
+  }
+
+  loseNextAnswer(): void {
+    this.loseAnswer = true;
+  }
+
+  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'create', volumeId: input.volumeId, zoneId: input.zoneId, sizeGb: input.sizeGb, type: input.type, diskId: `disk_${++this.sequence}` }));
+  }
+  async attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'attach', volumeId: input.volumeId, serverId: input.serverId }));
+  }
+  async mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'mount', volumeId: input.volumeId, mountPath: input.mountPath }));
+  }
+  async unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'unmount', volumeId: input.volumeId }));
+  }
+  async detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'detach', volumeId: input.volumeId }));
+  }
+  async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
+    this.call(input.step, { action: 'delete', volumeId: input.volumeId });
+  }
+  async listDisks(): Promise<ProviderDisk[]> {
+    this.before();
+    return [...this.disks.values()].filter((d) => !d.deleted).map(toProviderDisk);
+  }
+  async ping(): Promise<void> {
+    if (this.down) throw new ProviderUnavailable('down (test)');
+  }
+
+  private before(): void {
+    if (this.down) throw new ProviderUnavailable('down (test)');
+    if (this.failing > 0) {
+      this.failing -= 1;
+      throw new ProviderUnavailable('failed (test)');
+    }
+  }
+
+  private disk(d: SimulatedDisk | undefined): ProviderDisk {
+    if (!d) throw new Error('no disk answered');
+    return toProviderDisk(d);
+  }
+
+  private call(step: string, input: ProviderCallInput): SimulatedDisk | undefined {
+    this.before();
+    const key = `${input.volumeId}|${step}`;
+    let answer: SimulatedDisk | undefined;
+    if (this.recorded.has(key)) {
+      answer = this.recorded.get(key);
+    } else {
+      const current = this.disks.get(input.volumeId);
+      const after = simulateCall(current && copy(current), input);
+      if (after) this.disks.set(input.volumeId, copy(after));
+      answer = input.action === 'delete' ? undefined : after && copy(after);
+      this.recorded.set(key, answer);
+      this.effective.push({ volumeId: input.volumeId, step, action: input.action });
+    }
+    if (this.loseAnswer) {
+      this.loseAnswer = false;
+      throw new ProviderUnavailable('answer lost (test)');
+    }
+    return answer;
+  }
+}

@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { CleanUpOrphanDisksJob } from './interface/jobs/clean-up-orphan-disks.job';
+import { VolumesModule } from './volumes.module';
+
+/** The orphan disk sweep (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
+@Module({
+  imports: [VolumesModule],
+  providers: [CleanUpOrphanDisksJob],
+})
+export class VolumesJobsModule {}

@@ -1,0 +1,112 @@
+import { usingPostgres } from '../support/database';
+import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { TestApp, startTestApp } from '../support/test-app';
+
+/**
+ * Races for the last gigabytes of a region and the last slots of a server (lifecycle.md "Region
+ * capacity is a counter", "Buying": counted under a lock). Only PostgreSQL runs transactions
+ * concurrently; the embedded engine serialises them, so nothing would race there.
+ */
+const describeOnPostgres = usingPostgres() ? describe : describe.skip;
+if (!usingPostgres()) {
+  console.log('volume-actions-concurrency.e2e-spec: skipped, needs DATABASE_URL (PostgreSQL); the embedded engine serialises transactions');
+}
+
+describeOnPostgres('purchases and attaches under concurrency (PostgreSQL)', () => {
+  let t: TestApp;
+  const rw = bearer(apiToken('cc', 'rw'));
+
+  beforeAll(async () => {
+    t = await startTestApp({ dbPoolSize: 20 });
+    const base = organization('cc', { wallet: { USD: '1000.00000', IDR: '0' } });
+    await t.seed({
+      regions: [
+        // Room for exactly 5 disks of 100 GB (the seeded vol_ccdata1 uses 100 of 600).
+        { ...region('id-jkt'), capacity_gb: 600 },
+        {
+          ...region('sg-sin'),
+          capacity_gb: 100000,
+          volume_offers: [
+            { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 3, price_per_gb_month: { USD: '0.02000', IDR: '320' } },
+          ],
+        },
+      ],
+      organizations: [
+        {
+          ...base,
+          servers: [...base.servers, { id: 'vm_ccsg1', name: 'sg-1', region: 'sg-sin', zone: 'sg-sin-a' }],
+          volumes: [
+            ...base.volumes,
+            // vm_ccsg1 holds one disk of its 3: 2 free slots.
+            { id: 'vol_ccsgon', name: 'sg-on', type: 'premium', region: 'sg-sin', zone: 'sg-sin-a', size_gb: 10, term_months: 1, currency: 'USD', server: 'vm_ccsg1', mount_path: '/mnt/on', expires_at: '2026-12-21T00:00:00.000Z' },
+            ...Array.from({ length: 10 }, (_, i) => ({
+              id: `vol_ccsg${i + 1}`, name: `sg-${i + 1}`, type: 'premium', region: 'sg-sin', zone: 'sg-sin-a', size_gb: 10, term_months: 1,
+              currency: 'USD', expires_at: '2026-12-21T00:00:00.000Z',
+            })),
+          ],
+        },
+      ],
+    });
+  });
+  afterAll(async () => t?.close());
+
+  const balance = async () =>
+    (await t.sql(`SELECT available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_cc' AND currency = 'USD'`))[0];
+
+  it('20 concurrent purchases for a region with room for 5: exactly 5 accepted, 15 out_of_stock; the counter equals the live volumes', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => t.http.post('/v1/volumes').set(rw).send({ name: `race-${i}`, region: 'id-jkt', size_gb: 100, term_months: 1, currency: 'USD' })),
+    );
+    const statuses = responses.map((r) => r.status).sort();
+    expect(statuses).toEqual([...Array(5).fill(202), ...Array(15).fill(409)]);
+    for (const r of responses.filter((x) => x.status === 409)) {
+      expect(r.body).toEqual({
+        error: { code: 'out_of_stock', message: 'Region id-jkt has less than 100 GB of disk capacity left', request_id: r.headers['x-request-id'], details: {} },
+      });
+    }
+    expect(await t.sql(`SELECT capacity_gb::text, used_gb::text FROM regions WHERE id = 'id-jkt'`)).toEqual([{ capacity_gb: '600', used_gb: '600' }]);
+    expect(await t.sql(`SELECT COALESCE(sum(size_gb), 0)::text AS live FROM volumes WHERE region_id = 'id-jkt' AND deleted_at IS NULL`)).toEqual([{ live: '600' }]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE type = 'volume.create'`)).toEqual([{ n: 5 }]);
+    // 5 holds of 2.00000 USD, and nothing else.
+    expect(await balance()).toEqual({ available: '99000000', reserved: '1000000' });
+    expect(await t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE kind = 'hold'`)).toEqual([{ n: 5 }]);
+    const options = await t.http.get('/v1/volume-options?region=id-jkt').set(rw);
+    expect(options.body.in_stock).toBe(false);
+  });
+
+  it('10 concurrent attaches to a server with 2 free slots: exactly 2 accepted, 8 quota_exceeded', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => t.http.post(`/v1/volumes/vol_ccsg${i + 1}/attach`).set(rw).send({ server_id: 'vm_ccsg1' })),
+    );
+    expect(responses.map((r) => r.status).sort()).toEqual([...Array(2).fill(202), ...Array(8).fill(409)]);
+    for (const r of responses.filter((x) => x.status === 409)) {
+      expect(r.body.error).toEqual({
+        code: 'quota_exceeded',
+        message: 'Server vm_ccsg1 already holds 3 data disks (the limit), counting attaches and purchases still in progress',
+        request_id: r.headers['x-request-id'],
+        details: { limit: 3, server_id: 'vm_ccsg1' },
+      });
+    }
+    expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE type = 'volume.attach' AND vm_id = 'vm_ccsg1' AND status = 'pending'`)).toEqual([{ n: 2 }]);
+    // A purchase with that server is refused too: the slots are taken by the attaches in flight.
+    const buy = await t.http.post('/v1/volumes').set(rw).send({ name: 'one-more', region: 'sg-sin', size_gb: 10, term_months: 1, currency: 'USD', server_id: 'vm_ccsg1' });
+    expect(buy.status).toBe(409);
+    expect(buy.body.error.code).toBe('quota_exceeded');
+  });
+
+  it('purchases and attaches racing for the same server share its slots', async () => {
+    await t.sql(`UPDATE volume_offers SET per_server_limit = 6 WHERE region_id = 'sg-sin'`);
+    // 1 attached + 2 attaches in flight = 3 of 6: 3 free slots for 6 purchases and 4 attaches racing.
+    const responses = await Promise.all([
+      ...Array.from({ length: 6 }, (_, i) =>
+        t.http.post('/v1/volumes').set(rw).send({ name: `srv-${i}`, region: 'sg-sin', size_gb: 10, term_months: 1, currency: 'USD', server_id: 'vm_ccsg1' })),
+      ...[4, 5, 6, 7].map((i) => t.http.post(`/v1/volumes/vol_ccsg${i}/attach`).set(rw).send({ server_id: 'vm_ccsg1' })),
+    ]);
+    const accepted = responses.filter((r) => r.status === 202);
+    expect(accepted).toHaveLength(3);
+    expect(responses.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual(Array(7).fill('quota_exceeded'));
+    expect(
+      await t.sql(`SELECT count(*)::int AS n FROM operations WHERE vm_id = 'vm_ccsg1' AND status = 'pending' AND type IN ('volume.create', 'volume.attach')`),
+    ).toEqual([{ n: 5 }]);
+  });
+});
