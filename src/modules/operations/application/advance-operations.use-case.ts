@@ -15,6 +15,13 @@ import { retryWindowClosed, stepRetryDelayMs } from './step-retry';
 
 /** Operations claimed per batch. */
 export const CLAIM_BATCH_SIZE = 20;
+/**
+ * Operations of one batch executed step by step at the same time (their steps call an external
+ * service, such as the storage provider, outside any transaction: a slow call must not hold the
+ * rest of the batch back until their leases run out). Each step's short transactions take a
+ * connection of the worker's pool only while they run.
+ */
+export const STEPPING_AT_ONCE = 8;
 /** Claims after which an operation that keeps dying with its worker is failed instead of retried. */
 export const MAX_ATTEMPTS = 5;
 
@@ -198,7 +205,16 @@ export class AdvanceOperations {
       return outcomes;
     }
     for (const op of ended) this.reportEnded(op);
-    for (const id of oneByOne) outcomes.set(id, await this.execute(id));
+    // Operations whose steps call out run side by side (each call waits on the provider, not on
+    // this process or the database), at most STEPPING_AT_ONCE of a batch at a time.
+    let next = 0;
+    const stepper = async (): Promise<void> => {
+      while (next < oneByOne.length) {
+        const id = oneByOne[next++];
+        outcomes.set(id, await this.execute(id));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, oneByOne.length) }, stepper));
     for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
     return outcomes;
   }
