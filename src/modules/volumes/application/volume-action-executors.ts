@@ -50,6 +50,27 @@ abstract class VolumeActionExecutor implements OperationExecutor, OnModuleInit {
     if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);
     return volume;
   }
+
+  /** `unmounting` of volume.detach and volume.delete: unmount at the provider, then record mounted false. */
+  protected unmountingStep(): OperationStepExecutor {
+    return {
+      name: 'unmounting',
+      perform: async (op) => {
+        await this.provider.unmountDisk({ volumeId: this.volumeId(op), step: key(op, 'unmounting') });
+        return {};
+      },
+      commit: async (op) => {
+        await this.lockVolume(op);
+        await this.states.apply(this.volumeId(op), { mounted: false });
+      },
+    };
+  }
+
+  /** The provider call of `detaching` (volume.detach and volume.delete; each records it its own way). */
+  protected async detachAtProvider(op: Operation): Promise<JsonObject> {
+    await this.provider.detachDisk({ volumeId: this.volumeId(op), step: key(op, 'detaching') });
+    return {};
+  }
 }
 
 /**
@@ -178,23 +199,10 @@ export class AttachVolumeExecutor extends VolumeActionExecutor {
 export class DetachVolumeExecutor extends VolumeActionExecutor {
   readonly type = 'volume.detach' as const;
   readonly steps: readonly OperationStepExecutor[] = [
-    {
-      name: 'unmounting',
-      perform: async (op) => {
-        await this.provider.unmountDisk({ volumeId: this.volumeId(op), step: key(op, 'unmounting') });
-        return {};
-      },
-      commit: async (op) => {
-        await this.lockVolume(op);
-        await this.states.apply(this.volumeId(op), { mounted: false });
-      },
-    },
+    this.unmountingStep(),
     {
       name: 'detaching',
-      perform: async (op) => {
-        await this.provider.detachDisk({ volumeId: this.volumeId(op), step: key(op, 'detaching') });
-        return {};
-      },
+      perform: (op) => this.detachAtProvider(op),
       commit: async (op) => {
         const volume = await this.lockVolume(op);
         await this.states.apply(volume.id, { status: volume.deletedAt ? undefined : 'available', serverId: null, mountPath: null, mounted: false });
@@ -218,23 +226,10 @@ export class DetachVolumeExecutor extends VolumeActionExecutor {
 export class DeleteVolumeExecutor extends VolumeActionExecutor {
   readonly type = 'volume.delete' as const;
   readonly steps: readonly OperationStepExecutor[] = [
-    {
-      name: 'unmounting',
-      perform: async (op) => {
-        await this.provider.unmountDisk({ volumeId: this.volumeId(op), step: key(op, 'unmounting') });
-        return {};
-      },
-      commit: async (op) => {
-        await this.lockVolume(op);
-        await this.states.apply(this.volumeId(op), { mounted: false });
-      },
-    },
+    this.unmountingStep(),
     {
       name: 'detaching',
-      perform: async (op) => {
-        await this.provider.detachDisk({ volumeId: this.volumeId(op), step: key(op, 'detaching') });
-        return {};
-      },
+      perform: (op) => this.detachAtProvider(op),
       commit: async (op) => {
         await this.lockVolume(op);
         await this.states.apply(this.volumeId(op), { serverId: null, mountPath: null, mounted: false });
