@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { Express } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
@@ -8,9 +9,10 @@ import { deferredJsonBody } from './shared/http/body-parsing';
 import { answerClientErrors } from './shared/http/client-errors';
 import { conditionalRequestsOnlyWithETag } from './shared/http/conditional-requests';
 import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
-import { requestIdMiddleware } from './shared/http/request-id';
+import { requestLifecycle } from './shared/http/request-lifecycle';
 import { Clock } from './shared/kernel/clock/clock';
-import { Metrics, httpMetricsMiddleware } from './shared/observability/metrics';
+import { RequestLog } from './shared/observability/logging';
+import { Metrics } from './shared/observability/metrics';
 
 /**
  * Builds the HTTP application exactly as production runs it; tests use this too, so they
@@ -30,11 +32,10 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   // No automatic ETag (and so no automatic 304): a route that versions its answers sets its ETag and
   // declares it with ApiConditionalGet() (shared/http/openapi.ts); Express still answers 304 to it.
   app.set('etag', false);
-  app.use(conditionalRequestsOnlyWithETag);
+  conditionalRequestsOnlyWithETag(app.getHttpAdapter().getInstance() as Express);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
-  app.use(requestIdMiddleware);
-  app.use(httpMetricsMiddleware(app.get(Metrics)));
+  app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
   app.use(deferredJsonBody());
   app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.

@@ -1,5 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
@@ -16,7 +16,6 @@ import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
 import { Settings } from './shared/config/settings';
 import { DatabaseModule } from './shared/database/database.module';
-import { BodyErrorInterceptor } from './shared/http/body-parsing';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
 import { RequestValidationPipe } from './shared/http/validation.pipe';
 import { ObservabilityModule } from './shared/observability/observability.module';
@@ -50,7 +49,6 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },
         { provide: APP_PIPE, useClass: RequestValidationPipe },
-        { provide: APP_INTERCEPTOR, useClass: BodyErrorInterceptor },
       ],
     };
   }

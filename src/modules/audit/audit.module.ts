@@ -1,5 +1,4 @@
-import { Global, MiddlewareConsumer, Module, NestModule } from '@nestjs/common';
-import { requestContextMiddleware } from '../../shared/http/request-context';
+import { Global, Module } from '@nestjs/common';
 import { AuditLogReader } from './application/audit-log.port';
 import { AuditTrail } from './application/audit-trail.port';
 import { ListAuditLog } from './application/list-audit-log.use-case';
@@ -12,9 +11,4 @@ import { AuditLogController } from './interface/http/audit-log.controller';
   providers: [{ provide: AuditTrail, useClass: TypeOrmAuditTrail }, { provide: AuditLogReader, useClass: TypeOrmAuditLogReader }, ListAuditLog],
   exports: [AuditTrail],
 })
-export class AuditModule implements NestModule {
-  /** Every request runs in a context holding its request id, which the audit trail records. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(requestContextMiddleware).forRoutes('{*path}');
-  }
-}
+export class AuditModule {}

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { getOptionsToken, getStorageToken } from '@nestjs/throttler';
 import { Settings } from '../../shared/config/settings';
+import { BodyErrorGuard } from '../../shared/http/body-parsing';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { Accounts } from './application/accounts.port';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from './application/api-keys.use-cases';
@@ -45,10 +46,11 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     FixedWindowRateLimitStorage,
     { provide: getStorageToken(), useExisting: FixedWindowRateLimitStorage },
     // Global guards, run in this order (decisions.md check order):
-    // 401 authentication, then 429 rate limit, then 403 permission.
+    // 401 authentication, then 429 rate limit, then 403 permission, then the body's own 400/413.
     { provide: APP_GUARD, useClass: AuthenticationGuard },
     { provide: APP_GUARD, useClass: RateLimitGuard },
     { provide: APP_GUARD, useClass: PermissionGuard },
+    { provide: APP_GUARD, useClass: BodyErrorGuard },
   ],
   exports: [Accounts, Credentials, Authenticate, CreateApiKey, RevokeApiKey, PurgeExpiredSessions, FixedWindowRateLimitStorage],
 })

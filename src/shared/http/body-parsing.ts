@@ -1,6 +1,6 @@
-import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { HEADERS_METADATA } from '@nestjs/common/constants';
 import express, { NextFunction, Request, Response } from 'express';
-import { Observable } from 'rxjs';
 import { invalidRequest } from '../kernel/errors/domain-error';
 import { PayloadTooLargeError } from './error-envelope';
 
@@ -114,7 +114,7 @@ declare module 'express-serve-static-core' {
 /**
  * Parses JSON bodies up to 1 MiB, but does not answer a parse failure itself: it records it
  * so that the error is reported after authentication, rate limit and permission checks
- * (decisions.md check order), by BodyErrorInterceptor and the global filter.
+ * (decisions.md check order), by BodyErrorGuard and the global filter.
  */
 export function deferredJsonBody(): (req: Request, res: Response, next: NextFunction) => void {
   const parse = express.json({
@@ -148,12 +148,19 @@ export function deferredJsonBody(): (req: Request, res: Response, next: NextFunc
   };
 }
 
-/** Runs after the guards: a body that failed to parse becomes the request's error here. */
+/**
+ * The last global guard (AuthModule registers the guards in their order): after authentication,
+ * rate limit and permission, a body that failed to parse becomes the request's error. It is
+ * answered as an error of the route itself: with the headers the route's `@Header()` sets on
+ * every answer (which Nest sets only after the guards), as ApiHeadersOnEveryResponse declares.
+ */
 @Injectable()
-export class BodyErrorInterceptor implements NestInterceptor {
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+export class BodyErrorGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<Request>();
-    if (req.bodyError) throw req.bodyError;
-    return next.handle();
+    if (!req.bodyError) return true;
+    const headers = Reflect.getMetadata(HEADERS_METADATA, context.getHandler()) as { name: string; value: string }[] | undefined;
+    for (const { name, value } of headers ?? []) context.switchToHttp().getResponse<Response>().setHeader(name, value);
+    throw req.bodyError;
   }
 }

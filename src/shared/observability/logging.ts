@@ -1,10 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
-import { DestinationStream, stdTimeFunctions } from 'pino';
-import type { Options } from 'pino-http';
+import { DestinationStream, Logger, LoggerOptions, pino, stdTimeFunctions } from 'pino';
 import { Settings } from '../config/settings';
-import { newId } from '../kernel/ids/ids';
+import { currentRequestId } from '../http/request-context';
 import { routeOf } from './route-label';
 
 /**
@@ -35,8 +34,9 @@ export const REDACTED_PATHS = [
   '*.*.token',
 ];
 
-/** What the one line logged per request carries (besides level, time, request_id and msg). */
+/** What the one line logged per request carries (besides level, time, pid, hostname and msg). */
 export interface RequestLogFields {
+  request_id: string;
   method: string;
   path: string;
   route: string;
@@ -47,21 +47,21 @@ export interface RequestLogFields {
   aborted?: true;
 }
 
-function requestFields(req: IncomingMessage, res: ServerResponse, value: object): RequestLogFields {
-  const r = req as Request;
-  const principal = r.principal;
+function requestFields(req: Request, res: Response, latencyMs: number): RequestLogFields {
+  const principal = req.principal;
   const fields: RequestLogFields = {
-    method: r.method,
+    request_id: req.id,
+    method: req.method,
     // The path only: a query string is never logged, so a secret put there by mistake is not either.
-    path: (r.originalUrl ?? r.url ?? '').split('?')[0],
-    route: routeOf(r),
+    path: (req.originalUrl ?? req.url ?? '').split('?')[0],
+    route: routeOf(req),
     status: res.statusCode,
-    latency_ms: (value as { latency_ms?: number }).latency_ms ?? 0,
+    latency_ms: latencyMs,
     org_id: principal?.orgId ?? null,
     // Authentication sets req.credential before the organization is known (a 403 on X-Org-ID or a 429 still names it).
-    credential_id: principal?.credentialId ?? (r as { credential?: { id?: string } }).credential?.id ?? null,
+    credential_id: principal?.credentialId ?? (req as { credential?: { id?: string } }).credential?.id ?? null,
   };
-  if (!(res as Response).writableFinished) fields.aborted = true;
+  if (!res.writableFinished) fields.aborted = true;
   return fields;
 }
 
@@ -78,29 +78,45 @@ function prettyStream(): DestinationStream | undefined {
 }
 
 /**
- * nestjs-pino settings: JSON lines on stdout (pretty only on a terminal) at LOG_LEVEL, one
- * line per request when it ends, with request_id (the X-Request-Id of request-id.ts), route,
- * status, latency and, once authenticated, the organization and credential ids. Logs written
- * while a request is handled (Nest's Logger included) carry its request_id too.
+ * The application's one pino logger: JSON lines on stdout (pretty only on a terminal) at
+ * LOG_LEVEL. Nest's Logger writes through it (nestjs-pino, ObservabilityModule), and so does
+ * RequestLog. A line written while a request is handled carries its request_id, read from the
+ * request context (request-context.ts) when the line is written: no logger is made per request.
  */
-export function loggerParams(settings: Settings, stream: DestinationStream | undefined = prettyStream()): Params {
-  const options: Options = {
+export function createRootLogger(settings: Settings, stream: DestinationStream | undefined = prettyStream()): Logger {
+  const options: LoggerOptions = {
     level: settings.logLevel,
     timestamp: stdTimeFunctions.isoTime,
     // "level":"info" rather than 30: what log search and people read.
     formatters: { level: (label) => ({ level: label }) },
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-    genReqId: (req) => (req as Request).id ?? newId('req'),
-    customAttributeKeys: { reqId: 'request_id', responseTime: 'latency_ms' },
-    // Bind only request_id to the request's logger: no headers (Authorization, cookies), no body.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    customSuccessMessage: () => 'request completed',
-    customErrorMessage: () => 'request failed',
-    customSuccessObject: (req, res, value) => requestFields(req, res, value),
-    // The exception itself is logged by the exception filter, with its stack; not again here.
-    customErrorObject: (req, res, _err, value) => requestFields(req, res, value),
+    mixin: () => {
+      const requestId = currentRequestId();
+      return requestId === null ? {} : { request_id: requestId };
+    },
   };
-  return { pinoHttp: stream ? [options, stream] : options };
+  return stream ? pino(options, stream) : pino(options);
+}
+
+/**
+ * One line per request when its response ends (or its client goes away): request_id, method,
+ * path, route, status, latency and, once authenticated, the organization and credential ids.
+ * Never headers (Authorization, cookies) or bodies. A 5xx is logged at error level as
+ * "request failed" (its exception is logged by the exception filter, with its stack).
+ */
+@Injectable()
+export class RequestLog {
+  constructor(readonly root: Logger) {}
+
+  ended(req: Request, res: Response, latencyMs: number): void {
+    const failed = res.statusCode >= 500;
+    const level = failed ? 'error' : 'info';
+    if (!this.root.isLevelEnabled(level)) return;
+    this.root[level](requestFields(req, res, latencyMs), failed ? 'request failed' : 'request completed');
+  }
+}
+
+/** nestjs-pino's settings: Nest's Logger writes through the root logger; no per-request middleware (RequestLog writes the request lines). */
+export function loggerParams(log: RequestLog): Params {
+  return { pinoHttp: { logger: log.root }, forRoutes: [] };
 }

@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { routeOf } from './route-label';
 
 /** Status label of a request whose client went away before the answer was sent (nginx's 499). */
 export const CLIENT_CLOSED_STATUS = '499';
@@ -50,21 +48,4 @@ export class Metrics {
   rateLimitRejected(route: string): void {
     this.rateLimited.inc({ route });
   }
-}
-
-/** Express middleware: counts and times every request once, when its response ends. */
-export function httpMetricsMiddleware(metrics: Metrics): (req: Request, res: Response, next: NextFunction) => void {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    let recorded = false;
-    const record = (): void => {
-      if (recorded) return;
-      recorded = true;
-      const status = res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS;
-      metrics.observeRequest(req.method, routeOf(req), status, Number(process.hrtime.bigint() - started) / 1e9);
-    };
-    res.once('finish', record);
-    res.once('close', record);
-    next();
-  };
 }
