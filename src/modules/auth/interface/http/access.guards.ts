@@ -6,8 +6,18 @@ import { Authenticate } from '../../application/authenticate.use-case';
 import { checkAccess } from '../../domain/principal';
 import { ACCESS_METADATA, AccessDeclaration } from './access.decorators';
 
+/** Each route's declaration, read from its metadata once (the guards ask on every request). */
+const declarations = new WeakMap<object, Map<object, AccessDeclaration | undefined>>();
+
 export function accessDeclaration(reflector: Reflector, context: ExecutionContext): AccessDeclaration | undefined {
-  return reflector.getAllAndOverride<AccessDeclaration | undefined>(ACCESS_METADATA, [context.getHandler(), context.getClass()]);
+  const handler = context.getHandler();
+  const controller = context.getClass();
+  let byController = declarations.get(handler);
+  if (!byController) declarations.set(handler, (byController = new Map()));
+  if (!byController.has(controller)) {
+    byController.set(controller, reflector.getAllAndOverride<AccessDeclaration | undefined>(ACCESS_METADATA, [handler, controller]));
+  }
+  return byController.get(controller);
 }
 
 /** First global guard: who is calling (401), before the rate limit (429) and permission (403). */
