@@ -1,7 +1,7 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { ValidationError, getMetadataStorage, validate } from 'class-validator';
-import { invalidRequest } from '../kernel/errors/domain-error';
+import { DomainError, invalidRequest } from '../kernel/errors/domain-error';
 
 export function firstValidationError(errors: ValidationError[], parent = ''): { field: string; message: string } | undefined {
   for (const error of errors) {
@@ -73,14 +73,28 @@ function declaredOnly(metatype: new () => object, value: object): Record<string,
   return out;
 }
 
+/** How many validated query strings the pipe remembers (per process, all routes together). */
+export const VALIDATED_QUERIES_KEPT = 1000;
+
+type QueryOutcome = { members: Record<string, unknown> } | { error: { field: string; message: string } };
+
 /**
  * Validates bodies and queries against their DTO class. Unknown members are dropped, never
  * trusted; the first failure answers 400 invalid_request naming the field. A NUL character in
  * a path parameter, a query value or a body string is refused the same way; with a DTO class,
  * only in the members it declares (unknown members are ignored, whatever they hold).
+ *
+ * Queries repeat (the same filters, page after page, from every client) and validating one is
+ * pure (strings in, no transforms, no validator that reads anything else): the outcome for the
+ * declared members sent is remembered, up to VALIDATED_QUERIES_KEPT, and a remembered query gets
+ * a new DTO instance of its own.
  */
 @Injectable()
 export class RequestValidationPipe implements PipeTransform {
+  private readonly queries = new Map<string, QueryOutcome>();
+  private readonly classKeys = new WeakMap<object, string>();
+  private classCount = 0;
+
   async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     const metatype = metadata.metatype;
     if (!metatype || PRIMITIVES.includes(metatype) || (metadata.type !== 'body' && metadata.type !== 'query')) {
@@ -94,11 +108,39 @@ export class RequestValidationPipe implements PipeTransform {
       throw invalidRequest('Request body must be a JSON object', { field: 'body' });
     }
     const dto = metatype as new () => object;
-    const instance = plainToInstance(dto, declaredOnly(dto, (value ?? {}) as object), { enableImplicitConversion: false });
+    const members = declaredOnly(dto, (value ?? {}) as object);
+    if (metadata.type === 'body') return this.validated(dto, members, 'body');
+
+    const key = `${this.classKey(dto)}${JSON.stringify(members)}`;
+    let outcome = this.queries.get(key);
+    if (!outcome) {
+      try {
+        outcome = { members: { ...(await this.validated(dto, members, 'query')) } };
+      } catch (err) {
+        const details = (err as { details?: { field?: unknown } }).details;
+        if (!(err instanceof DomainError) || typeof details?.field !== 'string') throw err;
+        outcome = { error: { field: details.field, message: err.message } };
+      }
+      if (this.queries.size >= VALIDATED_QUERIES_KEPT) this.queries.clear();
+      this.queries.set(key, outcome);
+    }
+    if ('error' in outcome) throw invalidRequest(outcome.error.message, { field: outcome.error.field });
+    return Object.assign(new dto(), outcome.members);
+  }
+
+  private async validated(dto: new () => object, members: Record<string, unknown>, type: 'body' | 'query'): Promise<object> {
+    const instance = plainToInstance(dto, members, { enableImplicitConversion: false });
     const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
     if (first) throw invalidRequest(first.message, { field: first.field });
-    refuseNul(instance, '', metadata.type);
+    refuseNul(instance, '', type);
     return instance;
+  }
+
+  /** A short key per DTO class (two classes may share a name). */
+  private classKey(dto: object): string {
+    let key = this.classKeys.get(dto);
+    if (key === undefined) this.classKeys.set(dto, (key = `${++this.classCount}:`));
+    return key;
   }
 }
