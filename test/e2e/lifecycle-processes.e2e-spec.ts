@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { TestDatabase, createTestDatabase, usingPostgres } from '../support/database';
 import { OWNER_PASSWORD, apiToken, region } from '../support/fixtures';
 import { teamOrg } from '../support/accounts';
-import { validatedFetch } from '../support/openapi-validation';
+import { Answer, SHARED_IDEMPOTENCY_SECRET, callProcess } from '../support/process-http';
 import { ServerProcess, runCli, startServerProcess, tempDir } from '../support/processes';
 
 /**
@@ -26,14 +26,6 @@ if (!usingPostgres()) {
   console.log('lifecycle-processes.e2e-spec: skipped, needs DATABASE_URL (PostgreSQL); two processes cannot share the embedded engine');
 }
 
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
-
-const IDEMPOTENCY_SECRET = 'two-processes-share-this-secret-0123456789';
 const KEY = apiToken('k', 'rw');
 const RO_KEY = apiToken('k', 'ro');
 const POOR_KEY = apiToken('p', 'rw');
@@ -79,23 +71,14 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
   /** Every Idempotency-Key sent: none may appear in a log line. */
   const keys: string[] = [];
 
-  const call = async (
+  const call = (
     p: ServerProcess,
     method: string,
     path: string,
     opts: { token?: string; body?: unknown; rawBody?: string; idem?: string; headers?: Record<string, string> } = {},
   ): Promise<Answer> => {
-    const headers: Record<string, string> = { ...opts.headers };
-    headers.Authorization = `Bearer ${opts.token ?? KEY}`;
-    if (opts.idem) {
-      headers['Idempotency-Key'] = opts.idem;
-      keys.push(opts.idem);
-    }
-    const body = opts.rawBody ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
-    if (body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await validatedFetch(`${p.url}${path}`, { method, headers, body });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, text, headers: res.headers };
+    if (opts.idem) keys.push(opts.idem);
+    return callProcess(p, method, path, { ...opts, token: opts.token ?? KEY, idempotencyKey: opts.idem });
   };
   /** The whole error envelope of `r`, its request_id the X-Request-Id header. */
   const expectError = (r: Answer, status: number, code: string, message: string | RegExp, details: Record<string, unknown> = {}) => {
@@ -213,7 +196,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
         ],
       }),
     );
-    env = { DATABASE_URL: db.url, DEMO_SEED: 'false', IDEMPOTENCY_SECRET, RATE_LIMIT_PER_MINUTE: '100000', DB_POOL_SIZE: '4' };
+    env = { DATABASE_URL: db.url, DEMO_SEED: 'false', IDEMPOTENCY_SECRET: SHARED_IDEMPOTENCY_SECRET, RATE_LIMIT_PER_MINUTE: '100000', DB_POOL_SIZE: '4' };
     const seeded = runCli(['seed', seed], env);
     expect(seeded.stderr).toBe('');
     expect(seeded.status).toBe(0);
