@@ -12,6 +12,7 @@ import { OperationsModule } from './modules/operations/operations.module';
 import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
+import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
 import { Settings } from './shared/config/settings';
@@ -42,6 +43,7 @@ export class AppModule {
         OperationsWorkerModule,
         IdempotencyJobsModule,
         AuthJobsModule,
+        VolumesJobsModule,
         OperatorModule,
         MonitoringModule,
         DocsModule,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { TestDatabase, createTestDatabase, usingPostgres } from '../support/database';
 import { OWNER_PASSWORD, apiToken, region } from '../support/fixtures';
 import { teamOrg } from '../support/accounts';
+import { Answer, SHARED_IDEMPOTENCY_SECRET, callProcess } from '../support/process-http';
 import { ServerProcess, runCli, startServerProcess, tempDir } from '../support/processes';
 
 /**
@@ -16,14 +17,7 @@ if (!usingPostgres()) {
   console.log('accounts-processes.e2e-spec: skipped, needs DATABASE_URL (PostgreSQL); two processes cannot share the embedded engine');
 }
 
-interface Answer {
-  status: number;
-  body: any;
-  text: string;
-  headers: Headers;
-}
-
-const IDEMPOTENCY_SECRET = 'two-processes-share-this-secret-0123456789';
+const IDEMPOTENCY_SECRET = SHARED_IDEMPOTENCY_SECRET;
 
 describeOnPostgres('lifecycle.md Accounts and Audit log, against two server processes (PostgreSQL)', () => {
   let db: TestDatabase;
@@ -34,16 +28,8 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
   const tok: Record<string, string> = {};
   const uid: Record<string, string> = {};
 
-  const call = async (p: ServerProcess, method: string, path: string, opts: { token?: string; org?: string; body?: unknown; idempotencyKey?: string } = {}): Promise<Answer> => {
-    const headers: Record<string, string> = {};
-    if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
-    if (opts.idempotencyKey) headers['Idempotency-Key'] = opts.idempotencyKey;
-    if (opts.org) headers['X-Org-ID'] = opts.org;
-    if (opts.body !== undefined) headers['Content-Type'] = 'application/json';
-    const res = await fetch(`${p.url}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, text, headers: res.headers };
-  };
+  const call = (p: ServerProcess, method: string, path: string, opts: { token?: string; org?: string; body?: unknown; idempotencyKey?: string } = {}): Promise<Answer> =>
+    callProcess(p, method, path, opts);
   const login = async (p: ServerProcess, email: string): Promise<string> => {
     const r = await call(p, 'POST', '/v1/auth/login', { body: { email, password: OWNER_PASSWORD } });
     expect(r.status).toBe(200);

@@ -306,6 +306,26 @@ describe('POST /v1/volumes (purchase)', () => {
     expect(await usedGb('id-jkt')).toBe(used);
   });
 
+  it('400 before 404 (lifecycle.md check order): a zone or server of another region, a member differing from the quote, even when something else named does not exist; nothing written', async () => {
+    const n = await counts();
+    const q = (await t.http.post('/v1/quotes').set(rw).send({ region: 'id-jkt', type: 'premium', size_gb: 100, term_months: 12, currency: 'USD' })).body as { id: string };
+    const cases: [object, string, string][] = [
+      [{ zone: 'sg-sin-a', region: 'xx-nowhere' }, 'zone', 'zone sg-sin-a is in region sg-sin, not in xx-nowhere'],
+      [{ server_id: 'vm_pusg1', zone: 'id-jkt-z' }, 'server_id', 'server vm_pusg1 is in region sg-sin; the disk is bought in id-jkt'],
+      [{ zone: 'id-jkt-a', server_id: 'vm_pub1', quote_id: 'quo_unknown' }, 'server_id', 'server vm_pub1 is in zone id-jkt-b; the disk is bought in id-jkt-a'],
+      [{ size_gb: 200, quote_id: q.id, server_id: 'vm_nope' }, 'size_gb', `size_gb (200) differs from quote ${q.id} (100); send the quote's size_gb or leave out quote_id`],
+      [{ currency: 'IDR', quote_id: q.id, zone: 'id-jkt-z' }, 'currency', `currency ("IDR") differs from quote ${q.id} ("USD"); send the quote's currency or leave out quote_id`],
+    ];
+    for (const [change, field, message] of cases) {
+      const res = await buy({ ...ok, name: 'ordered', ...change });
+      expect({ change, status: res.status, body: res.body }).toEqual({ change, status: 400, body: errorBody(res, 'invalid_request', message, { field }) });
+    }
+    // With nothing to judge a 400 on, the 404 of what does not exist.
+    const missing = await buy({ ...ok, name: 'ordered', zone: 'id-jkt-z', quote_id: q.id });
+    expect(missing.body).toEqual(errorBody(missing, 'not_found', 'Zone id-jkt-z not found'));
+    expect(await counts()).toEqual(n);
+  });
+
   describe('quotes', () => {
     const quote = async (body: object = { region: 'id-jkt', type: 'premium', size_gb: 100, term_months: 12, currency: 'USD' }) =>
       (await t.http.post('/v1/quotes').set(rw).send(body)).body as { id: string; amount: string };

@@ -166,6 +166,28 @@ describe('PATCH /v1/volumes/{id}', () => {
       expect((await t.http.patch('/v1/volumes/vol_updb').set(as('dev')).send({ delete_protection: false })).status).toBe(200);
     });
 
+    it('403 before 400 (lifecycle.md check order): a developer turning protection off a protected volume is 403 whatever else the body holds; otherwise the 400 comes first', async () => {
+      await t.sql(`UPDATE volumes SET delete_protection = true WHERE id = 'vol_updb'`);
+      const before = await row('vol_updb');
+      const refusal = 'Role developer may not turn delete_protection off; it needs one of: admin, owner';
+      for (const body of [{ delete_protection: false, name: '-bad' }, { delete_protection: false, name: 5 }, { delete_protection: false, labels: { 'Bad Key': 'x' } }, { delete_protection: false, note: 'x'.repeat(1001) }]) {
+        const res = await t.http.patch('/v1/volumes/vol_updb').set(as('dev')).send(body);
+        expect({ body, status: res.status, answer: res.body }).toEqual({ body, status: 403, answer: errorBody(res, 'forbidden', refusal) });
+      }
+      expect(await row('vol_updb')).toEqual(before);
+      // Nothing to turn off (an unknown volume, another organization's, a deleted one): the 400.
+      for (const id of ['vol_updnone', 'vol_updxdata1', 'vol_updc']) {
+        const res = await t.http.patch(`/v1/volumes/${id}`).set(as('dev')).send({ delete_protection: false, name: '-bad' });
+        expect({ id, status: res.status, field: res.body.error.details.field }).toEqual({ id, status: 400, field: 'name' });
+      }
+      // An admin turning it off with a bad member: the 400.
+      const admin = await t.http.patch('/v1/volumes/vol_updb').set(as('admin')).send({ delete_protection: false, name: '-bad' });
+      expect([admin.status, admin.body.error.details]).toEqual([400, { field: 'name' }]);
+      await t.sql(`UPDATE volumes SET delete_protection = false WHERE id = 'vol_updb'`);
+      const unprotected = await t.http.patch('/v1/volumes/vol_updb').set(as('dev')).send({ delete_protection: false, name: '-bad' });
+      expect([unprotected.status, unprotected.body.error.details]).toEqual([400, { field: 'name' }]);
+    });
+
     it('an owner session and an API key with vm:write turn it off', async () => {
       for (const [who, headers] of [['owner', as('owner')], ['key', rw]] as const) {
         await t.sql(`UPDATE volumes SET delete_protection = true WHERE id = 'vol_updb'`);

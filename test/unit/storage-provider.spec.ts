@@ -3,7 +3,10 @@ import { OperationExecutors, StepUnavailable } from '../../src/modules/operation
 import { STEP_RETRY_CAP_MS, stepRetryDelayMs } from '../../src/modules/operations/application/step-retry';
 import { Operation } from '../../src/modules/operations/domain/operation';
 import { InMemoryOperationRepository } from '../../src/modules/operations/testing/in-memory-operations.repository';
+import { ProviderUnavailable } from '../../src/modules/volumes/application/block-storage.port';
+import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
 import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/volumes/application/provider-gateway';
+import { VolumeStates } from '../../src/modules/volumes/application/volume-states.port';
 import { InMemoryBlockStorage } from '../../src/modules/volumes/testing/in-memory-block-storage';
 import { InMemoryWalletLedger } from '../../src/modules/wallet/testing/in-memory-wallet-ledger';
 import { loadSettings } from '../../src/shared/config/settings';
@@ -189,5 +192,59 @@ describe('AdvanceOperations: step backoff and the 10-minute give-up', () => {
     expect(s.error).toEqual({ code: 'invalid_state', message: 'The disk of volume vol_1 was deleted; it cannot be created again' });
     expect(compensated).toEqual(['op_1']);
     expect(wallet.entries.filter((e) => e.operationId === 'op_1').map((e) => e.kind)).toEqual(['hold', 'release']);
+  });
+});
+
+/** The orphan disk sweep (CleanUpOrphanDisks) against the in-memory provider: page by page, and it stops when told. */
+describe('CleanUpOrphanDisks', () => {
+  let storage: InMemoryBlockStorage;
+  /** Volumes the service no longer has (deleted, nothing in flight). */
+  let gone: Set<string>;
+  let pages: ({ after: string | undefined; limit: number } | 'all')[];
+  let sweep: CleanUpOrphanDisks;
+
+  beforeEach(async () => {
+    storage = new InMemoryBlockStorage();
+    for (let i = 1; i <= 5; i++) await storage.createDisk({ ...disk, volumeId: `vol_${i}`, step: `op_${i}/creating_volume` });
+    gone = new Set(['vol_1', 'vol_3', 'vol_5']);
+    pages = [];
+    const listDisks = storage.listDisks.bind(storage);
+    storage.listDisks = async (page) => {
+      pages.push(page ? { after: page.after, limit: page.limit } : 'all');
+      return listDisks(page);
+    };
+    const states = { goneAmong: async (ids: readonly string[]) => ids.filter((id) => gone.has(id)), apply: async () => undefined } as VolumeStates;
+    sweep = new CleanUpOrphanDisks(new ProviderGateway(storage), states);
+  });
+
+  it('walks the provider a page at a time and deletes the disks of gone volumes only, once', async () => {
+    expect(await sweep.execute(() => false, 2)).toBe(3);
+    expect(pages).toEqual([{ after: undefined, limit: 2 }, { after: 'vol_2', limit: 2 }, { after: 'vol_4', limit: 2 }]);
+    expect((await storage.listDisks()).map((d) => d.volumeId)).toEqual(['vol_2', 'vol_4']);
+    expect(storage.effective.filter((c) => c.action === 'delete')).toEqual(['vol_1', 'vol_3', 'vol_5'].map((volumeId) => ({ volumeId, step: 'orphan-cleanup', action: 'delete' })));
+    expect(await sweep.execute(() => false, 2)).toBe(0);
+  });
+
+  it('stops between two disks once told to (shutdown), leaving the rest to the next sweep', async () => {
+    let deletes = 0;
+    const deleteDisk = storage.deleteDisk.bind(storage);
+    storage.deleteDisk = async (input) => {
+      deletes += 1;
+      return deleteDisk(input);
+    };
+    expect(await sweep.execute(() => deletes >= 1, 10)).toBe(1);
+    expect((await storage.listDisks()).map((d) => d.volumeId)).toEqual(['vol_2', 'vol_3', 'vol_4', 'vol_5']);
+    expect(await sweep.execute(() => true, 10)).toBe(0);
+    expect(deletes).toBe(1);
+  });
+
+  it('a disk the provider cannot delete now is left for the next sweep; the others go', async () => {
+    const deleteDisk = storage.deleteDisk.bind(storage);
+    storage.deleteDisk = async (input) => {
+      if (input.volumeId === 'vol_3') throw new ProviderUnavailable('busy (test)');
+      return deleteDisk(input);
+    };
+    expect(await sweep.execute(() => false, 10)).toBe(2);
+    expect((await storage.listDisks()).map((d) => d.volumeId)).toEqual(['vol_2', 'vol_3', 'vol_4']);
   });
 });

@@ -57,6 +57,8 @@ export interface Settings {
   providerRetryWindowMs: number;
   /** The first retry delay of a step after provider_unavailable; doubled at each failure, capped at 60 s. */
   providerRetryBaseMs: number;
+  /** How often each worker process sweeps the provider for disks of deleted volumes (the orphan disk sweep). */
+  orphanDiskSweepIntervalMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -154,6 +156,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     providerDown: bool(env, 'PROVIDER_DOWN', false),
     providerRetryWindowMs: int(env, 'PROVIDER_RETRY_WINDOW_MS', 600_000, 0, 86_400_000),
     providerRetryBaseMs: int(env, 'PROVIDER_RETRY_BASE_MS', 1_000, 1, 60_000),
+    orphanDiskSweepIntervalMs: int(env, 'ORPHAN_DISK_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
   };
 }
 

@@ -4,12 +4,14 @@ import { Settings } from '../config/settings';
 
 /**
  * A housekeeping job run every `intervalMs` in processes that run the worker (WORKER_ENABLED),
- * never overlapping itself; shutdown waits for a run in flight. Subclasses say what one run does
- * and return how many rows it removed (logged when not zero). Needs ScheduleModule.forRoot().
+ * never overlapping itself; shutdown tells a run in flight to stop (`stopping()`) and waits for
+ * it. Subclasses say what one run does and return how many rows it removed (logged when not
+ * zero). Needs ScheduleModule.forRoot().
  */
 export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger: Logger;
   private inFlight: Promise<void> | undefined;
+  private stopped = false;
 
   protected constructor(
     /** The interval's name in the SchedulerRegistry, and the log context. */
@@ -21,8 +23,11 @@ export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeAppli
     this.logger = new Logger(name);
   }
 
-  /** One run; how many rows it removed. */
-  protected abstract runOnce(): Promise<number>;
+  /** What the count of a run is, in its log line. */
+  protected readonly removed: string = 'rows purged';
+
+  /** One run; how many rows it removed. A long run checks `stopping()` between its pieces of work and returns early once it is true. */
+  protected abstract runOnce(stopping: () => boolean): Promise<number>;
 
   onApplicationBootstrap(): void {
     if (!this.settings.workerEnabled) return;
@@ -31,9 +36,9 @@ export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeAppli
 
   /** Runs once now, or joins the run in flight. */
   tick(): Promise<void> {
-    this.inFlight ??= this.runOnce()
+    this.inFlight ??= this.runOnce(() => this.stopped)
       .then((n) => {
-        if (n > 0) this.logger.log({ msg: `${this.name}: rows purged`, count: n });
+        if (n > 0) this.logger.log({ msg: `${this.name}: ${this.removed}`, count: n });
       })
       .catch((err: unknown) => this.logger.error({ msg: `${this.name} failed`, err: err instanceof Error ? err.message : String(err) }))
       .finally(() => {
@@ -43,6 +48,7 @@ export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeAppli
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
     if (this.scheduler.doesExist('interval', this.name)) this.scheduler.deleteInterval(this.name);
     await this.inFlight;
   }

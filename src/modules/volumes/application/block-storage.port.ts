@@ -27,6 +27,12 @@ export class ProviderUnavailable extends Error {
   }
 }
 
+/** One page of BlockStorage.listDisks: the disks whose volume id is greater than `after` (all when unset), at most `limit`. */
+export interface DiskPage {
+  after?: string;
+  limit: number;
+}
+
 /** Every call names the step it performs; the pair (volumeId, step) is its idempotency key. */
 export abstract class BlockStorage {
   abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk>;
@@ -36,8 +42,12 @@ export abstract class BlockStorage {
   abstract detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
   /** Deleting a disk that does not exist (never created, or deleted already) succeeds. */
   abstract deleteDisk(input: { volumeId: string; step: string }): Promise<void>;
-  /** The provider's disks (for `cli verify`: provider disks = volumes). */
-  abstract listDisks(): Promise<ProviderDisk[]>;
+  /**
+   * The provider's live disks, ordered by volume id (for `cli verify`: provider disks = volumes;
+   * and the orphan sweep). With `page`: at most `limit` of them, those whose volume id comes
+   * after `after`, so a caller can walk them a page at a time as a real provider's API pages.
+   */
+  abstract listDisks(page?: DiskPage): Promise<ProviderDisk[]>;
   /**
    * A cheap health probe (no disk touched): resolves when the provider answers, throws
    * ProviderUnavailable otherwise. Lets the circuit learn that the provider is down (or back)

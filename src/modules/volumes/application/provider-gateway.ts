@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { StepUnavailable } from '../../operations/application/operation-executors';
-import { BlockStorage, ProviderDisk, ProviderHealth, ProviderUnavailable } from './block-storage.port';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderHealth, ProviderUnavailable } from './block-storage.port';
 
 /** Consecutive failed calls after which the provider counts as down (lifecycle.md). */
 export const CIRCUIT_THRESHOLD = 5;
@@ -72,8 +72,8 @@ export class ProviderGateway extends ProviderHealth implements OnApplicationBoot
   deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     return this.call(() => this.storage.deleteDisk(input));
   }
-  listDisks(): Promise<ProviderDisk[]> {
-    return this.call(() => this.storage.listDisks());
+  listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
+    return this.call(() => this.storage.listDisks(page));
   }
 
   private async call<T>(work: () => Promise<T>): Promise<T> {

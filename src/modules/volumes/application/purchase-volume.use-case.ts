@@ -12,7 +12,7 @@ import { Catalog } from '../../options/application/catalog.port';
 import { VolumeType, Zone } from '../../options/domain/catalog';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
-import { OrderTerms, applyQuote, checkOrderAgainstOffer, orderAmount } from '../domain/quote';
+import { OrderTerms, applyQuote, checkOrderAgainstOffer, checkQuoteMatches, orderAmount } from '../domain/quote';
 import { Server } from '../domain/server';
 import { TermMonths, Volume } from '../domain/volume';
 import { checkMountPath, defaultMountPath, purchaseSteps, serverFull } from '../domain/volume-actions';
@@ -46,8 +46,9 @@ export const providerUnavailable = (): DomainError =>
 /**
  * POST /v1/volumes (lifecycle.md "Buying"). In one transaction, errors in the order of
  * lifecycle.md (400 → 404 → 409 quote, conflict, out_of_stock, quota_exceeded → 402 → 503):
- * the offer and the places (region, zone, server: the server's row locked, so its slot count
- * below holds until commit), the quote, the volume row (`creating`, price frozen, expires_at =
+ * the offer, the places (zone, server: the server's row locked, so its slot count below holds
+ * until commit) and the quote are looked up together, then every 400 they allow judging, then
+ * the 404s, then the quote's 409s; then the volume row (`creating`, price frozen, expires_at =
  * now + term; the regions.used_gb trigger reserves its capacity or refuses it: out_of_stock),
  * the zone's availability, the server's free slot, the volume.create operation, the quote
  * marked used, the hold, the audit row. The provider's health is checked last: while it is
@@ -85,47 +86,47 @@ export class PurchaseVolume {
     };
 
     return this.uow.run(async () => {
+      // Everything the order names is looked up first, so that every 400 that can be judged comes
+      // before any 404 (lifecycle.md: 400 → 404): a server in another region is 400 even when the
+      // zone named does not exist, a member differing from the quote even when the server does not.
       const offer = await this.catalog.offer(order.regionId, order.type);
+      const zoneFound = input.zoneId === undefined ? undefined : await this.catalog.findZone(input.zoneId);
+      // Locked until commit: the slot count below cannot be taken by another purchase or attach meanwhile.
+      const server: Server | undefined = input.serverId === undefined ? undefined : await this.servers.lockInOrg(principal.orgId, input.serverId);
+      const quote = input.quoteId === undefined ? undefined : await this.quotes.findInOrg(principal.orgId, input.quoteId);
+
+      // 400.
+      if (offer) checkOrderAgainstOffer(offer, order);
+      if (zoneFound && zoneFound.regionId !== order.regionId) {
+        throw invalidRequest(`zone ${input.zoneId} is in region ${zoneFound.regionId}, not in ${order.regionId}`, { field: 'zone' });
+      }
+      if (server && server.regionId !== order.regionId) {
+        throw invalidRequest(`server ${server.id} is in region ${server.regionId}; the disk is bought in ${order.regionId}`, { field: 'server_id' });
+      }
+      if (server && zoneFound && server.zoneId !== zoneFound.id) {
+        throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; the disk is bought in ${zoneFound.id}`, { field: 'server_id' });
+      }
+      if (quote) checkQuoteMatches(quote, order);
+
+      // 404.
       if (!offer) {
         if (!(await this.catalog.regionExists(order.regionId))) throw notFound(`Region ${order.regionId} not found`);
         throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
       }
-      checkOrderAgainstOffer(offer, order);
+      if (input.zoneId !== undefined && !zoneFound) throw notFound(`Zone ${input.zoneId} not found`);
+      if (input.serverId !== undefined && !server) throw notFound(`Server ${input.serverId} not found`);
+      if (input.quoteId !== undefined && !quote) throw notFound(`Quote ${input.quoteId} not found`);
 
-      let zone: Zone | undefined;
-      if (input.zoneId !== undefined) {
-        const found = await this.catalog.findZone(input.zoneId);
-        if (!found) throw notFound(`Zone ${input.zoneId} not found`);
-        if (found.regionId !== order.regionId) {
-          throw invalidRequest(`zone ${input.zoneId} is in region ${found.regionId}, not in ${order.regionId}`, { field: 'zone' });
-        }
-        zone = { id: found.id, available: found.available };
+      let zone: Zone | undefined = zoneFound && { id: zoneFound.id, available: zoneFound.available };
+      if (server && !zone) {
+        const found = await this.catalog.findZone(server.zoneId);
+        zone = { id: server.zoneId, available: found?.available ?? false };
       }
 
-      let server: Server | undefined;
-      if (input.serverId !== undefined) {
-        // Locked until commit: the slot count below cannot be taken by another purchase or attach meanwhile.
-        server = await this.servers.lockInOrg(principal.orgId, input.serverId);
-        if (!server) throw notFound(`Server ${input.serverId} not found`);
-        if (server.regionId !== order.regionId) {
-          throw invalidRequest(`server ${server.id} is in region ${server.regionId}; the disk is bought in ${order.regionId}`, { field: 'server_id' });
-        }
-        if (zone && server.zoneId !== zone.id) {
-          throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; the disk is bought in ${zone.id}`, { field: 'server_id' });
-        }
-        if (!zone) {
-          const found = await this.catalog.findZone(server.zoneId);
-          zone = { id: server.zoneId, available: found?.available ?? false };
-        }
-      }
-
+      // 409 quote (expired, used), then the price.
       let price: PricePair = { USD: offer.price.USD, IDR: offer.price.IDR };
       let amount: Money = orderAmount(offer.price, order);
-      if (input.quoteId !== undefined) {
-        const quote = await this.quotes.findInOrg(principal.orgId, input.quoteId);
-        if (!quote) throw notFound(`Quote ${input.quoteId} not found`);
-        ({ price, amount } = applyQuote(quote, order, this.clock.now()));
-      }
+      if (quote) ({ price, amount } = applyQuote(quote, order, this.clock.now()));
 
       if (!zone) {
         // Default: the first zone by id that is available (else the first one: out_of_stock below).

@@ -8,6 +8,12 @@ import { Labels, checkLabels, checkVolumeName, sameLabels } from '../domain/volu
 import { auditActor } from './audit-actor';
 import { VolumeChanges, VolumeRepository } from './volumes.port';
 
+/** Turning protection off takes an admin or owner session, or an API key (which has vm:write to get here). */
+const mayTurnProtectionOff = (principal: Principal): boolean => principal.kind !== 'session' || ADMIN_ROLES.includes(principal.role);
+
+const protectionOffForbidden = (principal: Principal) =>
+  forbidden(`Role ${principal.role} may not turn delete_protection off; it needs one of: ${ADMIN_ROLES.join(', ')}`);
+
 /** The members of PATCH /v1/volumes/{id}, already checked (undefined: not sent). */
 export interface UpdateVolumeInput {
   volumeId: string;
@@ -21,7 +27,8 @@ export interface UpdateVolumeInput {
 /**
  * PATCH /v1/volumes/{id} (lifecycle.md "Attach, detach, delete, edit"): synchronous, in one
  * transaction: lock the volume, refuse a deleted one (409 invalid_state), refuse a developer
- * session turning delete_protection off (403), write the members that change (a taken name is
+ * session turning delete_protection off (403; refuseProtectionOff says so first, before the
+ * body's 400s), write the members that change (a taken name is
  * refused by the database's unique index: 409 conflict) and the audit row volume.update with
  * each changed member, old and new. Nothing changes: no write and no audit row.
  */
@@ -32,6 +39,20 @@ export class UpdateVolume {
     private readonly volumes: VolumeRepository,
     private readonly audit: AuditTrail,
   ) {}
+
+  /**
+   * lifecycle.md's check order puts 403 before 400: called with the body as sent, before it is
+   * validated. A developer session whose body turns delete_protection off (`false`, whatever else
+   * it holds) on a volume of the organization that has it on is 403 at once. Anything else passes
+   * (an unknown volume, one not protected: the body's 400s, then 404, come next), and execute()
+   * judges protection again under the volume's lock.
+   */
+  async refuseProtectionOff(principal: Principal, volumeId: string, body: unknown): Promise<void> {
+    const turningOff = typeof body === 'object' && body !== null && (body as { delete_protection?: unknown }).delete_protection === false;
+    if (!turningOff || mayTurnProtectionOff(principal)) return;
+    const volume = await this.volumes.findInOrg(principal.orgId, volumeId);
+    if (volume?.deleteProtection && !volume.deletedAt) throw protectionOffForbidden(principal);
+  }
 
   async execute(principal: Principal, input: UpdateVolumeInput, ip: string | null): Promise<Volume> {
     // Body errors (400) come before the volume is looked up (404, 409).
@@ -57,10 +78,7 @@ export class UpdateVolume {
         diff.labels = { old: volume.labels, new: labels };
       }
       if (input.deleteProtection !== undefined && input.deleteProtection !== volume.deleteProtection) {
-        // Turning protection off takes an admin or owner session, or an API key (which has vm:write to get here).
-        if (!input.deleteProtection && principal.kind === 'session' && !ADMIN_ROLES.includes(principal.role)) {
-          throw forbidden(`Role ${principal.role} may not turn delete_protection off; it needs one of: ${ADMIN_ROLES.join(', ')}`);
-        }
+        if (!input.deleteProtection && !mayTurnProtectionOff(principal)) throw protectionOffForbidden(principal);
         changes.deleteProtection = input.deleteProtection;
         diff.delete_protection = { old: volume.deleteProtection, new: input.deleteProtection };
       }

@@ -76,13 +76,8 @@ const QUOTED_MEMBERS: { field: string; of: (o: OrderTerms) => string | number }[
   { field: 'currency', of: (o) => o.currency },
 ];
 
-/**
- * The price a purchase with `quote_id` pays (lifecycle.md "Quotes"), or its error, in the
- * check order of lifecycle.md: a member of the purchase that differs from the quote is 400
- * naming it; then a quote older than 10 minutes 409 quote_expired; then one already used 409
- * invalid_state. The caller has already found the quote in the organization (else 404).
- */
-export function applyQuote(quote: Quote, purchase: OrderTerms, now: Date): { price: PricePair; amount: Money } {
+/** 400 naming the first member of a purchase with `quote_id` that differs from the quote (lifecycle.md "Quotes"). */
+export function checkQuoteMatches(quote: Quote, purchase: OrderTerms): void {
   for (const { field, of } of QUOTED_MEMBERS) {
     if (of(purchase) !== of(quote)) {
       throw invalidRequest(
@@ -91,6 +86,17 @@ export function applyQuote(quote: Quote, purchase: OrderTerms, now: Date): { pri
       );
     }
   }
+}
+
+/**
+ * The price a purchase with `quote_id` pays (lifecycle.md "Quotes"), or its error, in the
+ * check order of lifecycle.md: a member of the purchase that differs from the quote is 400
+ * naming it (checkQuoteMatches, which a purchase runs with its other 400s, before any 404); then
+ * a quote older than 10 minutes 409 quote_expired; then one already used 409 invalid_state. The
+ * caller has already found the quote in the organization (else 404).
+ */
+export function applyQuote(quote: Quote, purchase: OrderTerms, now: Date): { price: PricePair; amount: Money } {
+  checkQuoteMatches(quote, purchase);
   if (now.getTime() > quote.expiresAt.getTime()) {
     throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
   }

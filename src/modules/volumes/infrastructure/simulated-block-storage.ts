@@ -4,7 +4,7 @@ import { Settings } from '../../../shared/config/settings';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
 import { SeededDisks } from '../application/seeded-disks.port';
 import { ProviderAction, ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
 
@@ -92,9 +92,17 @@ export class SimulatedBlockStorage extends BlockStorage {
     await this.call(input.step, { action: 'delete', volumeId: input.volumeId });
   }
 
-  async listDisks(): Promise<ProviderDisk[]> {
+  async listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
     await this.before();
-    const rows = await this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL ORDER BY volume_id`);
+    // On the provider's own connections (the worker's pool), like every other call.
+    const rows = await this.uow.run(() =>
+      page
+        ? this.db.query<DiskRow>(
+            `SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL AND volume_id > $1 ORDER BY volume_id LIMIT $2`,
+            [page.after ?? '', page.limit],
+          )
+        : this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL ORDER BY volume_id`),
+    );
     return rows.map((r) => toProviderDisk(toSimulated(r)));
   }
 

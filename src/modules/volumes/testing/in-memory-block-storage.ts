@@ -1,4 +1,4 @@
-import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
 import { ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
 
 const copy = (d: SimulatedDisk): SimulatedDisk => ({ ...d });
@@ -47,9 +47,11 @@ export class InMemoryBlockStorage extends BlockStorage {
   async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     this.call(input.step, { action: 'delete', volumeId: input.volumeId });
   }
-  async listDisks(): Promise<ProviderDisk[]> {
+  async listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
     this.before();
-    return [...this.disks.values()].filter((d) => !d.deleted).map(toProviderDisk);
+    const live = [...this.disks.values()].filter((d) => !d.deleted).sort((a, b) => (a.volumeId < b.volumeId ? -1 : a.volumeId > b.volumeId ? 1 : 0));
+    if (!page) return live.map(toProviderDisk);
+    return live.filter((d) => d.volumeId > (page.after ?? '')).slice(0, page.limit).map(toProviderDisk);
   }
   async ping(): Promise<void> {
     if (this.down) throw new ProviderUnavailable('down (test)');

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
@@ -8,6 +8,7 @@ import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interfa
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
+import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { PurchaseVolume } from '../../application/purchase-volume.use-case';
 import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionResult } from '../../application/volume-actions.use-cases';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
@@ -73,8 +74,9 @@ export class VolumesController {
       'API key scope vm:write, or a developer, admin or owner with a session. In one transaction: the volume (status `creating`, ' +
       'price frozen), its capacity in the region, the hold of `size_gb × price_per_gb_month[currency] × term_months` (or the ' +
       "quote's amount with `quote_id`), and a volume.create operation to poll (steps payment_reserved, creating_volume, attaching " +
-      'with a server, ready). Errors in this order: 400 (the member named in details.field), 409 idempotency_conflict, 404 ' +
-      '(region, zone, server, quote; a region selling no disk of the type), 409 quote_expired, 409 invalid_state (quote used), ' +
+      'with a server, ready). Errors in this order: 400 (the member named in details.field), 409 idempotency_conflict, 400 (what ' +
+      'the offer, zone, server and quote named tell: size or term not sold, a zone or server of another region or zone, a member ' +
+      'differing from the quote), 404 (region, zone, server, quote; a region selling no disk of the type), 409 quote_expired, 409 invalid_state (quote used), ' +
       '409 conflict (name taken), 409 out_of_stock (zone not available or region full), 409 quota_exceeded (the server holds ' +
       'per_server_limit disks, counting attaches and purchases in progress), 402, 503 provider_unavailable (nothing reserved).',
   })
@@ -244,19 +246,24 @@ export class VolumesController {
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Synchronous: answers 200 with the volume. Members left out ' +
       'are unchanged; `labels` replaces the whole map; `note: null` clears the note. Turning `delete_protection` off takes an admin or ' +
-      'owner session or an API key (a developer session gets 403). Errors in this order: 400 (the first bad member, named in ' +
-      'details.field), 404, 409 invalid_state (deleted volume), 403 (protection off by a developer), 409 conflict (name taken). ' +
+      'owner session or an API key (a developer session gets 403). Errors in this order: 403 (a developer session sending ' +
+      'delete_protection: false for a protected volume), 400 (the first bad member, named in details.field), 404, 409 invalid_state ' +
+      '(deleted volume), 409 conflict (name taken). ' +
       'Idempotency-Key is not used: sending the same body again leaves the same volume and writes no second audit row.',
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiBody({ type: UpdateVolumeBody })
   @ApiOkResponse({ type: VolumeResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'not_found', 'invalid_state', 'conflict')
   async update(
     @CurrentPrincipal() principal: Principal,
     @Param('id') id: string,
-    @Body() body: UpdateVolumeBody,
+    // The parsed body, validated here (as @Body() would) after the 403 a developer turning protection off gets (lifecycle.md: 403 before 400).
+    @Req() req: Request,
     @ClientIp() ip: string | null,
   ) {
+    await this.updateVolume.refuseProtectionOff(principal, id, req.body);
+    const body = (await new RequestValidationPipe().transform(req.body, { type: 'body', metatype: UpdateVolumeBody })) as UpdateVolumeBody;
     const volume = await this.updateVolume.execute(
       principal,
       { volumeId: id, name: body.name, note: body.note, labels: body.labels, deleteProtection: body.delete_protection },
