@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { DataSource, EntityManager, QueryFailedError, QueryRunner } from 'typeorm';
+import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
 
 import { isConnectionLost, retryOnLostConnection } from './connection-retry';
 import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
@@ -91,10 +91,15 @@ export class Db {
   }
 
   async one<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<T | undefined> {
-    const rows = await this.query<T>(sql, params, name);
-    return rows[0];
+    return (await this.exec<T>(sql, params, name)).rows[0];
   }
 
+  /**
+   * A named statement on the active transaction's connection, or on a pooled one (again on a
+   * fresh connection if that one died). Not pool.query(): it destroys the connection on any query
+   * error (a constraint violation would cost a reconnect, and on the embedded engine it drops the
+   * only connection).
+   */
   private async execPrepared<T>(name: string, text: string, values: unknown[]): Promise<{ rows: T[]; affected: number }> {
     const known = this.statements.get(name);
     if (known === undefined) this.statements.set(name, text);
@@ -103,7 +108,7 @@ export class Db {
     const runner = this.manager().queryRunner;
     let result: QueryResult;
     try {
-      result = await this.runPrepared(config, runner);
+      result = runner ? await ((await runner.connect()) as PoolClient).query(config) : await retryOnLostConnection(() => this.onPooledConnection(config));
     } catch (err) {
       // The same error as TypeORM's path throws (sqlState, constraintOf and the logs see one shape).
       throw err instanceof Error && 'code' in err ? new QueryFailedError(text, values, err) : err;
@@ -111,31 +116,18 @@ export class Db {
     return { rows: result.rows as T[], affected: result.rowCount ?? 0 };
   }
 
-  private async runPrepared(config: { name: string; text: string; values: unknown[] }, runner: QueryRunner | undefined): Promise<QueryResult> {
-    let result: QueryResult;
-    if (runner) {
-      // Inside a transaction: its own connection (the runner's pg client).
-      const client = (await runner.connect()) as PoolClient;
-      result = await client.query(config);
-    } else {
-      // Not pool.query(): it destroys the connection on any query error (a constraint violation
-      // would cost a reconnect, and on the embedded engine it drops the only connection).
-      // One statement on a pooled connection: again on a fresh one if that connection died.
-      result = await retryOnLostConnection(async () => {
-        const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
-        let failed: unknown;
-        try {
-          return await client.query(config);
-        } catch (err) {
-          failed = err;
-          throw err;
-        } finally {
-          // A connection that died is dropped from the pool, not handed out again.
-          client.release(failed !== undefined && isConnectionLost(failed) ? (failed as Error) : undefined);
-        }
-      });
+  private async onPooledConnection(config: { name: string; text: string; values: unknown[] }): Promise<QueryResult> {
+    const client = await (this.dataSource.driver as unknown as { master: Pool }).master.connect();
+    let failed: unknown;
+    try {
+      return await client.query(config);
+    } catch (err) {
+      failed = err;
+      throw err;
+    } finally {
+      // A connection that died is dropped from the pool, not handed out again.
+      client.release(failed !== undefined && isConnectionLost(failed) ? (failed as Error) : undefined);
     }
-    return result;
   }
 }
 
