@@ -18,14 +18,16 @@
  *    bench-opt holds BENCH_REGION_VOLUMES live volumes of a filler organization (what GET
  *    /v1/volume-options must not sum).
  * 3. The server again (worker on), and the ceiling (bench/ceiling.ts) serving the bytes the server
- *    answered once per route. Per phase, the ceiling then the service, DURATION_S each, CONNECTIONS
+ *    answered once per route, and on PostgreSQL a second ceiling that runs one `SELECT 1` per request on
+ *    the bench's database first (for the reads: the floor of a read that touches the database once).
+ *    Per phase, the ceiling (then the ceiling with one query) then the service, DURATION_S each, CONNECTIONS
  *    connections: GET /v1/volume-options?region=bench-opt (API keys of every organization in turn),
  *    GET /v1/operations/{id} (an operation of each organization), GET /v1/volumes?limit=20,
  *    POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
  *    only (its wallet row is the contended one). Each renewal has its own Idempotency-Key.
  *
  * Prints one table (requests/s, p50, p99, errors = failed requests and unexpected statuses, the
- * ratio to the ceiling, the server's RSS during the phase and at its peak, and the CPU time per
+ * ratio to the ceiling and to the ceiling with one query, the server's RSS during the phase and at its peak, and the CPU time per
  * answered request of the server process and, on PostgreSQL, of its database backends: on a
  * shared machine the per-request CPU moves far less than requests/s) and writes the same as
  * JSON to BENCH_OUT when set. Figures, never assertions.
@@ -255,6 +257,7 @@ async function main(): Promise<void> {
   const db = await createDatabase('run');
   let server: Child | undefined;
   let ceiling: Child | undefined;
+  let ceilingDb: Child | undefined;
   const tmp = mkdtempSync(join(tmpdir(), 'cds-bench-ceiling-'));
   try {
     log(`seeding ${orgs} organizations, ${orgs * volumes + hotVolumes} volumes to renew, ${regionVolumes} in the options region, through the CLI ...`);
@@ -328,11 +331,20 @@ async function main(): Promise<void> {
     const ceilingPort = await freePort();
     ceiling = spawnNode('dist/bench/ceiling.js', childEnv({ CEILING_RESPONSES: cannedFile, PORT: String(ceilingPort) }), ceilingPort);
     await waitReady(ceiling, '/v1/volumes', 30_000);
+    // On PostgreSQL, the same ceiling with one `SELECT 1` round trip per request on the bench's
+    // database: the floor of a read that touches the database once (the reads only).
+    const ceilingDbPort = await freePort();
+    if (db.engine === 'postgresql') {
+      ceilingDb = spawnNode('dist/bench/ceiling.js', childEnv({ CEILING_RESPONSES: cannedFile, PORT: String(ceilingDbPort), CEILING_DATABASE_URL: db.env.DATABASE_URL }), ceilingDbPort);
+      await waitReady(ceilingDb, '/v1/volumes', 30_000);
+    }
 
     const results: Record<string, unknown>[] = [];
     for (const p of phases) {
-      log(`${p.label}: ceiling ${durationS} s, then the service ${durationS} s ...`);
+      const withDb = ceilingDb !== undefined && p.method === 'GET';
+      log(`${p.label}: ceiling ${durationS} s${withDb ? `, ceiling + 1 query ${durationS} s` : ''}, then the service ${durationS} s ...`);
       const top = await load(ceilingPort, p, connections, durationS, p.ok);
+      const topDb = withDb ? await load(ceilingDbPort, p, connections, durationS, p.ok) : undefined;
       phaseRss.reset();
       const cpuBefore = cpuMs(pid);
       const dbCpuBefore = await backendCpuMs(db);
@@ -350,11 +362,14 @@ async function main(): Promise<void> {
         errors: svc.errors,
         'ceiling req/s': top.requests_per_s,
         ratio: top.requests_per_s > 0 ? Math.round((svc.requests_per_s / top.requests_per_s) * 100) / 100 : null,
+        'ceiling+1q req/s': topDb?.requests_per_s ?? null,
+        'ratio+1q': topDb && topDb.requests_per_s > 0 ? Math.round((svc.requests_per_s / topDb.requests_per_s) * 100) / 100 : null,
         'rss_peak_mib': mib(phasePeak),
         cpu_ms_per_req: perRequest(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
         db_cpu_ms_per_req: db.client ? perRequest(dbCpu) : null,
         statuses: svc.statuses,
         ceiling: top,
+        ceiling_one_query: topDb ?? null,
       });
     }
     const rssEnd = rssKb(pid);
@@ -371,7 +386,7 @@ async function main(): Promise<void> {
       phases: results,
     };
     const printable = results.map((r) => {
-      const { statuses: _s, ceiling: _c, ...rest } = r;
+      const { statuses: _s, ceiling: _c, ceiling_one_query: _q, ...rest } = r;
       return rest;
     });
     process.stdout.write(
@@ -386,6 +401,7 @@ async function main(): Promise<void> {
   } finally {
     agent.destroy();
     await ceiling?.stop();
+    await ceilingDb?.stop();
     await server?.stop();
     rmSync(tmp, { recursive: true, force: true });
     await db.drop();

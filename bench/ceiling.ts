@@ -8,12 +8,18 @@
  *
  * CEILING_RESPONSES names a JSON file `{ "<route key>": {status, contentType, body} }` with the
  * keys of ROUTES. Listens on 127.0.0.1 only. Started and stopped by bench/bench.ts.
+ *
+ * With CEILING_DATABASE_URL (PostgreSQL), each request first runs one prepared `SELECT 1` on a
+ * pool of DB_POOL_SIZE (10) connections to that database, as the service runs one statement per
+ * read at steady state: the framework plus one database round trip of the cheapest kind, the
+ * floor of a read that touches the database once on this machine.
  */
 import 'reflect-metadata';
 import { readFileSync } from 'node:fs';
 import { Controller, Get, HttpCode, Module, Post, Res } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Response } from 'express';
+import { Pool } from 'pg';
 
 interface CannedResponse {
   status: number;
@@ -24,10 +30,18 @@ interface CannedResponse {
 type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew';
 
 let canned: Record<RouteKey, CannedResponse>;
+let pool: Pool | undefined;
+const ROUND_TRIP = { name: 'ceiling_round_trip', text: 'SELECT 1 AS one', values: [] };
 
 function send(res: Response, key: RouteKey): void {
-  const r = canned[key];
-  res.status(r.status).type(r.contentType).send(r.body);
+  const answer = (): void => {
+    const r = canned[key] as CannedResponse | undefined;
+    // A route whose phase was not selected (PHASES) has no canned answer.
+    if (!r) res.status(404).send('no canned answer for this route');
+    else res.status(r.status).type(r.contentType).send(r.body);
+  };
+  if (!pool) return answer();
+  pool.query(ROUND_TRIP).then(answer, (err: unknown) => res.status(500).send(String(err)));
 }
 
 @Controller('v1')
@@ -59,9 +73,10 @@ class CeilingModule {}
 
 async function main(): Promise<void> {
   canned = JSON.parse(readFileSync(process.env.CEILING_RESPONSES ?? '', 'utf8')) as Record<RouteKey, CannedResponse>;
+  if (process.env.CEILING_DATABASE_URL) pool = new Pool({ connectionString: process.env.CEILING_DATABASE_URL, max: Number(process.env.DB_POOL_SIZE ?? 10) });
   const app = await NestFactory.create(CeilingModule, { logger: false });
   await app.listen(Number(process.env.PORT ?? 0), '127.0.0.1');
-  process.once('SIGTERM', () => void app.close().then(() => process.exit(0)));
+  process.once('SIGTERM', () => void app.close().then(() => pool?.end()).then(() => process.exit(0)));
 }
 
 main().catch((err: unknown) => {
