@@ -21,9 +21,9 @@ export function presentOperation(operation: Operation) {
 
 export type OperationJson = ReturnType<typeof presentOperation>;
 
-/** Strong ETag of an Operation representation: a digest of its JSON, so any change of any member changes it. */
-export function operationEtag(body: OperationJson): string {
-  return `"${createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 27)}"`;
+/** Strong ETag of an Operation representation, from its JSON text: a digest, so any change of any member changes it. */
+export function operationEtag(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
 }
 
 /** If-None-Match (RFC 9110 13.1.2, weak comparison): `*`, or a list holding `etag` (with or without W/). */

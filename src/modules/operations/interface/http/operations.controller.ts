@@ -96,14 +96,15 @@ export class OperationsController {
     try {
       const operation =
         query.wait === undefined ? await this.queries.get(principal, id) : await this.queries.wait(principal, id, Number(query.wait) * 1000, gone.signal);
-      const body = presentOperation(operation);
-      const etag = operationEtag(body);
+      // Serialized once: the ETag is the digest of the very bytes sent.
+      const json = JSON.stringify(presentOperation(operation));
+      const etag = operationEtag(json);
       res.setHeader('ETag', etag);
       if (etagMatches(req.headers['if-none-match'], etag)) {
         res.status(304).end();
         return;
       }
-      res.status(200).json(body);
+      res.status(200).type('application/json').send(json);
     } finally {
       res.off('close', onClose);
     }
