@@ -19,11 +19,11 @@ describe('embedded database template', () => {
   let dir: ReturnType<typeof tempDir>;
   let templateId: string;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = tempDir('cds-template-');
     // The template's own identifier, read from an unpacked copy: a database made from it carries it.
     if (existsSync(templatePath())) {
-      unpackTemplate(join(dir.path, 'unpacked'));
+      await unpackTemplate(join(dir.path, 'unpacked'));
       templateId = systemIdentifier(join(dir.path, 'unpacked'));
     }
   });

@@ -117,7 +117,7 @@ async function openPglite(pgdata: string): Promise<PGlite> {
     if (!template) warnNoTemplate();
     return PGlite.create({ ...embeddedOptions(), ...(template ? { loadDataDir: template } : {}) });
   }
-  if (!existsSync(join(pgdata, 'PG_VERSION')) && !unpackTemplate(pgdata)) {
+  if (!existsSync(join(pgdata, 'PG_VERSION')) && !(await unpackTemplate(pgdata))) {
     warnNoTemplate();
     await initdbInChild(pgdata);
   }

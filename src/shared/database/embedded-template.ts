@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, readdirSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
-import { gunzipSync } from 'node:zlib';
+import { createGunzip } from 'node:zlib';
 import { projectRoot } from '../project-root';
 
 /**
@@ -41,37 +41,78 @@ const field = (h: Buffer, at: number, length: number): string => {
   return raw.subarray(0, end < 0 ? length : end).toString('utf8');
 };
 
+/** A ustar header's fields that unpacking reads. */
+function parseHeader(h: Buffer, path: string): { name: string; size: number; type: string } {
+  if (field(h, 257, 6) !== 'ustar') throw new Error(`${path} is not a ustar archive`);
+  const name = field(h, 0, 100).replace(/\/$/, '');
+  if (!name || name.startsWith('/') || name.split('/').includes('..')) throw new Error(`${path}: entry outside the data directory: ${name}`);
+  return { name, size: parseInt(field(h, 124, 12), 8), type: String.fromCharCode(h[156]) };
+}
+
 /**
  * Unpacks the template of the installed PGlite into `pgdata` (created if missing) and answers
- * true; false when there is no template. In plain Node, before PGlite starts: PGlite's own
- * `loadDataDir` would hold the unpacked archive (~40 MB, in several copies, ~130 MB) next to its
- * WebAssembly memory. PG_VERSION is written last, so a start that dies while unpacking leaves a
- * directory the next start unpacks again.
+ * true; false when there is no template. In plain Node, before PGlite starts, as a stream (16 KiB
+ * at a time): PGlite's own `loadDataDir`, or unpacking the whole archive at once, would keep
+ * the unpacked archive (~40 MB, in copies) in memory next to PGlite's. PG_VERSION is written
+ * last, so a start that dies while unpacking leaves a directory the next start unpacks again.
  */
-export function unpackTemplate(pgdata: string): boolean {
+export async function unpackTemplate(pgdata: string): Promise<boolean> {
   const path = templatePath();
   if (!existsSync(path)) return false;
-  const gz = readFileSync(path);
-  // One output buffer of the archive's size (gzip's last 4 bytes): freed whole when collected,
-  // where zlib's default 16 KiB pieces would stay in the allocator's heap after unpacking.
-  const tar = gunzipSync(gz, { chunkSize: Math.max(gz.readUInt32LE(gz.length - 4), 64 * 1024) });
-  let version: Buffer | undefined;
   mkdirSync(pgdata, { recursive: true });
-  for (let at = 0; at + BLOCK <= tar.length; ) {
-    const h = tar.subarray(at, at + BLOCK);
-    if (h.every((b) => b === 0)) break;
-    if (field(h, 257, 6) !== 'ustar') throw new Error(`${path} is not a ustar archive`);
-    const name = field(h, 0, 100).replace(/\/$/, '');
-    const size = parseInt(field(h, 124, 12), 8);
-    const type = String.fromCharCode(h[156]);
-    const data = tar.subarray(at + BLOCK, at + BLOCK + size);
-    at += BLOCK + Math.ceil(size / BLOCK) * BLOCK;
-    if (name.startsWith('/') || name.split('/').includes('..')) throw new Error(`${path}: entry outside the data directory: ${name}`);
-    if (type === '5') mkdirSync(join(pgdata, name), { recursive: true, mode: 0o700 });
-    else if (type !== '0') throw new Error(`${path}: entry ${name} of unexpected type ${type}`);
-    else if (name === PG_VERSION) version = Buffer.from(data);
-    else writeFileSync(join(pgdata, name), data, { mode: 0o600 });
+  const header = Buffer.alloc(BLOCK);
+  let headerBytes = 0;
+  let ended = false;
+  // The file being written: its descriptor (none for PG_VERSION, kept in memory until the end), bytes and padding left.
+  let file: { fd: number | undefined; left: number; pad: number } | undefined;
+  const versionParts: Buffer[] = [];
+  let version: Buffer | undefined;
+  const finishFile = (): void => {
+    if (file?.fd !== undefined) closeSync(file.fd);
+    else version = Buffer.concat(versionParts);
+    file = undefined;
+  };
+  try {
+    for await (const chunk of createReadStream(path).pipe(createGunzip()) as AsyncIterable<Buffer>) {
+      let at = 0;
+      while (at < chunk.length && !ended) {
+        if (file) {
+          const n = Math.min(file.left, chunk.length - at);
+          if (file.fd === undefined) versionParts.push(Buffer.from(chunk.subarray(at, at + n)));
+          else writeSync(file.fd, chunk, at, n);
+          const skip = Math.min(file.pad, chunk.length - at - n);
+          file.left -= n;
+          file.pad -= skip;
+          at += n + skip;
+          if (file.left === 0 && file.pad === 0) finishFile();
+          continue;
+        }
+        const n = Math.min(BLOCK - headerBytes, chunk.length - at);
+        chunk.copy(header, headerBytes, at, at + n);
+        headerBytes += n;
+        at += n;
+        if (headerBytes < BLOCK) continue;
+        headerBytes = 0;
+        if (header.every((b) => b === 0)) {
+          ended = true;
+          continue;
+        }
+        const entry = parseHeader(header, path);
+        if (entry.type === '5') {
+          mkdirSync(join(pgdata, entry.name), { recursive: true, mode: 0o700 });
+        } else if (entry.type === '0') {
+          const fd = entry.name === PG_VERSION ? undefined : openSync(join(pgdata, entry.name), 'w', 0o600);
+          file = { fd, left: entry.size, pad: (BLOCK - (entry.size % BLOCK)) % BLOCK };
+          if (entry.size === 0) finishFile();
+        } else {
+          throw new Error(`${path}: entry ${entry.name} of unexpected type ${entry.type}`);
+        }
+      }
+    }
+  } finally {
+    if (file?.fd !== undefined) closeSync(file.fd);
   }
+  if (!ended || file) throw new Error(`${path} ends early`);
   if (!version) throw new Error(`${path} holds no ${PG_VERSION}`);
   writeFileSync(join(pgdata, PG_VERSION), version, { mode: 0o600 });
   return true;

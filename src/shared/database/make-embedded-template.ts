@@ -24,7 +24,7 @@ import { TEMPLATE_DIR, installedPgliteVersion, readTemplate, tarDirectory, templ
 /** A database from the template answers, through both ways of loading it: unpacked into a directory, and PGlite's loadDataDir. */
 async function check(work: string): Promise<void> {
   const dir = join(work, 'check');
-  unpackTemplate(dir);
+  await unpackTemplate(dir);
   for (const open of [() => PGlite.create(dir, embeddedOptions()), () => PGlite.create({ ...embeddedOptions(), loadDataDir: readTemplate() })]) {
     const db = await open();
     const { rows } = await db.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding");
