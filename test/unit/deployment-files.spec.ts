@@ -12,13 +12,14 @@ describe('docker/Dockerfile and docker/compose.yaml', () => {
   const compose = read('docker/compose.yaml');
   const scripts = (JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts;
 
-  it('runs the built server as npm start does, as a non-root user, with the demo seed file present', () => {
+  it('runs the built server as npm start does, as a non-root user, with the demo seed file and the embedded template present', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
     expect(runtime).toContain(`\nCMD ${JSON.stringify(['node', ...HEAP_FLAGS, 'dist/src/main']).replace(/","/g, '", "')}\n`);
     expect(scripts.start).toBe(`node ${HEAP_FLAGS.join(' ')} dist/src/main.js`);
     expect(scripts['start:prod']).toBe(`node ${HEAP_FLAGS.join(' ')} dist/src/main`);
     expect(runtime).toMatch(/\nUSER node\n/);
     expect(runtime).toContain('COPY --chown=node:node seeds ./seeds');
+    expect(runtime).toContain('COPY --chown=node:node embedded ./embedded');
     expect(runtime).toContain('COPY --from=build --chown=node:node /app/dist ./dist');
   });
 

@@ -1,6 +1,7 @@
 /**
  * `node embedded-initdb.js PGDATA`: creates a new embedded database directory (PGlite's initdb)
- * and exits, so the memory initdb takes goes back to the system (embedded-postgres.ts).
+ * and exits, so the memory initdb takes goes back to the system (embedded-postgres.ts). Used
+ * only when the installed PGlite has no template (embedded-template.ts).
  */
 import { PGlite } from '@electric-sql/pglite';
 import { embeddedOptions } from './embedded-postgres';

@@ -3,6 +3,8 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, write
 import { dirname, join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { Logger } from '@nestjs/common';
+import { installedPgliteVersion, readTemplate, templatePath, unpackTemplate } from './embedded-template';
 
 /** In-memory embedded database (tests): nothing is written to disk. */
 export const MEMORY_DATA_DIR = 'memory://';
@@ -70,14 +72,15 @@ export function embeddedOptions(): { startParams: string[] } {
 const INITDB_SCRIPT = join(__dirname, 'embedded-initdb.js');
 
 /**
- * A new data directory is created (initdb) in a short-lived child process when the compiled
- * script is there: PGlite's initdb runs two more WebAssembly instances and copies the new
- * directory through memory, about 500 MB that the server process would keep for its whole life
- * (WebAssembly memory is not returned). The child gives it back when it exits. Without the
- * script (tests running TypeScript) it happens in this process, as PGlite does by default.
+ * initdb in a short-lived child process, for a PGlite version with no template (README,
+ * "Embedded engine: first start from a template"): PGlite's initdb runs two more WebAssembly
+ * instances and copies the new directory through memory, about 500 MB that the server process
+ * would keep for its whole life (WebAssembly memory is not returned); the child gives it back
+ * when it exits. Without the compiled script (tests running TypeScript) initdb runs in this
+ * process, as PGlite does by default.
  */
-async function initializeDataDir(pgdata: string): Promise<void> {
-  if (existsSync(join(pgdata, 'PG_VERSION')) || !existsSync(INITDB_SCRIPT)) return;
+async function initdbInChild(pgdata: string): Promise<void> {
+  if (!existsSync(INITDB_SCRIPT)) return;
   await new Promise<void>((resolvePromise, reject) => {
     const child = spawn(process.execPath, [INITDB_SCRIPT, pgdata], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
@@ -91,6 +94,36 @@ async function initializeDataDir(pgdata: string): Promise<void> {
   });
 }
 
+let warnedNoTemplate = false;
+
+function warnNoTemplate(): void {
+  if (warnedNoTemplate) return;
+  warnedNoTemplate = true;
+  new Logger('EmbeddedPostgres').warn(
+    `No template of the embedded database for PGlite ${installedPgliteVersion()} (${templatePath()}): ` +
+      'a new database runs initdb (about 700 MB for a few seconds). Make the template with `npm run embedded:template`.',
+  );
+}
+
+/**
+ * Opens PGlite on the directory `pgdata`, or in memory (MEMORY_DATA_DIR). A new database comes
+ * from the template of the installed PGlite (embedded-template.ts): no initdb, no second
+ * WebAssembly instance. A directory is unpacked before PGlite starts; in memory PGlite loads it
+ * (`loadDataDir`). Without a template: initdb, in a child process for a directory, and a warning.
+ */
+async function openPglite(pgdata: string): Promise<PGlite> {
+  if (pgdata === MEMORY_DATA_DIR) {
+    const template = readTemplate();
+    if (!template) warnNoTemplate();
+    return PGlite.create({ ...embeddedOptions(), ...(template ? { loadDataDir: template } : {}) });
+  }
+  if (!existsSync(join(pgdata, 'PG_VERSION')) && !(await unpackTemplate(pgdata))) {
+    warnNoTemplate();
+    await initdbInChild(pgdata);
+  }
+  return PGlite.create(pgdata, embeddedOptions());
+}
+
 /**
  * Starts embedded PostgreSQL (PGlite) behind a PostgreSQL wire-protocol socket on 127.0.0.1,
  * so the ordinary `pg` driver and TypeORM talk to it exactly as to a PostgreSQL server.
@@ -99,15 +132,14 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
   let unlock = (): void => undefined;
   let db: PGlite;
   if (dataDir === MEMORY_DATA_DIR) {
-    db = await PGlite.create(embeddedOptions());
+    db = await openPglite(MEMORY_DATA_DIR);
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dirname(dir), { recursive: true });
     mkdirSync(dir, { recursive: true });
     unlock = lockDataDir(dir);
     try {
-      await initializeDataDir(join(dir, 'pgdata'));
-      db = await PGlite.create(join(dir, 'pgdata'), embeddedOptions());
+      db = await openPglite(join(dir, 'pgdata'));
     } catch (err) {
       unlock();
       throw err;
