@@ -16,7 +16,8 @@
  *    an API key, SERVERS servers in region bench-opt, VOLUMES detached volumes in region bench-r
  *    and a wallet; organization 1 gets HOT_VOLUMES more (the one-organization renewals); region
  *    bench-opt holds BENCH_REGION_VOLUMES live volumes of a filler organization (what GET
- *    /v1/volume-options must not sum).
+ *    /v1/volume-options must not sum). On PostgreSQL the seeded tables are then analyzed
+ *    (harness.ts analyze(): statistics as autovacuum keeps them on a server that runs it).
  * 3. The server again (worker on), and the ceiling (bench/ceiling.ts) serving the bytes the server
  *    answered once per route, and on PostgreSQL a second ceiling that runs one `SELECT 1` per request on
  *    the bench's database first (for the reads: the floor of a read that touches the database once).
@@ -45,7 +46,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { Child, Database, ROOT, backendCpuMs, backendCpuSpent, childEnv, cpuMs, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode, startNodeArgs } from './harness';
+import { Child, Database, ROOT, analyze, backendCpuMs, backendCpuSpent, childEnv, cpuMs, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode, startNodeArgs } from './harness';
 import { envInt } from './stats';
 
 interface Reply {
@@ -264,6 +265,7 @@ async function main(): Promise<void> {
     const seededAt = Date.now();
     const seeded = seed(db, seedFile(orgs, servers, volumes, hotVolumes, regionVolumes));
     log(`  seeded in ${Math.round((Date.now() - seededAt) / 100) / 10} s`);
+    await analyze(db);
 
     const port = await freePort();
     server = spawnNode(
