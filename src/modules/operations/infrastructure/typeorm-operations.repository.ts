@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
-import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
 import { OperationSignals } from '../application/operation-signals.port';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
@@ -58,6 +58,26 @@ const toOperation = (r: OperationRow): Operation =>
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
+/** The columns an operation is inserted with, and (operationValues) their values in this order. */
+export const OPERATION_INSERT_COLUMNS = `id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
+  attempts, locked_by, locked_until, created_at, started_at, finished_at`;
+
+/** The values of OPERATION_INSERT_COLUMNS for `operation` (the JSON columns as text). */
+export function operationValues(operation: Operation): unknown[] {
+  const o = operation.snapshot();
+  return [
+    o.id, o.orgId, o.type, o.status, o.vmId, o.volumeId, o.deploymentId, json(o.steps), json(o.params), json(o.result),
+    json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.createdAt, o.startedAt, o.finishedAt,
+  ];
+}
+
+/** 409 invalid_state for a violation of the one-unfinished-operation-per-volume index by an operation of `volumeId`; undefined for any other error. */
+export function volumeBusyError(err: unknown, volumeId: string | null): DomainError | undefined {
+  const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
+  if (sqlState(err) !== UNIQUE_VIOLATION || constraint !== 'operations_one_active_per_volume') return undefined;
+  return invalidState(`Volume ${volumeId} already has an operation pending or running; wait for it to end`);
+}
+
 @Injectable()
 export class TypeOrmOperationRepository extends OperationRepository {
   constructor(
@@ -71,20 +91,13 @@ export class TypeOrmOperationRepository extends OperationRepository {
     const o = operation.snapshot();
     try {
       await this.db.query(
-        `INSERT INTO operations (id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
-                                 attempts, locked_by, locked_until, created_at, started_at, finished_at)
+        `INSERT INTO operations (${OPERATION_INSERT_COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-        [
-          o.id, o.orgId, o.type, o.status, o.vmId, o.volumeId, o.deploymentId, json(o.steps), json(o.params), json(o.result),
-          json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.createdAt, o.startedAt, o.finishedAt,
-        ],
+        operationValues(operation),
+        'operations_create',
       );
     } catch (err) {
-      const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
-      if (sqlState(err) === UNIQUE_VIOLATION && constraint === 'operations_one_active_per_volume') {
-        throw invalidState(`Volume ${o.volumeId} already has an operation pending or running; wait for it to end`);
-      }
-      throw err;
+      throw volumeBusyError(err, o.volumeId) ?? err;
     }
     if (o.status === 'pending') await this.signals.announceWork();
   }
