@@ -115,6 +115,77 @@ describe('IdempotentExecution (in memory)', () => {
   });
 });
 
+describe('IdempotentExecution of a writesLast work (no savepoint of its own)', () => {
+  const NOW = new Date('2026-11-22T10:00:00.000Z');
+  const scope = scopeOf('org_1', 'k1', 'f1');
+  const notFoundResponse: StoredResponse = { status: 404, body: '{"error":"nf"}', headers: {} };
+  const storable = (err: unknown) => (err instanceof DomainError && err.code === 'not_found' ? notFoundResponse : undefined);
+
+  /** A store whose complete() fails once, as it does in a transaction a failed statement aborted. */
+  class AbortedOnceStore extends InMemoryIdempotencyStore {
+    failures = 1;
+    async complete(s: IdempotencyScope, response: StoredResponse): Promise<void> {
+      if (this.failures-- > 0) throw new Error('current transaction is aborted, commands ignored until end of transaction block');
+      return super.complete(s, response);
+    }
+  }
+
+  /** Rolls the store's records back when the transaction fails; counts savepoints. */
+  class RollingBackUnitOfWork extends InMemoryUnitOfWork {
+    savepoints = 0;
+    constructor(private readonly store: InMemoryIdempotencyStore) {
+      super();
+    }
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      const before = new Map([...this.store.records].map(([k, r]) => [k, { ...r }]));
+      try {
+        return await work();
+      } catch (err) {
+        this.store.records.clear();
+        for (const [k, r] of before) this.store.records.set(k, r);
+        throw err;
+      }
+    }
+    savepoint<T>(work: () => Promise<T>): Promise<T> {
+      this.savepoints++;
+      return work();
+    }
+  }
+
+  it('runs the work without a savepoint and stores its answer, a storable error included', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const uow = new RollingBackUnitOfWork(store);
+    const run = new IdempotentExecution(uow, store, new FixedClock(NOW));
+    const notFound = () => Promise.reject(new DomainError('not_found', 'nope'));
+    expect(await run.run(scope, notFound, storable, { writesLast: true })).toEqual({ response: notFoundResponse, replayed: false });
+    expect(await run.run(scope, notFound, storable, { writesLast: true })).toEqual({ response: notFoundResponse, replayed: true });
+    expect(uow.savepoints).toBe(0);
+  });
+
+  it('executes the request again in a savepoint when its transaction cannot store the storable error', async () => {
+    const store = new AbortedOnceStore();
+    const uow = new RollingBackUnitOfWork(store);
+    const run = new IdempotentExecution(uow, store, new FixedClock(NOW));
+    let calls = 0;
+    const notFound = (): Promise<StoredResponse> => {
+      calls++;
+      return Promise.reject(new DomainError('not_found', 'nope'));
+    };
+    expect(await run.run(scope, notFound, storable, { writesLast: true })).toEqual({ response: notFoundResponse, replayed: false });
+    expect(calls).toBe(2);
+    expect(uow.savepoints).toBe(1);
+    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: notFoundResponse, expiresAt: new Date(NOW.getTime() + IDEMPOTENCY_RETENTION_MS) }]);
+  });
+
+  it('rethrows a failure to store a successful answer (the transaction rolls back, nothing is kept)', async () => {
+    const store = new AbortedOnceStore();
+    const run = new IdempotentExecution(new RollingBackUnitOfWork(store), store, new FixedClock(NOW));
+    const ok: StoredResponse = { status: 202, body: '{}', headers: {} };
+    await expect(run.run(scope, async () => ok, storable, { writesLast: true })).rejects.toThrow('current transaction is aborted');
+    expect(store.records.size).toBe(0);
+  });
+});
+
 describe('sealed answers (an API key create: the token is never stored in clear)', () => {
   const SECRET = 's'.repeat(40);
   const body = JSON.stringify({ api_key: { id: 'key_1' }, token: 'cds_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD' });

@@ -19,7 +19,18 @@ export interface IdempotentOptions {
    * the raw Idempotency-Key and IDEMPOTENCY_SECRET (domain/sealed-response.ts), decrypted on replay.
    */
   seal?: boolean;
+  /**
+   * The work writes nothing before it throws a storable error (its writes are its last
+   * statement, which writes all or nothing): it runs without a savepoint of its own, two round
+   * trips fewer. Should a storable error leave the transaction unusable all the same (a failed
+   * statement aborts it, and the response cannot be stored), the transaction is rolled back and
+   * the request executed once more, in a savepoint.
+   */
+  writesLast?: boolean;
 }
+
+/** The transaction of a `writesLast` work cannot store its storable error: run it again with a savepoint. */
+class StoreAfterFailedStatement extends Error {}
 
 /**
  * Runs a request's work at most once per Idempotency-Key, for any endpoint:
@@ -28,8 +39,9 @@ export interface IdempotentOptions {
  *   concurrent identical request waits there until the first commits, then replays it), run the
  *   work in a savepoint, store its response. A crash loses both or neither.
  * - An error that `storable` turns into a response (404, 409 invalid_state, 402) rolls the work
- *   back to the savepoint and is stored like a success; anything else (a 5xx) rolls the whole
- *   transaction back, the key included, so a retry executes anew.
+ *   back to the savepoint (none for a `writesLast` work, which wrote nothing) and is stored like a
+ *   success; anything else (a 5xx) rolls the whole transaction back, the key included, so a retry
+ *   executes anew.
  * - The same key with another fingerprint: 409 idempotency_conflict. Expired records count as absent.
  * - The store keys records by the SHA-256 of the Idempotency-Key, never the key itself; with
  *   `seal` the stored body is encrypted under the raw key (IdempotentOptions).
@@ -51,33 +63,45 @@ export class IdempotentExecution {
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
     if (!scope) return { response: await work(), replayed: false };
+    let guarded = !options.writesLast;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
-        const now = this.clock.now();
-        const claim = await this.store.claim(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS));
-        if (claim.kind === 'vanished') return undefined;
-        if (claim.kind === 'existing') {
-          if (claim.record.fingerprint !== scope.fingerprint) {
-            throw new DomainError(
-              'idempotency_conflict',
-              'This Idempotency-Key was already used with a different request; use a new key for a new request',
-            );
+      let outcome: IdempotentOutcome | undefined;
+      try {
+        outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
+          const now = this.clock.now();
+          const claim = await this.store.claim(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS));
+          if (claim.kind === 'vanished') return undefined;
+          if (claim.kind === 'existing') {
+            if (claim.record.fingerprint !== scope.fingerprint) {
+              throw new DomainError(
+                'idempotency_conflict',
+                'This Idempotency-Key was already used with a different request; use a new key for a new request',
+              );
+            }
+            if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
+            const stored = claim.record.response;
+            return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
           }
-          if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
-          const stored = claim.record.response;
-          return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
-        }
-        let response: StoredResponse;
-        try {
-          response = await this.uow.savepoint(work);
-        } catch (err) {
-          const stored = storable(err);
-          if (!stored) throw err;
-          response = stored;
-        }
-        await this.store.complete(scope, options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
-        return { response, replayed: false };
-      });
+          let response: StoredResponse;
+          let failed = false;
+          try {
+            response = guarded ? await this.uow.savepoint(work) : await work();
+          } catch (err) {
+            const stored = storable(err);
+            if (!stored) throw err;
+            response = stored;
+            failed = true;
+          }
+          await this.store.complete(scope, options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response).catch((err: unknown) => {
+            throw failed && !guarded ? new StoreAfterFailedStatement() : err;
+          });
+          return { response, replayed: false };
+        });
+      } catch (err) {
+        if (!(err instanceof StoreAfterFailedStatement)) throw err;
+        guarded = true;
+        continue;
+      }
       if (outcome) return outcome;
     }
     throw new Error('The idempotency record kept vanishing while it was claimed');

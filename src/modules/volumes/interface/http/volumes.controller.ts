@@ -313,6 +313,7 @@ export class VolumesController {
         );
       },
       storableErrors(req),
+      { writesLast: true }, // RenewVolume writes in its last statement only, all or nothing
     );
     sendOutcome(res, outcome);
   }
