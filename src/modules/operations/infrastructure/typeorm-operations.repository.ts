@@ -172,12 +172,29 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row && toOperation(row);
   }
 
+  /**
+   * One probe of the primary key per id (LATERAL … LIMIT 1: a nested loop whatever the planner
+   * believes about the table's size; a generic plan made while the table was small scanned it
+   * whole on every batch). The rows are locked in the order of the sorted ids, so concurrent
+   * batches lock their common operations in one order.
+   */
   async lockMany(ids: readonly string[]): Promise<Operation[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids], 'operations_lock_many');
+    const rows = await this.db.query<OperationRow>(
+      `SELECT o.* FROM unnest($1::text[]) AS r(id)
+         CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM operations WHERE id = r.id LIMIT 1 FOR UPDATE) o
+        ORDER BY o.id`,
+      [[...new Set(ids)].sort()],
+      'operations_lock_many',
+    );
     return rows.map(toOperation);
   }
 
+  /**
+   * Each row found by one probe of the primary key and updated by its ctid (a nested loop
+   * whatever the planner believes about the table's size, as in lockMany). The operations are
+   * locked by this transaction (lockMany), so the row versions found are the ones updated.
+   */
   async saveMany(operations: readonly Operation[]): Promise<void> {
     if (operations.length === 0) return;
     const all = operations.map((op) => op.snapshot());
@@ -186,10 +203,12 @@ export class TypeOrmOperationRepository extends OperationRepository {
       `UPDATE operations AS o
           SET status = v.status, steps = v.steps::jsonb, result = v.result::jsonb, error = v.error::jsonb, attempts = v.attempts,
               locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
-                     $9::timestamptz[], $10::timestamptz[])
-              AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
-        WHERE o.id = v.id`,
+         FROM (SELECT v.*, t.ctid AS target
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
+                             $9::timestamptz[], $10::timestamptz[])
+                      AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
+                CROSS JOIN LATERAL (SELECT ctid FROM operations WHERE id = v.id LIMIT 1) t) AS v
+        WHERE o.ctid = v.target`,
       [
         column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
         column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
