@@ -20,17 +20,15 @@ export interface IdempotentOptions {
    */
   seal?: boolean;
   /**
-   * The work writes nothing before it throws a storable error (its writes are its last
-   * statement, which writes all or nothing): it runs without a savepoint of its own, two round
-   * trips fewer. Should a storable error leave the transaction unusable all the same (a failed
-   * statement aborts it, and the response cannot be stored), the transaction is rolled back and
-   * the request executed once more, in a savepoint.
+   * The work may run before the key is known to be free, and without a savepoint: every effect
+   * of it is in the transaction (a rollback undoes it all), and it writes nothing before it
+   * throws a storable error (its writes are its last statement, all or nothing). See run().
    */
-  writesLast?: boolean;
+  optimistic?: boolean;
 }
 
-/** The transaction of a `writesLast` work cannot store its storable error: run it again with a savepoint. */
-class StoreAfterFailedStatement extends Error {}
+/** The optimistic attempt gives way to the careful one (the key was taken, or the answer could not be stored). */
+class RunCarefully extends Error {}
 
 /**
  * Runs a request's work at most once per Idempotency-Key, for any endpoint:
@@ -39,12 +37,18 @@ class StoreAfterFailedStatement extends Error {}
  *   concurrent identical request waits there until the first commits, then replays it), run the
  *   work in a savepoint, store its response. A crash loses both or neither.
  * - An error that `storable` turns into a response (404, 409 invalid_state, 402) rolls the work
- *   back to the savepoint (none for a `writesLast` work, which wrote nothing) and is stored like a
- *   success; anything else (a 5xx) rolls the whole transaction back, the key included, so a retry
- *   executes anew.
+ *   back to the savepoint and is stored like a success; anything else (a 5xx) rolls the whole
+ *   transaction back, the key included, so a retry executes anew.
  * - The same key with another fingerprint: 409 idempotency_conflict. Expired records count as absent.
  * - The store keys records by the SHA-256 of the Idempotency-Key, never the key itself; with
  *   `seal` the stored body is encrypted under the raw key (IdempotentOptions).
+ * - `optimistic` (IdempotentOptions): the work runs first, without a savepoint, and its answer
+ *   is stored with the key in one statement (IdempotencyStore.store: two round trips and a
+ *   record version fewer). If the key is taken (an earlier request's live record, or a
+ *   concurrent one's, which that statement waits for), or the answer cannot be stored (a failed
+ *   statement aborted the transaction), the transaction is rolled back, nothing of the work is
+ *   kept, and the request runs the careful way above: a repeat is replayed (or answered 409
+ *   idempotency_conflict), anything else executed again in a savepoint.
  */
 @Injectable()
 export class IdempotentExecution {
@@ -63,45 +67,59 @@ export class IdempotentExecution {
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
     if (!scope) return { response: await work(), replayed: false };
-    let guarded = !options.writesLast;
-    for (let attempt = 0; attempt < 3; attempt++) {
-      let outcome: IdempotentOutcome | undefined;
+    const sealed = (response: StoredResponse): StoredResponse => (options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
+    if (options.optimistic) {
       try {
-        outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
+        return await this.uow.run(async (): Promise<IdempotentOutcome> => {
           const now = this.clock.now();
-          const claim = await this.store.claim(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS));
-          if (claim.kind === 'vanished') return undefined;
-          if (claim.kind === 'existing') {
-            if (claim.record.fingerprint !== scope.fingerprint) {
-              throw new DomainError(
-                'idempotency_conflict',
-                'This Idempotency-Key was already used with a different request; use a new key for a new request',
-              );
-            }
-            if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
-            const stored = claim.record.response;
-            return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
-          }
           let response: StoredResponse;
-          let failed = false;
           try {
-            response = guarded ? await this.uow.savepoint(work) : await work();
+            response = await work();
           } catch (err) {
             const stored = storable(err);
             if (!stored) throw err;
             response = stored;
-            failed = true;
           }
-          await this.store.complete(scope, options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response).catch((err: unknown) => {
-            throw failed && !guarded ? new StoreAfterFailedStatement() : err;
-          });
+          let stored: boolean;
+          try {
+            stored = await this.store.store(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS), sealed(response));
+          } catch {
+            throw new RunCarefully();
+          }
+          if (!stored) throw new RunCarefully();
           return { response, replayed: false };
         });
       } catch (err) {
-        if (!(err instanceof StoreAfterFailedStatement)) throw err;
-        guarded = true;
-        continue;
+        if (!(err instanceof RunCarefully)) throw err;
       }
+    }
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
+        const now = this.clock.now();
+        const claim = await this.store.claim(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS));
+        if (claim.kind === 'vanished') return undefined;
+        if (claim.kind === 'existing') {
+          if (claim.record.fingerprint !== scope.fingerprint) {
+            throw new DomainError(
+              'idempotency_conflict',
+              'This Idempotency-Key was already used with a different request; use a new key for a new request',
+            );
+          }
+          if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
+          const stored = claim.record.response;
+          return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
+        }
+        let response: StoredResponse;
+        try {
+          response = await this.uow.savepoint(work);
+        } catch (err) {
+          const stored = storable(err);
+          if (!stored) throw err;
+          response = stored;
+        }
+        await this.store.complete(scope, sealed(response));
+        return { response, replayed: false };
+      });
       if (outcome) return outcome;
     }
     throw new Error('The idempotency record kept vanishing while it was claimed');

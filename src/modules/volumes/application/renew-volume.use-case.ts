@@ -32,8 +32,9 @@ export interface RenewVolumeInput {
  * writes nothing when it refuses). The worker does the renewal itself (RenewalExecutor).
  * Errors in the order of decisions.md: 404, 409 invalid_state, then 402.
  *
- * Its writes are its last statement and it writes nothing before a storable error: the
- * controller runs it under an Idempotency-Key without a savepoint (IdempotentOptions.writesLast).
+ * Every effect of it is in its transaction (the workers are told after the commit), its writes
+ * are its last statement and it writes nothing before a storable error: the controller runs it
+ * under an Idempotency-Key optimistically (IdempotentOptions.optimistic).
  */
 @Injectable()
 export class RenewVolume {

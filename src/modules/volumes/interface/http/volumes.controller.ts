@@ -313,7 +313,7 @@ export class VolumesController {
         );
       },
       storableErrors(req),
-      { writesLast: true }, // RenewVolume writes in its last statement only, all or nothing
+      { optimistic: true }, // RenewVolume's effects are all in its transaction, its writes in its last statement
     );
     sendOutcome(res, outcome);
   }
