@@ -115,6 +115,95 @@ describe('IdempotentExecution (in memory)', () => {
   });
 });
 
+describe('IdempotentExecution of an optimistic work (the work first, its answer stored with the key)', () => {
+  const NOW = new Date('2026-11-22T10:00:00.000Z');
+  const EXPIRES = new Date(NOW.getTime() + IDEMPOTENCY_RETENTION_MS);
+  const scope = scopeOf('org_1', 'k1', 'f1');
+  const ok: StoredResponse = { status: 202, body: '{"ok":true}', headers: { Location: '/v1/operations/op_1' } };
+  const notFoundResponse: StoredResponse = { status: 404, body: '{"error":"nf"}', headers: {} };
+  const storable = (err: unknown) => (err instanceof DomainError && err.code === 'not_found' ? notFoundResponse : undefined);
+
+  /** A store whose store() fails once, as it does in a transaction a failed statement aborted. */
+  class AbortedOnceStore extends InMemoryIdempotencyStore {
+    failures = 1;
+    async store(s: IdempotencyScope, now: Date, expiresAt: Date, response: StoredResponse): Promise<boolean> {
+      if (this.failures-- > 0) throw new Error('current transaction is aborted, commands ignored until end of transaction block');
+      return super.store(s, now, expiresAt, response);
+    }
+  }
+
+  /** Rolls the store's records (and the work's effects) back when the transaction fails; counts savepoints. */
+  class RollingBackUnitOfWork extends InMemoryUnitOfWork {
+    savepoints = 0;
+    effects: string[] = [];
+    constructor(private readonly store: InMemoryIdempotencyStore) {
+      super();
+    }
+    async run<T>(work: () => Promise<T>): Promise<T> {
+      const records = new Map([...this.store.records].map(([k, r]) => [k, { ...r }]));
+      const effects = [...this.effects];
+      try {
+        return await work();
+      } catch (err) {
+        this.store.records.clear();
+        for (const [k, r] of records) this.store.records.set(k, r);
+        this.effects = effects;
+        throw err;
+      }
+    }
+    savepoint<T>(work: () => Promise<T>): Promise<T> {
+      this.savepoints++;
+      return work();
+    }
+  }
+
+  const setUp = (store = new InMemoryIdempotencyStore()) => {
+    const uow = new RollingBackUnitOfWork(store);
+    return { store, uow, run: new IdempotentExecution(uow, store, new FixedClock(NOW)) };
+  };
+
+  it('runs the work once without a savepoint and stores its answer with the key; a repeat is rolled back and replayed', async () => {
+    const { store, uow, run } = setUp();
+    const work = async (): Promise<StoredResponse> => {
+      uow.effects.push('renewed');
+      return ok;
+    };
+    expect(await run.run(scope, work, storable, { optimistic: true })).toEqual({ response: ok, replayed: false });
+    expect(await run.run(scope, work, storable, { optimistic: true })).toEqual({ response: ok, replayed: true });
+    expect(uow.effects).toEqual(['renewed']);
+    expect(uow.savepoints).toBe(0);
+    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: ok, expiresAt: EXPIRES }]);
+    await expect(run.run({ ...scope, fingerprint: 'f2' }, work, storable, { optimistic: true })).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    expect(uow.effects).toEqual(['renewed']);
+  });
+
+  it('stores a storable error as the answer; rethrows any other and keeps nothing', async () => {
+    const { store, uow, run } = setUp();
+    const notFound = () => Promise.reject(new DomainError('not_found', 'nope'));
+    expect(await run.run(scope, notFound, storable, { optimistic: true })).toEqual({ response: notFoundResponse, replayed: false });
+    expect(await run.run(scope, notFound, storable, { optimistic: true })).toEqual({ response: notFoundResponse, replayed: true });
+    const boom = new Error('db down');
+    await expect(run.run(scopeOf('org_1', 'k2', 'f1'), () => Promise.reject(boom), storable, { optimistic: true })).rejects.toBe(boom);
+    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: notFoundResponse, expiresAt: EXPIRES }]);
+    expect(uow.savepoints).toBe(0);
+  });
+
+  it('executes the request again the careful way (key first, work in a savepoint) when its answer could not be stored', async () => {
+    const { store, uow, run } = setUp(new AbortedOnceStore());
+    let calls = 0;
+    const notFound = (): Promise<StoredResponse> => {
+      calls++;
+      uow.effects.push(`attempt ${calls}`);
+      return Promise.reject(new DomainError('not_found', 'nope'));
+    };
+    expect(await run.run(scope, notFound, storable, { optimistic: true })).toEqual({ response: notFoundResponse, replayed: false });
+    expect(calls).toBe(2);
+    expect(uow.effects).toEqual(['attempt 2']);
+    expect(uow.savepoints).toBe(1);
+    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: notFoundResponse, expiresAt: EXPIRES }]);
+  });
+});
+
 describe('sealed answers (an API key create: the token is never stored in clear)', () => {
   const SECRET = 's'.repeat(40);
   const body = JSON.stringify({ api_key: { id: 'key_1' }, token: 'cds_live_abcdefghijklmnopqrstuvwxyz0123456789ABCD' });

@@ -27,24 +27,28 @@ export class TypeOrmAuditTrail extends AuditTrail {
    * this lock is held only from there to the commit.
    */
   async record(entry: AuditEntry): Promise<void> {
-    const targetId = entry.targetId ?? null;
-    await this.db.query(
-      `INSERT INTO audit_log (public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [
-        newId('aud'),
-        entry.orgId,
-        entry.actorType,
-        entry.actorId,
-        entry.action,
-        targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
-        targetId,
-        entry.ipAddress,
-        entry.requestId === undefined ? currentRequestId() : entry.requestId,
-        JSON.stringify(entry.data ?? {}),
-      ],
-    );
+    await this.db.query(`INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, auditValues(entry), 'audit_record');
   }
+}
+
+/** The columns an audit entry is inserted with (seq and created_at come from the trigger), and (auditValues) their values. */
+export const AUDIT_INSERT_COLUMNS = 'public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data';
+
+/** The values of AUDIT_INSERT_COLUMNS for `entry`: a new public id, the target's type, the request being handled. */
+export function auditValues(entry: AuditEntry): unknown[] {
+  const targetId = entry.targetId ?? null;
+  return [
+    newId('aud'),
+    entry.orgId,
+    entry.actorType,
+    entry.actorId,
+    entry.action,
+    targetId === null ? null : (entry.targetType ?? targetTypeOf(targetId)),
+    targetId,
+    entry.ipAddress,
+    entry.requestId === undefined ? currentRequestId() : entry.requestId,
+    JSON.stringify(entry.data ?? {}),
+  ];
 }
 
 interface Row {

@@ -21,6 +21,12 @@ export abstract class IdempotencyStore {
   abstract claim(scope: IdempotencyScope, now: Date, expiresAt: Date): Promise<ClaimResult>;
   /** Stores the response of the claimed key. */
   abstract complete(scope: IdempotencyScope, response: StoredResponse): Promise<void>;
+  /**
+   * claim() and complete() in one: takes the key with its response (new key, or expired
+   * record taken over in place), or returns false when a live record holds it. A concurrent
+   * request holding the key uncommitted makes this wait until it ends.
+   */
+  abstract store(scope: IdempotencyScope, now: Date, expiresAt: Date, response: StoredResponse): Promise<boolean>;
   /** Deletes up to `limit` records expired at `now`; how many. */
   abstract purgeExpired(now: Date, limit: number): Promise<number>;
 }

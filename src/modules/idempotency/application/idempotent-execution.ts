@@ -19,7 +19,16 @@ export interface IdempotentOptions {
    * the raw Idempotency-Key and IDEMPOTENCY_SECRET (domain/sealed-response.ts), decrypted on replay.
    */
   seal?: boolean;
+  /**
+   * The work may run before the key is known to be free, and without a savepoint: every effect
+   * of it is in the transaction (a rollback undoes it all), and it writes nothing before it
+   * throws a storable error (its writes are its last statement, all or nothing). See run().
+   */
+  optimistic?: boolean;
 }
+
+/** The optimistic attempt gives way to the careful one (the key was taken, or the answer could not be stored). */
+class RunCarefully extends Error {}
 
 /**
  * Runs a request's work at most once per Idempotency-Key, for any endpoint:
@@ -33,6 +42,13 @@ export interface IdempotentOptions {
  * - The same key with another fingerprint: 409 idempotency_conflict. Expired records count as absent.
  * - The store keys records by the SHA-256 of the Idempotency-Key, never the key itself; with
  *   `seal` the stored body is encrypted under the raw key (IdempotentOptions).
+ * - `optimistic` (IdempotentOptions): the work runs first, without a savepoint, and its answer
+ *   is stored with the key in one statement (IdempotencyStore.store: two round trips and a
+ *   record version fewer). If the key is taken (an earlier request's live record, or a
+ *   concurrent one's, which that statement waits for), or the answer cannot be stored (a failed
+ *   statement aborted the transaction), the transaction is rolled back, nothing of the work is
+ *   kept, and the request runs the careful way above: a repeat is replayed (or answered 409
+ *   idempotency_conflict), anything else executed again in a savepoint.
  */
 @Injectable()
 export class IdempotentExecution {
@@ -51,6 +67,32 @@ export class IdempotentExecution {
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
     if (!scope) return { response: await work(), replayed: false };
+    const sealed = (response: StoredResponse): StoredResponse => (options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
+    if (options.optimistic) {
+      try {
+        return await this.uow.run(async (): Promise<IdempotentOutcome> => {
+          const now = this.clock.now();
+          let response: StoredResponse;
+          try {
+            response = await work();
+          } catch (err) {
+            const stored = storable(err);
+            if (!stored) throw err;
+            response = stored;
+          }
+          let stored: boolean;
+          try {
+            stored = await this.store.store(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS), sealed(response));
+          } catch {
+            throw new RunCarefully();
+          }
+          if (!stored) throw new RunCarefully();
+          return { response, replayed: false };
+        });
+      } catch (err) {
+        if (!(err instanceof RunCarefully)) throw err;
+      }
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
       const outcome = await this.uow.run(async (): Promise<IdempotentOutcome | undefined> => {
         const now = this.clock.now();
@@ -75,7 +117,7 @@ export class IdempotentExecution {
           if (!stored) throw err;
           response = stored;
         }
-        await this.store.complete(scope, options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
+        await this.store.complete(scope, sealed(response));
         return { response, replayed: false };
       });
       if (outcome) return outcome;

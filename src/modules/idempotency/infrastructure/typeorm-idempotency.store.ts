@@ -47,6 +47,20 @@ export class TypeOrmIdempotencyStore extends IdempotencyStore {
     if (affected !== 1) throw new Error('The idempotency record to complete does not exist');
   }
 
+  async store(scope: IdempotencyScope, now: Date, expiresAt: Date, response: StoredResponse): Promise<boolean> {
+    const { affected } = await this.db.exec(
+      `INSERT INTO idempotency_records (org_id, key_sha256, fingerprint, status_code, response_body, response_headers, created_at, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       ON CONFLICT (org_id, key_sha256) DO UPDATE
+          SET fingerprint = EXCLUDED.fingerprint, status_code = EXCLUDED.status_code, response_body = EXCLUDED.response_body,
+              response_headers = EXCLUDED.response_headers, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE idempotency_records.expires_at <= $7`,
+      [scope.orgId, scope.keyDigest, scope.fingerprint, response.status, response.body, JSON.stringify(response.headers), now, expiresAt],
+      'idempotency_store',
+    );
+    return affected === 1;
+  }
+
   async purgeExpired(now: Date, limit: number): Promise<number> {
     // The outer condition is re-checked on a row taken over meanwhile, so a live record is never deleted.
     const { affected } = await this.db.exec(

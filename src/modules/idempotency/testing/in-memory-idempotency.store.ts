@@ -24,6 +24,13 @@ export class InMemoryIdempotencyStore extends IdempotencyStore {
     r.response = response;
   }
 
+  async store(scope: IdempotencyScope, now: Date, expiresAt: Date, response: StoredResponse): Promise<boolean> {
+    const existing = this.records.get(InMemoryIdempotencyStore.id(scope));
+    if (existing && existing.expiresAt.getTime() > now.getTime()) return false;
+    this.records.set(InMemoryIdempotencyStore.id(scope), { fingerprint: scope.fingerprint, response, expiresAt });
+    return true;
+  }
+
   async purgeExpired(now: Date, limit: number): Promise<number> {
     let n = 0;
     for (const [k, r] of this.records) {

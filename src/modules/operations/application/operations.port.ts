@@ -34,6 +34,6 @@ export abstract class OperationRepository {
   abstract lockMany(ids: readonly string[]): Promise<Operation[]>;
   /** Writes the operation's status, steps, result, error and lease. */
   abstract save(operation: Operation): Promise<void>;
-  /** save() of several operations, in one statement. */
+  /** save() of several operations, in one statement. They must be locked by the active transaction (lockMany). */
   abstract saveMany(operations: readonly Operation[]): Promise<void>;
 }

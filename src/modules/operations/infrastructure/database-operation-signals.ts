@@ -34,6 +34,9 @@ export class DatabaseOperationSignals extends OperationSignals implements OnAppl
   private retry: NodeJS.Timeout | undefined;
   private reconnectDelayMs = 100;
   private closed = false;
+  /** The pg_notify of new work on its way, and whether commits since it began need another. */
+  private workNotice: Promise<void> | undefined;
+  private workNoticeAgain = false;
 
   constructor(
     private readonly db: Db,
@@ -51,9 +54,19 @@ export class DatabaseOperationSignals extends OperationSignals implements OnAppl
     return this.database.engine === 'postgresql';
   }
 
+  /**
+   * Once the transaction commits: this process's worker at once (an event), the other processes'
+   * through one `pg_notify` sent after the commit on a pooled connection, not in the transaction
+   * (a NOTIFY in a transaction takes PostgreSQL's notification queue lock until the end of its
+   * commit, so notifying transactions commit one at a time). While one such notification is on
+   * its way, the next waits and covers every commit meanwhile. A process that dies between the
+   * commit and the notification leaves the work to the other workers' WORKER_INTERVAL_MS wake-up.
+   */
   async announceWork(): Promise<void> {
-    if (this.notifies) await this.db.exec(`SELECT pg_notify($1, '')`, [WORK_CHANNEL]);
-    else this.db.afterCommit(() => this.events.emit('work'));
+    this.db.afterCommit(() => {
+      this.events.emit('work');
+      if (this.notifies) this.notifyWork();
+    });
   }
 
   async announceEnded(ids: readonly string[]): Promise<void> {
@@ -93,12 +106,33 @@ export class DatabaseOperationSignals extends OperationSignals implements OnAppl
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
+    await this.workNotice;
     this.events.emit('wake-all');
     clearInterval(this.ping);
     clearTimeout(this.retry);
     const listener = this.listener;
     this.listener = undefined;
     await listener?.end().catch(() => undefined);
+  }
+
+  /** One pg_notify on WORK_CHANNEL at a time; commits meanwhile are covered by one more. */
+  private notifyWork(): void {
+    if (this.workNotice) {
+      this.workNoticeAgain = true;
+      return;
+    }
+    this.workNotice = this.db
+      .exec(`SELECT pg_notify($1, '')`, [WORK_CHANNEL], 'operations_notify_work')
+      .then(
+        () => undefined,
+        (err: unknown) => this.logger.warn({ msg: 'could not notify the other processes of new operations; their workers find them on their next wake-up', err: err instanceof Error ? err.message : String(err) }),
+      )
+      .finally(() => {
+        this.workNotice = undefined;
+        if (!this.workNoticeAgain || this.closed) return;
+        this.workNoticeAgain = false;
+        this.notifyWork();
+      });
   }
 
   private emitEnded(ids: readonly string[]): void {

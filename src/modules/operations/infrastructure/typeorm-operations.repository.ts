@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
-import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
 import { OperationSignals } from '../application/operation-signals.port';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
@@ -58,6 +58,26 @@ const toOperation = (r: OperationRow): Operation =>
 
 const json = (value: unknown): string | null => (value === null ? null : JSON.stringify(value));
 
+/** The columns an operation is inserted with, and (operationValues) their values in this order. */
+export const OPERATION_INSERT_COLUMNS = `id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
+  attempts, locked_by, locked_until, created_at, started_at, finished_at`;
+
+/** The values of OPERATION_INSERT_COLUMNS for `operation` (the JSON columns as text). */
+export function operationValues(operation: Operation): unknown[] {
+  const o = operation.snapshot();
+  return [
+    o.id, o.orgId, o.type, o.status, o.vmId, o.volumeId, o.deploymentId, json(o.steps), json(o.params), json(o.result),
+    json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.createdAt, o.startedAt, o.finishedAt,
+  ];
+}
+
+/** 409 invalid_state for a violation of the one-unfinished-operation-per-volume index by an operation of `volumeId`; undefined for any other error. */
+export function volumeBusyError(err: unknown, volumeId: string | null): DomainError | undefined {
+  const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
+  if (sqlState(err) !== UNIQUE_VIOLATION || constraint !== 'operations_one_active_per_volume') return undefined;
+  return invalidState(`Volume ${volumeId} already has an operation pending or running; wait for it to end`);
+}
+
 @Injectable()
 export class TypeOrmOperationRepository extends OperationRepository {
   constructor(
@@ -71,20 +91,13 @@ export class TypeOrmOperationRepository extends OperationRepository {
     const o = operation.snapshot();
     try {
       await this.db.query(
-        `INSERT INTO operations (id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
-                                 attempts, locked_by, locked_until, created_at, started_at, finished_at)
+        `INSERT INTO operations (${OPERATION_INSERT_COLUMNS})
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
-        [
-          o.id, o.orgId, o.type, o.status, o.vmId, o.volumeId, o.deploymentId, json(o.steps), json(o.params), json(o.result),
-          json(o.error), o.attempts, o.lockedBy, o.lockedUntil, o.createdAt, o.startedAt, o.finishedAt,
-        ],
+        operationValues(operation),
+        'operations_create',
       );
     } catch (err) {
-      const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
-      if (sqlState(err) === UNIQUE_VIOLATION && constraint === 'operations_one_active_per_volume') {
-        throw invalidState(`Volume ${o.volumeId} already has an operation pending or running; wait for it to end`);
-      }
-      throw err;
+      throw volumeBusyError(err, o.volumeId) ?? err;
     }
     if (o.status === 'pending') await this.signals.announceWork();
   }
@@ -159,12 +172,29 @@ export class TypeOrmOperationRepository extends OperationRepository {
     return row && toOperation(row);
   }
 
+  /**
+   * One probe of the primary key per id (LATERAL … LIMIT 1: a nested loop whatever the planner
+   * believes about the table's size; a generic plan made while the table was small scanned it
+   * whole on every batch). The rows are locked in the order of the sorted ids, so concurrent
+   * batches lock their common operations in one order.
+   */
   async lockMany(ids: readonly string[]): Promise<Operation[]> {
     if (ids.length === 0) return [];
-    const rows = await this.db.query<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`, [ids], 'operations_lock_many');
+    const rows = await this.db.query<OperationRow>(
+      `SELECT o.* FROM unnest($1::text[]) AS r(id)
+         CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM operations WHERE id = r.id LIMIT 1 FOR UPDATE) o
+        ORDER BY o.id`,
+      [[...new Set(ids)].sort()],
+      'operations_lock_many',
+    );
     return rows.map(toOperation);
   }
 
+  /**
+   * Each row found by one probe of the primary key and updated by its ctid (a nested loop
+   * whatever the planner believes about the table's size, as in lockMany). The operations are
+   * locked by this transaction (lockMany), so the row versions found are the ones updated.
+   */
   async saveMany(operations: readonly Operation[]): Promise<void> {
     if (operations.length === 0) return;
     const all = operations.map((op) => op.snapshot());
@@ -173,10 +203,12 @@ export class TypeOrmOperationRepository extends OperationRepository {
       `UPDATE operations AS o
           SET status = v.status, steps = v.steps::jsonb, result = v.result::jsonb, error = v.error::jsonb, attempts = v.attempts,
               locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at
-         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
-                     $9::timestamptz[], $10::timestamptz[])
-              AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
-        WHERE o.id = v.id`,
+         FROM (SELECT v.*, t.ctid AS target
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
+                             $9::timestamptz[], $10::timestamptz[])
+                      AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
+                CROSS JOIN LATERAL (SELECT ctid FROM operations WHERE id = v.id LIMIT 1) t) AS v
+        WHERE o.ctid = v.target`,
       [
         column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
         column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),

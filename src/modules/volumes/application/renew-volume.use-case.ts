@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
@@ -6,6 +6,7 @@ import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
+import { OperationAcceptance, PortOperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { Operation } from '../../operations/domain/operation';
 import { WalletLedger } from '../../wallet/application/wallet.port';
@@ -26,30 +27,38 @@ export interface RenewVolumeInput {
 
 /**
  * POST /v1/volumes/{id}/renew: in one transaction, lock the volume, check it may be renewed,
- * create the volume.renew operation (pending, step renewing running), reserve its price in the
- * wallet and write the audit row. The worker does the renewal itself (RenewalExecutor).
+ * and accept the volume.renew operation (pending, step renewing running) with its price reserved
+ * in the wallet and its audit row (OperationAcceptance: one statement on the database, which
+ * writes nothing when it refuses). The worker does the renewal itself (RenewalExecutor).
  * Errors in the order of decisions.md: 404, 409 invalid_state, then 402.
+ *
+ * Every effect of it is in its transaction (the workers are told after the commit), its writes
+ * are its last statement and it writes nothing before a storable error: the controller runs it
+ * under an Idempotency-Key optimistically (IdempotentOptions.optimistic).
  */
 @Injectable()
 export class RenewVolume {
+  private readonly acceptance: OperationAcceptance;
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly volumes: VolumeRepository,
-    private readonly operations: OperationRepository,
-    private readonly wallet: WalletLedger,
-    private readonly audit: AuditTrail,
+    operations: OperationRepository,
+    wallet: WalletLedger,
+    audit: AuditTrail,
     private readonly clock: Clock,
-  ) {}
+    @Optional() acceptance?: OperationAcceptance,
+  ) {
+    this.acceptance = acceptance ?? new PortOperationAcceptance(uow, operations, wallet, audit);
+  }
 
   execute(principal: Principal, input: RenewVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
     return this.uow.run(async () => {
-      // The row lock serialises renewals of one volume; the unique index on unfinished operations
-      // is the last word should anything slip past it.
+      // The row lock serialises renewals (and every other operation) of one volume; the unique
+      // index on unfinished operations is the last word should anything slip past it.
       const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
       if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
       const quote = quoteRenewal(volume, input.termMonths, input.currency);
-      const inTheWay = await this.operations.unfinishedForVolume(volume.id);
-      if (inTheWay) throw operationInTheWay(volume.id, inTheWay);
       const operation = Operation.create({
         id: newId('op'),
         orgId: principal.orgId,
@@ -60,24 +69,25 @@ export class RenewVolume {
         params: renewalParams.write(quote),
         createdAt: this.clock.now(),
       });
-      await this.operations.create(operation);
-      if (quote.amount.minor > 0n) {
-        const hold = await this.wallet.hold(principal.orgId, quote.amount, operation.id);
-        if (!hold.held) throw insufficientBalance(quote.amount, hold.available);
-      }
-      await this.audit.record({
-        orgId: principal.orgId,
-        ...auditActor(principal),
-        action: 'volume.renew',
-        targetId: volume.id,
-        ipAddress: ip,
-        data: {
-          operation_id: operation.id,
-          term_months: quote.termMonths,
-          currency: quote.amount.currency,
-          amount: quote.amount.format(),
+      const outcome = await this.acceptance.accept({
+        operation,
+        hold: quote.amount,
+        audit: {
+          orgId: principal.orgId,
+          ...auditActor(principal),
+          action: 'volume.renew',
+          targetId: volume.id,
+          ipAddress: ip,
+          data: {
+            operation_id: operation.id,
+            term_months: quote.termMonths,
+            currency: quote.amount.currency,
+            amount: quote.amount.format(),
+          },
         },
       });
+      if (outcome.kind === 'busy') throw operationInTheWay(volume.id, outcome.operationId);
+      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
       return { volume, operation };
     });
   }

@@ -91,9 +91,13 @@ export class TypeOrmWalletLedger extends WalletLedger {
 
   /**
    * One statement: the settlement rows appended first (the unique index refuses a second
-   * settlement of a hold before any balance moves), then every balance row concerned locked in
+   * settlement of a hold before any balance moves; each hold is found by one probe of
+   * wallet_ledger_one_hold, LATERAL … LIMIT 1: a nested loop whatever the planner believes about
+   * the ledger's size, where a generic plan made while it was small read every hold of the
+   * ledger on every batch), then every balance row concerned locked in
    * (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key takes KEY SHARE locks
-   * on the same rows) and written once with the sums. The CHECKs keep reserved and available
+   * on the same rows; each found by one probe of the primary key, the hot balance rows' many
+   * dead versions never scanned) and written once with the sums. The CHECKs keep reserved and available
    * non-negative. Every row of the totals must find its balance.
    */
   async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
@@ -104,16 +108,18 @@ export class TypeOrmWalletLedger extends WalletLedger {
          SELECT h.org_id, h.currency, s.kind, h.amount, h.operation_id,
                 CASE s.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
            FROM unnest($1::text[], $2::text[]) AS s(operation_id, kind)
-           JOIN wallet_ledger h ON h.operation_id = s.operation_id AND h.kind = 'hold'
+          CROSS JOIN LATERAL (SELECT org_id, currency, amount, operation_id FROM wallet_ledger
+                               WHERE operation_id = s.operation_id AND kind = 'hold' LIMIT 1) h
          RETURNING org_id, currency, kind, amount
        ), totals AS (
          SELECT org_id, currency, sum(amount) AS settled, coalesce(sum(amount) FILTER (WHERE kind = 'release'), 0) AS released
            FROM settled GROUP BY org_id, currency
+       ), ordered AS MATERIALIZED (
+         SELECT org_id, currency FROM totals ORDER BY org_id, currency
        ), locked AS MATERIALIZED (
-         SELECT b.org_id, b.currency FROM wallet_balances b
-          WHERE (b.org_id, b.currency) IN (SELECT org_id, currency FROM totals)
-          ORDER BY b.org_id, b.currency
-          FOR NO KEY UPDATE
+         SELECT b.org_id, b.currency FROM ordered o
+          CROSS JOIN LATERAL (SELECT org_id, currency FROM wallet_balances
+                               WHERE org_id = o.org_id AND currency = o.currency LIMIT 1 FOR NO KEY UPDATE) b
        )
        UPDATE wallet_balances AS b
           SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()

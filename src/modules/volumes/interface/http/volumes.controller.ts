@@ -320,6 +320,7 @@ export class VolumesController {
         );
       },
       storableErrors(req),
+      { optimistic: true }, // RenewVolume's effects are all in its transaction, its writes in its last statement
     );
     sendOutcome(res, outcome);
   }

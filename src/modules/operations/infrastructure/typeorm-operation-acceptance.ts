@@ -1,0 +1,83 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { AUDIT_INSERT_COLUMNS, auditValues } from '../../audit/infrastructure/typeorm-audit-trail';
+import { AcceptanceOutcome, OperationAcceptance, OperationToAccept } from '../application/operation-acceptance.port';
+import { Money } from '../../../shared/kernel/money/money';
+import { OperationSignals } from '../application/operation-signals.port';
+import { OperationRepository } from '../application/operations.port';
+import { OPERATION_INSERT_COLUMNS, operationValues } from './typeorm-operations.repository';
+
+/**
+ * $1–$17 the operation (OPERATION_INSERT_COLUMNS), $18 the hold's amount (NULL: none), $19 its
+ * currency, $20–$29 the audit entry. `wallet` locks the balance row first (FOR NO KEY UPDATE
+ * answers its latest version, after waiting for any other holder); the operation is inserted
+ * only if that balance covers the hold, and the one-unfinished-operation-per-volume index
+ * decides whether the volume is free (ON CONFLICT … DO NOTHING: no plan to choose, and an
+ * uncommitted operation of the volume is waited for); the hold, its ledger row and the audit
+ * entry are written only for an inserted operation.
+ */
+const ACCEPT_SQL = `
+  WITH wallet AS (
+    SELECT available FROM wallet_balances
+     WHERE org_id = $2::text AND currency = $19::text AND $18::numeric IS NOT NULL
+       FOR NO KEY UPDATE
+  ), accepted AS (
+    INSERT INTO operations (${OPERATION_INSERT_COLUMNS})
+    SELECT $1::text, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::jsonb, $9::jsonb, $10::jsonb, $11::jsonb,
+           $12::int, $13::text, $14::timestamptz, $15::timestamptz, $16::timestamptz, $17::timestamptz
+     WHERE $18::numeric IS NULL OR (SELECT available FROM wallet) >= $18::numeric
+    ON CONFLICT (volume_id) WHERE status IN ('pending', 'running') AND volume_id IS NOT NULL DO NOTHING
+    RETURNING id
+  ), held AS (
+    UPDATE wallet_balances
+       SET available = available - $18::numeric, reserved = reserved + $18::numeric, updated_at = now()
+     WHERE org_id = $2::text AND currency = $19::text AND $18::numeric IS NOT NULL AND EXISTS (SELECT 1 FROM accepted)
+  ), hold AS (
+    INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+    SELECT $2::text, $19::text, 'hold', $18::numeric, id, 'reserved for operation' FROM accepted WHERE $18::numeric IS NOT NULL
+  ), audited AS (
+    INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
+    SELECT $20::text, $21::text, $22::text, $23::text, $24::text, $25::text, $26::text, $27::text, $28::text, $29::jsonb FROM accepted
+  )
+  SELECT EXISTS (SELECT 1 FROM accepted) AS accepted, (SELECT available::text FROM wallet) AS available`;
+
+/** Times the statement runs when an unfinished operation of the volume, found by the index, has ended before it could be named. */
+const ATTEMPTS = 3;
+
+/**
+ * OperationAcceptance in one statement (one round trip, a named prepared statement): the hold
+ * (the balance row locked, `available >= amount` checked on its latest version), the operation,
+ * the hold's ledger row and the audit entry (its trigger takes the organization's audit head
+ * last). Each write depends on the operation's insert, so a refusal writes nothing; the CHECKs
+ * and unique indexes (one hold per operation, balances never negative) stay the last word.
+ * A refusal names its reason with one more statement: the volume's unfinished operation (409
+ * first), else the balance that cannot cover the hold. The workers are told once the
+ * transaction commits.
+ */
+@Injectable()
+export class TypeOrmOperationAcceptance extends OperationAcceptance {
+  constructor(
+    private readonly db: Db,
+    private readonly signals: OperationSignals,
+    private readonly operations: OperationRepository,
+  ) {
+    super();
+  }
+
+  async accept({ operation, hold, audit }: OperationToAccept): Promise<AcceptanceOutcome> {
+    const amount = hold && hold.minor > 0n ? hold : undefined;
+    const params = [...operationValues(operation), amount?.minor.toString() ?? null, amount?.currency ?? null, ...auditValues(audit)];
+    for (let attempt = 1; ; attempt++) {
+      const row = await this.db.one<{ accepted: boolean; available: string | null }>(ACCEPT_SQL, params, 'operations_accept');
+      if (row?.accepted) {
+        if (operation.snapshot().status === 'pending') await this.signals.announceWork();
+        return { kind: 'accepted' };
+      }
+      const busy = operation.volumeId ? await this.operations.unfinishedForVolume(operation.volumeId) : undefined;
+      if (busy) return { kind: 'busy', operationId: busy };
+      const available = BigInt(row?.available ?? '0');
+      if (amount && available < amount.minor) return { kind: 'insufficient', available: Money.ofMinor(amount.currency, available) };
+      if (attempt === ATTEMPTS) throw new Error(`Operation ${operation.id} was neither accepted nor refused`);
+    }
+  }
+}
