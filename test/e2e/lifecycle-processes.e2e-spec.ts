@@ -36,6 +36,11 @@ const OP_ID = /^op_[A-Za-z0-9]{20,}$/;
 const QUO_ID = /^quo_[A-Za-z0-9]{20,}$/;
 const AUD_ID = /^aud_[A-Za-z0-9]{20,}$/;
 
+/** The operation a 202 answers: pending, its steps as given, no result yet (created now, or at `createdAt`). */
+const pendingOperation = (type: string, volumeId: string, vmId: string | null, steps: { name: string; status: string }[], createdAt: unknown = expect.stringMatching(ISO)) => ({
+  id: expect.stringMatching(OP_ID), type, status: 'pending', vm_id: vmId, volume_id: volumeId, steps, result: null, error: null, created_at: createdAt, finished_at: null,
+});
+
 /** `iso` plus `months` calendar months in UTC, the day clamped to the month's last (Jan 31 + 1 = Feb 28). */
 function addMonths(iso: string, months: number): string {
   const d = new Date(iso);
@@ -350,11 +355,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
           price_per_gb_month: { USD: '0.02000', IDR: '320' }, expires_at: addMonths(v.created_at, 12), note: 'orders', labels: { env: 'prod' },
           delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null,
         },
-        operation: {
-          id: expect.stringMatching(OP_ID), type: 'volume.create', status: 'pending', vm_id: null, volume_id: v.id,
-          steps: [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' }, { name: 'ready', status: 'pending' }],
-          result: null, error: null, created_at: v.created_at, finished_at: null,
-        },
+        operation: pendingOperation('volume.create', v.id, null, [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' }, { name: 'ready', status: 'pending' }], v.created_at),
       });
       // The other process sees the same volume and operation, and the hold.
       expect(await volume(b, v.id)).toEqual(v);
@@ -400,14 +401,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
           price_per_gb_month: { USD: '0.02000', IDR: '320' }, expires_at: addMonths(v.created_at, 3), note: null, labels: {},
           delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null,
         },
-        operation: {
-          id: expect.stringMatching(OP_ID), type: 'volume.create', status: 'pending', vm_id: 'vm_kweb2', volume_id: v.id,
-          steps: [
-            { name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' },
-            { name: 'attaching', status: 'pending' }, { name: 'ready', status: 'pending' },
-          ],
-          result: null, error: null, created_at: v.created_at, finished_at: null,
-        },
+        operation: pendingOperation('volume.create', v.id, 'vm_kweb2', [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' }, { name: 'attaching', status: 'pending' }, { name: 'ready', status: 'pending' }], v.created_at),
       });
       expect(await wallet(a)).toEqual({ ...before, IDR: { available: String(BigInt(before.IDR.available) - 9600n), reserved: String(BigInt(before.IDR.reserved) + 9600n) } });
       expect((await audit(a, v.id))[0].data).toMatchObject({ server_id: 'vm_kweb2', mount_path: '/mnt/served-1', currency: 'IDR', amount: '9600' });
@@ -839,11 +833,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expectAccepted(r);
       expect(r.body).toEqual({
         volume: v,
-        operation: {
-          id: expect.stringMatching(OP_ID), type: 'volume.attach', status: 'pending', vm_id: 'vm_kweb2', volume_id: v.id,
-          steps: [{ name: 'attaching', status: 'pending' }, { name: 'mounting', status: 'pending' }],
-          result: null, error: null, created_at: expect.stringMatching(ISO), finished_at: null,
-        },
+        operation: pendingOperation('volume.attach', v.id, 'vm_kweb2', [{ name: 'attaching', status: 'pending' }, { name: 'mounting', status: 'pending' }]),
       });
       const [entry] = await audit(a, v.id);
       expect(entry).toMatchObject({ action: 'volume.attach', request_id: r.headers.get('x-request-id'), data: { operation_id: r.body.operation.id, server_id: 'vm_kweb2', mount_path: '/mnt/attach-1' } });
@@ -890,11 +880,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expectAccepted(r);
       expect(r.body).toEqual({
         volume: v,
-        operation: {
-          id: expect.stringMatching(OP_ID), type: 'volume.detach', status: 'pending', vm_id: 'vm_kweb2', volume_id: v.id,
-          steps: [{ name: 'unmounting', status: 'pending' }, { name: 'detaching', status: 'pending' }],
-          result: null, error: null, created_at: expect.stringMatching(ISO), finished_at: null,
-        },
+        operation: pendingOperation('volume.detach', v.id, 'vm_kweb2', [{ name: 'unmounting', status: 'pending' }, { name: 'detaching', status: 'pending' }]),
       });
       expect((await audit(b, v.id))[0]).toMatchObject({ action: 'volume.detach', data: { operation_id: r.body.operation.id, server_id: 'vm_kweb2', mount_path: '/mnt/detach-1' } });
       await settle([r.body.operation.id]);
@@ -926,10 +912,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expectAccepted(r);
       expect(r.body).toEqual({
         volume: { ...v, status: 'deleting' },
-        operation: {
-          id: expect.stringMatching(OP_ID), type: 'volume.delete', status: 'pending', vm_id: null, volume_id: v.id,
-          steps: [{ name: 'deleting', status: 'pending' }], result: null, error: null, created_at: expect.stringMatching(ISO), finished_at: null,
-        },
+        operation: pendingOperation('volume.delete', v.id, null, [{ name: 'deleting', status: 'pending' }]),
       });
       expect(await volume(a, v.id)).toEqual({ ...v, status: 'deleting' });
       expect((await audit(a, v.id))[0]).toMatchObject({ action: 'volume.delete', data: { operation_id: r.body.operation.id, detach: false, server_id: null, size_gb: 10 } });

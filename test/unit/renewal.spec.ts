@@ -3,6 +3,7 @@ import { Principal } from '../../src/modules/auth/domain/principal';
 import { AdvanceOperations, MAX_ATTEMPTS } from '../../src/modules/operations/application/advance-operations.use-case';
 import { OperationExecutors } from '../../src/modules/operations/application/operation-executors';
 import { InMemoryOperationRepository } from '../../src/modules/operations/testing/in-memory-operations.repository';
+import { PortOperationAcceptance } from '../../src/modules/operations/testing/port-operation-acceptance';
 import { RenewVolume } from '../../src/modules/volumes/application/renew-volume.use-case';
 import { RenewalExecutor } from '../../src/modules/volumes/application/renewal-executor';
 import { quoteRenewal, renewTerms } from '../../src/modules/volumes/domain/renewal';
@@ -106,7 +107,7 @@ describe('RenewVolume and the worker, with in-memory adapters', () => {
     const uow = new InMemoryUnitOfWork();
     const executors = new OperationExecutors();
     new RenewalExecutor(volumes, executors, clock).onModuleInit();
-    renew = new RenewVolume(uow, volumes, operations, wallet, audit, clock);
+    renew = new RenewVolume(uow, volumes, new PortOperationAcceptance(uow, operations, wallet, audit), clock);
     advance = new AdvanceOperations(uow, operations, executors, wallet, clock, { ...loadSettings({}), workerLeaseMs: 30_000 });
     volumes.put(volume());
     await wallet.credit('org_1', Money.parse('10', 'USD'), 'test');

@@ -1,9 +1,6 @@
-import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Money } from '../../../shared/kernel/money/money';
-import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
-import { WalletLedger } from '../../wallet/application/wallet.port';
+import { AuditEntry } from '../../audit/application/audit-trail.port';
 import { Operation } from '../domain/operation';
-import { OperationRepository } from './operations.port';
 
 /** An operation to accept: stored pending, its price reserved in its organization's wallet, audited. */
 export interface OperationToAccept {
@@ -27,45 +24,9 @@ export type AcceptanceOutcome = { kind: 'accepted' } | { kind: 'busy'; operation
  * Call it with the volume's row locked (the unfinished-operation check is then exact; the
  * database's one-unfinished-operation-per-volume index stays the last word, an error).
  *
- * The database adapter does it in one statement; PortOperationAcceptance composes the ports.
+ * The database adapter does it in one statement; the unit tests' adapter (testing/) composes the
+ * other ports' in-memory adapters.
  */
 export abstract class OperationAcceptance {
   abstract accept(request: OperationToAccept): Promise<AcceptanceOutcome>;
-}
-
-class HoldRefused extends Error {
-  constructor(readonly available: Money) {
-    super('hold refused');
-  }
-}
-
-/** OperationAcceptance through the ports, statement by statement (the refused hold undone by a savepoint). */
-export class PortOperationAcceptance extends OperationAcceptance {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly operations: OperationRepository,
-    private readonly wallet: WalletLedger,
-    private readonly audit: AuditTrail,
-  ) {
-    super();
-  }
-
-  async accept({ operation, hold, audit }: OperationToAccept): Promise<AcceptanceOutcome> {
-    const busy = operation.volumeId ? await this.operations.unfinishedForVolume(operation.volumeId) : undefined;
-    if (busy) return { kind: 'busy', operationId: busy };
-    try {
-      await this.uow.savepoint(async () => {
-        await this.operations.create(operation);
-        if (hold && hold.minor > 0n) {
-          const held = await this.wallet.hold(operation.orgId, hold, operation.id);
-          if (!held.held) throw new HoldRefused(held.available);
-        }
-        await this.audit.record(audit);
-      });
-    } catch (err) {
-      if (err instanceof HoldRefused) return { kind: 'insufficient', available: err.available };
-      throw err;
-    }
-    return { kind: 'accepted' };
-  }
 }

@@ -1,15 +1,12 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
-import { OperationAcceptance, PortOperationAcceptance } from '../../operations/application/operation-acceptance.port';
-import { OperationRepository } from '../../operations/application/operations.port';
+import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { Operation } from '../../operations/domain/operation';
-import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
 import { TermMonths, Volume } from '../domain/volume';
@@ -38,19 +35,12 @@ export interface RenewVolumeInput {
  */
 @Injectable()
 export class RenewVolume {
-  private readonly acceptance: OperationAcceptance;
-
   constructor(
     private readonly uow: UnitOfWork,
     private readonly volumes: VolumeRepository,
-    operations: OperationRepository,
-    wallet: WalletLedger,
-    audit: AuditTrail,
+    private readonly acceptance: OperationAcceptance,
     private readonly clock: Clock,
-    @Optional() acceptance?: OperationAcceptance,
-  ) {
-    this.acceptance = acceptance ?? new PortOperationAcceptance(uow, operations, wallet, audit);
-  }
+  ) {}
 
   execute(principal: Principal, input: RenewVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
     return this.uow.run(async () => {

@@ -95,13 +95,12 @@ export class SimulatedBlockStorage extends BlockStorage {
   async listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
     await this.before();
     // On the provider's own connections (the worker's pool), like every other call.
+    // LIMIT NULL: no limit (every live disk, when no page is asked for).
     const rows = await this.uow.run(() =>
-      page
-        ? this.db.query<DiskRow>(
-            `SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL AND volume_id > $1 ORDER BY volume_id LIMIT $2`,
-            [page.after ?? '', page.limit],
-          )
-        : this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL ORDER BY volume_id`),
+      this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL AND volume_id > $1 ORDER BY volume_id LIMIT $2`, [
+        page?.after ?? '',
+        page?.limit ?? null,
+      ]),
     );
     return rows.map((r) => toProviderDisk(toSimulated(r)));
   }

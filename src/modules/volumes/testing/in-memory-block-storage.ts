@@ -50,8 +50,7 @@ export class InMemoryBlockStorage extends BlockStorage {
   async listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
     this.before();
     const live = [...this.disks.values()].filter((d) => !d.deleted).sort((a, b) => (a.volumeId < b.volumeId ? -1 : a.volumeId > b.volumeId ? 1 : 0));
-    if (!page) return live.map(toProviderDisk);
-    return live.filter((d) => d.volumeId > (page.after ?? '')).slice(0, page.limit).map(toProviderDisk);
+    return live.filter((d) => d.volumeId > (page?.after ?? '')).slice(0, page?.limit).map(toProviderDisk);
   }
   async ping(): Promise<void> {
     if (this.down) throw new ProviderUnavailable('down (test)');

@@ -24,6 +24,9 @@ const ACTION_STORED_ERROR_CODES: readonly ErrorCode[] = [
   'not_found', 'invalid_state', 'insufficient_balance', 'conflict', 'out_of_stock', 'quota_exceeded', 'quote_expired',
 ];
 
+/** Validates PATCH's body in the handler, after the check lifecycle.md puts before it (the global pipe's rules). */
+const BODY_VALIDATION = new RequestValidationPipe();
+
 const ACCEPTED_HEADERS = {
   ...RATE_LIMITED_RESPONSE_HEADERS,
   Location: { required: true, description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
@@ -263,7 +266,7 @@ export class VolumesController {
     @ClientIp() ip: string | null,
   ) {
     await this.updateVolume.refuseProtectionOff(principal, id, req.body);
-    const body = (await new RequestValidationPipe().transform(req.body, { type: 'body', metatype: UpdateVolumeBody })) as UpdateVolumeBody;
+    const body = (await BODY_VALIDATION.transform(req.body, { type: 'body', metatype: UpdateVolumeBody })) as UpdateVolumeBody;
     const volume = await this.updateVolume.execute(
       principal,
       { volumeId: id, name: body.name, note: body.note, labels: body.labels, deleteProtection: body.delete_protection },

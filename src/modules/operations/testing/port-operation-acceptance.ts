@@ -1,0 +1,43 @@
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Money } from '../../../shared/kernel/money/money';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { WalletLedger } from '../../wallet/application/wallet.port';
+import { AcceptanceOutcome, OperationAcceptance, OperationToAccept } from '../application/operation-acceptance.port';
+import { OperationRepository } from '../application/operations.port';
+
+class HoldRefused extends Error {
+  constructor(readonly available: Money) {
+    super('hold refused');
+  }
+}
+
+/** OperationAcceptance through the other ports (unit tests: their in-memory adapters), statement by statement (the refused hold undone by a savepoint). */
+export class PortOperationAcceptance extends OperationAcceptance {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly operations: OperationRepository,
+    private readonly wallet: WalletLedger,
+    private readonly audit: AuditTrail,
+  ) {
+    super();
+  }
+
+  async accept({ operation, hold, audit }: OperationToAccept): Promise<AcceptanceOutcome> {
+    const busy = operation.volumeId ? await this.operations.unfinishedForVolume(operation.volumeId) : undefined;
+    if (busy) return { kind: 'busy', operationId: busy };
+    try {
+      await this.uow.savepoint(async () => {
+        await this.operations.create(operation);
+        if (hold && hold.minor > 0n) {
+          const held = await this.wallet.hold(operation.orgId, hold, operation.id);
+          if (!held.held) throw new HoldRefused(held.available);
+        }
+        await this.audit.record(audit);
+      });
+    } catch (err) {
+      if (err instanceof HoldRefused) return { kind: 'insufficient', available: err.available };
+      throw err;
+    }
+    return { kind: 'accepted' };
+  }
+}
