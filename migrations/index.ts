@@ -8,6 +8,19 @@ import { VolumeActions1764000000160 } from './1764000000160-volume-actions';
 import { AuditLogTimeOrder1764000000170 } from './1764000000170-audit-log-time-order';
 import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-key-digests';
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
+import { Scopes1764000000190 } from './1764000000190-scopes';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
-export const MIGRATIONS = [InitialSchema1763769600000, SessionsExpiryIndex1764000000091, VolumeLabelsAndQuotes1764000000120, AccountsAuditLog1764000000130, RegionUsedGb1764000000140, ProviderDisksStepRetries1764000000150, VolumeActions1764000000160, AuditLogTimeOrder1764000000170, IdempotencyKeyDigests1764000000171, RegionUsedGbPerStatement1764000000180];
+export const MIGRATIONS = [
+  InitialSchema1763769600000,
+  SessionsExpiryIndex1764000000091,
+  VolumeLabelsAndQuotes1764000000120,
+  AccountsAuditLog1764000000130,
+  RegionUsedGb1764000000140,
+  ProviderDisksStepRetries1764000000150,
+  VolumeActions1764000000160,
+  AuditLogTimeOrder1764000000170,
+  IdempotencyKeyDigests1764000000171,
+  RegionUsedGbPerStatement1764000000180,
+  Scopes1764000000190,
+];

@@ -166,7 +166,7 @@ describe('operator CLI', () => {
     }
     expect(fails(['apikey:revoke', '--id', 'key_unknown'])).toEqual({ code: 'not_found', message: 'API key key_unknown not found' });
     expect(fails(['apikey:create', '--org', 'org_acme', '--name', 'x', '--scopes', 'vm:admin'])).toEqual({
-      code: 'invalid_request', message: 'scopes: unknown scope "vm:admin"; allowed: vm:read, vm:write',
+      code: 'invalid_request', message: 'scopes: unknown scope "vm:admin"; allowed: vm:read, vm:write, billing:read, billing:write, webhooks:write, audit:read',
     });
   });
 

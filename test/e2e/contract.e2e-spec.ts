@@ -36,7 +36,7 @@ describe('contract: jest-openapi against the running service', () => {
   let doc: OpenApiDoc;
   const rw = bearer(apiToken('ct', 'rw'));
   const readOnly = bearer(apiToken('ct', 'r'));
-  const writeOnly = bearer(apiToken('ct', 'w'));
+  const noVmScope = bearer(apiToken('ct', 'w'));
   let session: { Authorization: string };
   let limitedSession: { Authorization: string };
 
@@ -62,7 +62,7 @@ describe('contract: jest-openapi against the running service', () => {
           api_keys: [
             ...ct.api_keys,
             { name: 'read', scopes: ['vm:read'], token: apiToken('ct', 'r') },
-            { name: 'write', scopes: ['vm:write'], token: apiToken('ct', 'w') },
+            { name: 'audit-only', scopes: ['audit:read'], token: apiToken('ct', 'w') },
           ],
         },
         organization('cp', { wallet: { USD: '0.50000', IDR: '0' } }),
@@ -148,7 +148,7 @@ describe('contract: jest-openapi against the running service', () => {
       call(api, m, target(p)).set(op.security?.length ? (p.endsWith('logout') ? session : rw) : {}).set('Content-Type', 'application/json').send(`"${'x'.repeat(1024 * 1024 + 10)}"`),
     unauthorized: (m, p) => call(api, m, target(p)),
     invalid_credentials: (m, p) => call(api, m, p).send({ email: 'owner@ct.test', password: `${OWNER_PASSWORD}!` }),
-    forbidden: (m, p) => call(api, m, target(p)).set(p.endsWith('logout') ? rw : m === 'get' ? writeOnly : readOnly).send({ term_months: 1 }),
+    forbidden: (m, p) => call(api, m, target(p)).set(p.endsWith('logout') ? rw : m === 'get' ? noVmScope : readOnly).send({ term_months: 1 }),
     not_found: (m, p) =>
       call(api, m, p === '/v1/volume-options' ? '/v1/volume-options?region=xx-none' : p.replace('{id}', 'vol_unknown').replace('{asset}', 'nothing.txt'))
         .set(rw)

@@ -26,7 +26,7 @@ describe('GET /v1/regions', () => {
           members: [{ email: 'viewer@reg.test', password: OWNER_PASSWORD, role: 'viewer' }],
           api_keys: [
             { name: 'read', scopes: ['vm:read'], token: apiToken('reg', 'ro') },
-            { name: 'write', scopes: ['vm:write'], token: apiToken('reg', 'wo') },
+            { name: 'audit-only', scopes: ['audit:read'], token: apiToken('reg', 'wo') },
           ],
         }),
       ],
@@ -98,10 +98,10 @@ describe('GET /v1/regions', () => {
       },
     });
 
-    const writeOnly = await t.http.get('/v1/regions').set(bearer(apiToken('reg', 'wo')));
-    expect(writeOnly.status).toBe(403);
-    expect(writeOnly.body).toEqual({
-      error: { code: 'forbidden', message: 'The API key lacks the scope vm:read', request_id: writeOnly.headers['x-request-id'], details: {} },
+    const noVm = await t.http.get('/v1/regions').set(bearer(apiToken('reg', 'wo')));
+    expect(noVm.status).toBe(403);
+    expect(noVm.body).toEqual({
+      error: { code: 'forbidden', message: 'The API key lacks the scope vm:read', request_id: noVm.headers['x-request-id'], details: {} },
     });
   });
 

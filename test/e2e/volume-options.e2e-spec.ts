@@ -37,7 +37,7 @@ const ERROR = (res: { headers: Record<string, string> }, code: string, message: 
 describe('GET /v1/volume-options', () => {
   let t: TestApp;
   const rw = bearer(apiToken('opt', 'rw'));
-  const writeOnly = bearer(apiToken('opt', 'wo'));
+  const noVmScope = bearer(apiToken('opt', 'wo'));
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -73,7 +73,7 @@ describe('GET /v1/volume-options', () => {
           ],
           api_keys: [
             { name: 'rw', scopes: ['vm:read', 'vm:write'], token: apiToken('opt', 'rw') },
-            { name: 'write-only', scopes: ['vm:write'], token: apiToken('opt', 'wo') },
+            { name: 'audit-only', scopes: ['audit:read'], token: apiToken('opt', 'wo') },
           ],
           servers: [
             server('vm_optweb1', 'web-1'),
@@ -326,8 +326,8 @@ describe('GET /v1/volume-options', () => {
     expect(bad.body).toEqual(ERROR(bad, 'unauthorized', 'Invalid token'));
   });
 
-  it('answers 403 to an API key without vm:read', async () => {
-    const res = await t.http.get('/v1/volume-options?region=id-jkt').set(writeOnly);
+  it('answers 403 to an API key without vm:read (nor vm:write, which includes it)', async () => {
+    const res = await t.http.get('/v1/volume-options?region=id-jkt').set(noVmScope);
     expect(res.status).toBe(403);
     expect(res.body).toEqual(ERROR(res, 'forbidden', 'The API key lacks the scope vm:read'));
   });

@@ -6,7 +6,7 @@ import { PurgeExpiredSessions } from '../../src/modules/auth/application/purge-e
 import { AddMember, ChangeMemberRole, RemoveMember } from '../../src/modules/auth/application/members.use-cases';
 import { LogIn, LogOut, SESSION_LIFETIME_MS, SignUp } from '../../src/modules/auth/application/sessions.use-cases';
 import { decodeAuditCursor, encodeAuditCursor, parseAuditFilter } from '../../src/modules/audit/domain/audit-log';
-import { ADMIN_ROLES, ANY_ROLE, Principal, Role, WRITER_ROLES, checkAccess } from '../../src/modules/auth/domain/principal';
+import { ADMIN_ROLES, ANY_ROLE, Principal, Role, Scope, WRITER_ROLES, checkAccess, grants } from '../../src/modules/auth/domain/principal';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newApiKeyToken, newSessionToken, tokenKind, verifyPassword } from '../../src/modules/auth/domain/tokens';
 import { InMemoryAccounts, InMemoryCredentials } from '../../src/modules/auth/testing/in-memory-auth';
 import { InMemoryUnitOfWork } from '../../src/shared/database/in-memory-unit-of-work';
@@ -76,7 +76,7 @@ describe('tokens and passwords', () => {
 });
 
 describe('checkAccess: scope for API keys, role for sessions, sessions-only routes', () => {
-  const key = (scopes: ('vm:read' | 'vm:write')[]): Principal => ({ kind: 'api_key', orgId: 'org_a', credentialId: 'key_a', userId: null, role: null, scopes });
+  const key = (scopes: Scope[]): Principal => ({ kind: 'api_key', orgId: 'org_a', credentialId: 'key_a', userId: null, role: null, scopes });
   const session = (role: 'owner' | 'admin' | 'developer' | 'viewer'): Principal => ({ kind: 'session', orgId: 'org_a', credentialId: 'ses_a', userId: 'usr_a', role, scopes: [] });
   const write = { scope: 'vm:write' as const, roles: WRITER_ROLES };
 
@@ -89,6 +89,23 @@ describe('checkAccess: scope for API keys, role for sessions, sessions-only rout
       allowed: false,
       reason: 'This endpoint is for sessions only; API keys cannot use it',
     });
+  });
+
+  it('takes a write scope to include its read scope, and nothing else to imply anything', () => {
+    expect(checkAccess(key(['vm:write']), { scope: 'vm:read', roles: ANY_ROLE })).toEqual({ allowed: true });
+    expect(checkAccess(key(['billing:write']), { scope: 'billing:read', roles: ANY_ROLE })).toEqual({ allowed: true });
+    expect(checkAccess(key(['vm:write']), { scope: 'billing:read', roles: ANY_ROLE })).toEqual({ allowed: false, reason: 'The API key lacks the scope billing:read' });
+    expect(checkAccess(key(['billing:read']), { scope: 'billing:write', roles: ANY_ROLE })).toEqual({ allowed: false, reason: 'The API key lacks the scope billing:write' });
+    expect(checkAccess(key(['webhooks:write', 'billing:write']), { scope: 'audit:read', roles: ANY_ROLE })).toEqual({ allowed: false, reason: 'The API key lacks the scope audit:read' });
+    expect(grants(['vm:write'], 'vm:read')).toBe(true);
+    expect(grants(['vm:read'], 'vm:write')).toBe(false);
+  });
+
+  it('lets an API key through a route two scopes open with either of them (anyScope)', () => {
+    const either = { anyScope: ['vm:read', 'billing:read'] as const, roles: ANY_ROLE };
+    expect(checkAccess(key(['billing:read']), either)).toEqual({ allowed: true });
+    expect(checkAccess(key(['vm:write']), either)).toEqual({ allowed: true });
+    expect(checkAccess(key(['audit:read']), either)).toEqual({ allowed: false, reason: 'The API key lacks the scope vm:read or billing:read' });
   });
 
   it('lets a session through only with one of the roles the route names', () => {

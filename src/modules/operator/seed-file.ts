@@ -5,6 +5,7 @@ import {
 } from 'class-validator';
 import { plainToInstance } from 'class-transformer';
 import { invalidRequest } from '../../shared/kernel/errors/domain-error';
+import { SCOPES } from '../auth/domain/principal';
 import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
 import { VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../volumes/domain/volume-attributes';
 
@@ -48,7 +49,7 @@ class SeedMember {
 
 class SeedApiKey {
   @IsString() @Length(1, 100) name: string;
-  @IsArray() @ArrayMinSize(1) @IsIn(['vm:read', 'vm:write'], { each: true, message: 'scopes must hold only vm:read or vm:write' }) scopes: string[];
+  @IsArray() @ArrayMinSize(1) @IsIn(SCOPES, { each: true, message: `scopes must hold only ${SCOPES.join(', ')}` }) scopes: string[];
   @IsOptional() @IsString() @Matches(/^cds_live_[A-Za-z0-9]{32,128}$/, { message: 'token must be cds_live_ followed by at least 32 letters or digits' }) token?: string;
 }
 

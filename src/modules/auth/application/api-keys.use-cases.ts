@@ -5,7 +5,7 @@ import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/er
 import { newId } from '../../../shared/kernel/ids/ids';
 import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
 import { ActorType, AuditTrail } from '../../audit/application/audit-trail.port';
-import { Principal, Scope, isScope } from '../domain/principal';
+import { Principal, SCOPES, Scope, isScope } from '../domain/principal';
 import { API_KEY_PREFIX, hashToken, newApiKeyToken, tokenKind } from '../domain/tokens';
 import { Accounts } from './accounts.port';
 import { CredentialCache } from './credential-cache';
@@ -133,9 +133,9 @@ export class ListApiKeys {
 }
 
 function validateScopes(scopes: string[]): Scope[] {
-  if (!Array.isArray(scopes) || scopes.length === 0) throw invalidRequest('scopes must list at least one of vm:read, vm:write', { field: 'scopes' });
+  if (!Array.isArray(scopes) || scopes.length === 0) throw invalidRequest(`scopes must list at least one of ${SCOPES.join(', ')}`, { field: 'scopes' });
   const unknown = scopes.find((s) => !isScope(s));
-  if (unknown !== undefined) throw invalidRequest(`scopes: unknown scope "${unknown}"; allowed: vm:read, vm:write`, { field: 'scopes' });
+  if (unknown !== undefined) throw invalidRequest(`scopes: unknown scope "${unknown}"; allowed: ${SCOPES.join(', ')}`, { field: 'scopes' });
   return [...new Set(scopes)] as Scope[];
 }
 

@@ -1,7 +1,17 @@
 export const ROLES = ['owner', 'admin', 'developer', 'viewer'] as const;
 export type Role = (typeof ROLES)[number];
-export const SCOPES = ['vm:read', 'vm:write'] as const;
+export const SCOPES = ['vm:read', 'vm:write', 'billing:read', 'billing:write', 'webhooks:write', 'audit:read'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** A write scope includes its read scope (accounts.md); nothing else implies anything. */
+const IMPLIED_BY: Readonly<Partial<Record<Scope, Scope>>> = { 'vm:read': 'vm:write', 'billing:read': 'billing:write' };
+
+/** Whether a key granted `granted` may do what `needed` allows. */
+export function grants(granted: readonly Scope[], needed: Scope): boolean {
+  if (granted.includes(needed)) return true;
+  const writer = IMPLIED_BY[needed];
+  return writer !== undefined && granted.includes(writer);
+}
 
 export function isRole(value: unknown): value is Role {
   return typeof value === 'string' && (ROLES as readonly string[]).includes(value);
@@ -26,6 +36,8 @@ export type Credential =
 /** What a route needs: an API key scope, the session roles allowed, or sessions only. */
 export interface AccessRule {
   scope?: Scope;
+  /** An API key needs any one of these (with their implied reads); for routes two scopes open. */
+  anyScope?: readonly Scope[];
   roles?: readonly Role[];
   sessionOnly?: boolean;
 }
@@ -34,9 +46,10 @@ export interface AccessRule {
 export function checkAccess(principal: Principal, rule: AccessRule): { allowed: true } | { allowed: false; reason: string } {
   if (principal.kind === 'api_key') {
     if (rule.sessionOnly) return { allowed: false, reason: 'This endpoint is for sessions only; API keys cannot use it' };
-    if (!rule.scope) return { allowed: false, reason: 'This endpoint is not available to API keys' };
-    if (!principal.scopes.includes(rule.scope)) {
-      return { allowed: false, reason: `The API key lacks the scope ${rule.scope}` };
+    const needed = rule.anyScope ?? (rule.scope ? [rule.scope] : []);
+    if (needed.length === 0) return { allowed: false, reason: 'This endpoint is not available to API keys' };
+    if (!needed.some((scope) => grants(principal.scopes, scope))) {
+      return { allowed: false, reason: `The API key lacks the scope ${needed.join(' or ')}` };
     }
     return { allowed: true };
   }

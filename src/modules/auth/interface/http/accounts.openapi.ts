@@ -12,8 +12,8 @@ export class CreateApiKeyDto {
   name: string;
 
   @ApiProperty({ type: [String], enum: SCOPES, minItems: 1, example: ['vm:read', 'vm:write'] })
-  @IsIn(SCOPES, { each: true, message: 'scopes must hold only vm:read or vm:write' })
-  @ArrayMinSize(1, { message: 'scopes must list at least one of vm:read, vm:write' })
+  @IsIn(SCOPES, { each: true, message: `scopes must hold only ${SCOPES.join(', ')}` })
+  @ArrayMinSize(1, { message: `scopes must list at least one of ${SCOPES.join(', ')}` })
   @IsArray({ message: 'scopes must be an array of scopes' })
   @IsDefined({ message: 'scopes is required' })
   scopes: Scope[];
