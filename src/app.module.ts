@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { AccessModule } from './modules/access/access.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
@@ -47,6 +48,7 @@ export class AppModule {
         OperatorModule,
         MonitoringModule,
         DocsModule,
+        AccessModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

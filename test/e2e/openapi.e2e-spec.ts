@@ -283,6 +283,21 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/docs': 'headDocsPage',
       'GET /v1/docs/{asset}': 'getDocsAsset',
       'HEAD /v1/docs/{asset}': 'headDocsAsset',
+      'POST /v1/ssh-keys': 'createSshKey',
+      'GET /v1/ssh-keys': 'listSshKeys',
+      'HEAD /v1/ssh-keys': 'headSshKeys',
+      'GET /v1/ssh-keys/{id}': 'getSshKey',
+      'HEAD /v1/ssh-keys/{id}': 'headSshKey',
+      'PATCH /v1/ssh-keys/{id}': 'updateSshKey',
+      'DELETE /v1/ssh-keys/{id}': 'deleteSshKey',
+      'POST /v1/firewall-rules': 'createFirewallRule',
+      'GET /v1/firewall-rules': 'listFirewallRules',
+      'HEAD /v1/firewall-rules': 'headFirewallRules',
+      'GET /v1/firewall-rules/{id}': 'getFirewallRule',
+      'HEAD /v1/firewall-rules/{id}': 'headFirewallRule',
+      'DELETE /v1/firewall-rules/{id}': 'deleteFirewallRule',
+      'GET /v1/servers/{id}/firewall': 'getServerFirewall',
+      'HEAD /v1/servers/{id}/firewall': 'headServerFirewall',
     });
     expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: '/', description: 'This service (every path starts with /v1)' }]);
     for (const { path, method, op } of operations()) {
@@ -339,11 +354,12 @@ describe('OpenAPI document and docs page', () => {
     expect(schemas.Volume.properties.term_months.type).toBe('integer');
     for (const name of ['min_gb', 'max_gb', 'step_gb', 'per_server_limit']) expect(schemas.VolumeOptions.properties[name].type).toBe('integer');
     expect(schemas.VolumeOptions.properties.terms).toEqual(expect.objectContaining({ type: 'array', items: { type: 'integer' } }));
-    expect((schemas.ErrorBody.properties.details as { oneOf: unknown[] }).oneOf).toEqual([
+    expect((schemas.ErrorBody.properties.details as { anyOf: unknown[] }).anyOf).toEqual([
       { $ref: '#/components/schemas/FieldErrorDetails' },
       { $ref: '#/components/schemas/InsufficientBalanceDetails' },
       { $ref: '#/components/schemas/QuotaExceededDetails' },
       { $ref: '#/components/schemas/OperationInTheWayDetails' },
+      { $ref: '#/components/schemas/ConflictDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

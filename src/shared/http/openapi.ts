@@ -86,6 +86,16 @@ export class OperationInTheWayDetailsDto {
   operation_id: string;
 }
 
+/** What is in the way (conflict on SSH keys and firewall rules). */
+@ApiSchema({ name: 'ConflictDetails', description: 'conflict on an SSH key or a firewall rule: the one that exists already, and (SSH keys) which member it shares' })
+export class ConflictDetailsDto {
+  @ApiProperty({ example: 'ssh_4fTq9LmX2vR8tW7yZ3bN5cHd' })
+  existing_id: string;
+
+  @ApiPropertyOptional({ enum: ['public_key', 'name'], description: 'SSH keys: public_key (the fingerprint is taken) or name', example: 'public_key' })
+  field?: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -102,12 +112,13 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, `{}` for the others',
-    oneOf: [
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict on SSH keys and firewall rules, `{}` for the others',
+    anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
       { $ref: getSchemaPath(QuotaExceededDetailsDto) },
       { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
+      { $ref: getSchemaPath(ConflictDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -116,7 +127,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;
@@ -334,6 +345,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Regions', 'Regions and zones')
     .addTag('Health', 'Probes for load balancers and orchestrators')
     .addTag('Documentation', 'This document and its page')
+    .addTag('SSH keys', 'Public keys given to servers at their creation')
+    .addTag('Firewall rules', 'Allow rules for inbound and outbound traffic of servers')
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the
