@@ -1,4 +1,6 @@
 import { ServerAccess } from '../../src/modules/access/application/server-access';
+import { AccessCheck } from '../../src/modules/verification/infrastructure/access-checks';
+import { Db } from '../../src/shared/database/transaction';
 import { ISO, envelope, teamOrg } from '../support/accounts';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { SSH_KEYS } from '../support/ssh-keys';
@@ -322,6 +324,24 @@ describe('SSH keys and firewall rules', () => {
     expect(entries.length).toBeGreaterThanOrEqual(8);
     const text = JSON.stringify(entries);
     for (const k of [EXAMPLE, ...Object.values(SSH_KEYS).map((x) => x.line)]) expect(text).not.toContain(k.split(' ')[1].slice(0, 40));
+  });
+
+  it('verify: the state left holds the invariant; a tampered rule, a rule of a deleted server and a tampered key are each named', async () => {
+    const check = new AccessCheck(t.app.get(Db));
+    expect(await check.findViolations()).toEqual([]);
+    const rule = (await t.http.post('/v1/firewall-rules').set(owner).send({ direction: 'in', protocol: 'udp', port: '500', sources: ['192.0.2.0/24'], server_id: 'vm_accweb1' }).expect(201)).body;
+    const web = (await t.sql<{ id: string }>("SELECT id FROM firewall_rules WHERE server_id = 'vm_accweb1' AND port = '22'"))[0].id;
+    const sshKey = (await t.sql<{ id: string }>("SELECT id FROM ssh_keys WHERE name = 'example' AND org_id = 'org_acc'"))[0].id;
+    await t.sql(`UPDATE firewall_rules SET sources = ARRAY['192.0.2.7/24'] WHERE id = $1`, [rule.id]);
+    await t.sql(`UPDATE ssh_keys SET fingerprint = 'SHA256:x' WHERE id = $1`, [sshKey]);
+    await t.sql("UPDATE servers SET deleted_at = now() WHERE id = 'vm_accweb1'");
+    const subjects = (await check.findViolations()).map((f) => [f.subject, f.message]);
+    expect(subjects).toEqual(expect.arrayContaining([
+      [rule.id, 'firewall rule is not stored in canonical form'],
+      [web, 'firewall rule of the deleted server vm_accweb1 was not deleted with it'],
+      [sshKey, 'SSH key fingerprint or stored line differs from its public key'],
+    ]));
+    await t.sql("UPDATE servers SET deleted_at = NULL WHERE id = 'vm_accweb1'");
   });
 
   it('the OpenAPI document lists every route of this module', () => {

@@ -22,6 +22,7 @@ const CHECKS = [
   'servers.within_per_server_limit',
   'regions.used_gb_matches_volumes',
   'provider.disks_match_volumes',
+  'access.keys_and_rules_canonical_within_limits',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -120,6 +121,9 @@ describe('verify: invariants of money, operations and servers', () => {
     // The provider holds a detached volume's disk attached to a server.
     await t.sql(`UPDATE provider_disks SET server_id = 'vm_pdweb1' WHERE volume_id = 'vol_pdv1'`);
     const [{ disk_id: pdDisk }] = await t.sql<{ disk_id: string }>(`SELECT disk_id FROM provider_disks WHERE volume_id = 'vol_pdv1'`);
+    // A firewall rule stored with its host bits set (not in canonical form).
+    await t.sql(`INSERT INTO firewall_rules (id, org_id, direction, protocol, port, sources, destinations, rule_digest)
+                 VALUES ('fwr_okbroken', 'org_ok', 'in', 'tcp', '22', ARRAY['10.1.2.3/8'], ARRAY[]::text[], 'x')`);
 
     const [{ live }] = await t.sql<{ live: string }>(`SELECT sum(size_gb)::text AS live FROM volumes WHERE region_id = 'id-jkt' AND deleted_at IS NULL`);
     const used = String(BigInt(live) + 7n);
@@ -181,6 +185,12 @@ describe('verify: invariants of money, operations and servers', () => {
         subject: 'vol_pdv1',
         message: 'volume names server none but its disk is attached to vm_pdweb1',
         details: { org_id: 'org_pd', status: 'available', server_id: null, disk_id: pdDisk, disk_server_id: 'vm_pdweb1' },
+      },
+      {
+        check: 'access.keys_and_rules_canonical_within_limits',
+        subject: 'fwr_okbroken',
+        message: 'firewall rule is not stored in canonical form',
+        details: { org_id: 'org_ok', sources: '10.1.2.3/8', destinations: '' },
       },
     ]);
     // Verify wrote nothing: the organization that was left alone is as it was.
