@@ -66,6 +66,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, status, expires_at, server_id FROM volumes WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT count(*)::int AS n FROM idempotency_records WHERE org_id = $1`, [`org_${B}`]),
+      t.sql(`SELECT id, name, public_key FROM ssh_keys WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
     ]);
 
   beforeAll(async () => {
@@ -85,11 +87,18 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     for (const s of [A, B]) {
       const res = await t.http.post(`/v1/volumes/vol_${s}v1/renew`).set(bearer(apiToken(s, 'rw'))).send({ term_months: 1 });
       expect(res.status).toBe(202);
+      // An SSH key and a firewall rule of each organization, for their paths.
+      const line = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g fuzz';
+      expect((await t.http.post('/v1/ssh-keys').set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', public_key: line })).status).toBe(201);
+      const rule = { direction: 'in', protocol: 'tcp', port: '22', sources: ['203.0.113.0/24'], server_id: `vm_${s}web1` };
+      expect((await t.http.post('/v1/firewall-rules').set(bearer(apiToken(s, 'rw'))).send(rule)).status).toBe(201);
     }
+    const accessIds = async (s: string) =>
+      (await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = $1 UNION ALL SELECT id FROM firewall_rules WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
     const idsOf = async (s: string) => {
       const o = seeded.organizations.find((x) => x.id === `org_${s}`)!;
       const opIds = (await t.sql<{ id: string }>(`SELECT id FROM operations WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      return [o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds];
+      return [o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s))];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);
