@@ -35,6 +35,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
+import { accessActions } from './chaos-access';
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -360,6 +361,7 @@ const ACTIONS: Action[] = [
       ctx.stats.count('read_volume_options', reply ? String(reply.status) : 'cut_by_kill');
     },
   },
+  ...accessActions<Org>(),
 ];
 
 function pickAction(): Action {
