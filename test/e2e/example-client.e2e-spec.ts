@@ -57,6 +57,7 @@ describe('example TypeScript client (generated from the served document)', () =>
     expect({ status: script.status, stderr: script.stderr }).toEqual({ status: 0, stderr: '' });
     const steps = script.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const [op] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM operations WHERE volume_id = 'vol_exdata1'`);
+    const [rule] = await t.sql<{ id: string }>(`SELECT id FROM firewall_rules WHERE server_id = 'vm_exweb1'`);
     expect(steps).toEqual([
       { step: 'login', user: 'owner@ex.test', organizations: ['org_ex'] },
       { step: 'volumes', volumes: [{ id: 'vol_exdata1', server: 'web-1', expires_at: '2026-12-21T00:00:00.000Z' }] },
@@ -70,6 +71,9 @@ describe('example TypeScript client (generated from the served document)', () =>
           { currency: 'IDR', available: '1500000', reserved: '0' },
         ],
       },
+      { step: 'ssh-key', id: expect.stringMatching(/^ssh_/), fingerprint: 'SHA256:mKqU+0K8OhKmA8bBQi9Rz0Q5l7/g160hIP+rJYSTNj4' },
+      { step: 'firewall-rule', id: rule.id, port: '22', sources: ['203.0.113.0/24'] },
+      { step: 'firewall', inbound_default: 'deny', rules: [rule.id], verdict: { allowed: true, rule_id: rule.id } },
     ]);
     // What it left behind: one operation (the retry replayed), succeeded; the volume renewed; charged once.
     expect(await t.sql(`SELECT count(*)::int AS n FROM operations`)).toEqual([{ n: 1 }]);

@@ -1,6 +1,7 @@
 /**
  * What an integrator writes with the generated client: log in, list the volumes, renew one with
- * an Idempotency-Key, poll the operation until it ends, read the wallet.
+ * an Idempotency-Key, poll the operation until it ends, read the wallet; add an SSH key, let SSH
+ * in to the disk's server from one network and ask the firewall whether a packet passes.
  *
  *   BASE_URL=http://localhost:3000 EMAIL=owner@demo.test PASSWORD='demo password 123' \
  *     node examples/typescript-client/dist/main.js
@@ -9,13 +10,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createClient } from './generated/client';
-import { getOperation, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
+import { createFirewallRule, createSshKey, getOperation, getServerFirewall, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
 import type { ErrorEnvelope, Operation, VolumeRenewResult } from './generated/types.gen';
 
 const baseUrl = process.env.BASE_URL ?? 'http://localhost:3000';
 const email = process.env.EMAIL ?? 'owner@demo.test';
 const password = process.env.PASSWORD ?? 'demo password 123';
 const termMonths = Number(process.env.TERM_MONTHS ?? '1') as 1 | 3 | 12;
+const publicKey = process.env.SSH_PUBLIC_KEY ?? 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g x@y';
 
 function print(step: string, data: unknown): void {
   process.stdout.write(`${JSON.stringify({ step, ...(data as object) })}\n`);
@@ -81,6 +83,19 @@ async function main(): Promise<void> {
 
   const wallet = orThrow(await getWallet({ client: auth }));
   print('wallet', { balances: wallet.balances });
+
+  // An SSH key for the servers to come, and SSH let in from one network to the disk's server.
+  const sshKey = orThrow(await createSshKey({ client: auth, headers: { 'Idempotency-Key': randomUUID() }, body: { name: 'example', public_key: publicKey } }));
+  print('ssh-key', { id: sshKey.id, fingerprint: sshKey.fingerprint });
+  if (!volume.server) return;
+  const rule = orThrow(
+    await createFirewallRule({ client: auth, body: { direction: 'in', protocol: 'tcp', port: '22-22', sources: ['203.0.113.9/24'], server_id: volume.server.id } }),
+  );
+  print('firewall-rule', { id: rule.id, port: rule.port, sources: rule.sources });
+  const firewall = orThrow(
+    await getServerFirewall({ client: auth, path: { id: volume.server.id }, query: { direction: 'in', protocol: 'tcp', address: '203.0.113.50', port: '22' } }),
+  );
+  print('firewall', { inbound_default: firewall.inbound_default, rules: firewall.rules.map((r) => r.id), verdict: firewall.verdict });
 }
 
 main().catch((err: unknown) => {
