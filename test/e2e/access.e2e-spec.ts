@@ -36,6 +36,7 @@ describe('SSH keys and firewall rules', () => {
       organizations: [
         { ...teamOrg('acc'), volumes: [], servers: [{ id: 'vm_accweb1', name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }, { id: 'vm_accweb2', name: 'web-2', region: 'id-jkt', zone: 'id-jkt-a' }, { id: 'vm_accgone', name: 'gone', region: 'id-jkt', zone: 'id-jkt-a' }] },
         { ...organization('oth'), volumes: [] },
+        { ...organization('accq'), volumes: [] },
       ],
     });
     await t.sql("UPDATE servers SET deleted_at = now() WHERE id = 'vm_accgone'");
@@ -325,6 +326,28 @@ describe('SSH keys and firewall rules', () => {
     const text = JSON.stringify(entries);
     for (const k of [EXAMPLE, ...Object.values(SSH_KEYS).map((x) => x.line)]) expect(text).not.toContain(k.split(' ')[1].slice(0, 40));
   });
+
+  it('limits: the 101st SSH key and the 101st firewall rule of an organization are 409 quota_exceeded, and nothing is written', async () => {
+    const q = bearer(apiToken('accq', 'rw'));
+    const field = (b: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, b.length]), b]);
+    const keyLine = (i: number) => {
+      const x = Buffer.alloc(32);
+      x.writeUInt32BE(i + 1);
+      return `ssh-ed25519 ${Buffer.concat([field(Buffer.from('ssh-ed25519')), field(x)]).toString('base64')}`;
+    };
+    for (let i = 0; i < 100; i++) {
+      expect((await t.http.post('/v1/ssh-keys').set(q).send({ name: `k${i}`, public_key: keyLine(i) })).status).toBe(201);
+      expect((await t.http.post('/v1/firewall-rules').set(q).send({ direction: 'out', protocol: 'udp', port: String(2000 + i), destinations: ['0.0.0.0/0'] })).status).toBe(201);
+    }
+    const key101 = await t.http.post('/v1/ssh-keys').set(q).send({ name: 'k100', public_key: keyLine(100) });
+    expect([key101.status, key101.body]).toEqual([409, envelope(key101, 'quota_exceeded', 'An organization may hold at most 100 SSH keys; delete one first', { limit: 100 })]);
+    const rule101 = await t.http.post('/v1/firewall-rules').set(q).send({ direction: 'out', protocol: 'udp', port: '3000', destinations: ['0.0.0.0/0'] });
+    expect([rule101.status, rule101.body]).toEqual([409, envelope(rule101, 'quota_exceeded', 'An organization may hold at most 100 firewall rules; delete one first', { limit: 100 })]);
+    // A duplicate is still named as such at the limit (conflict is checked before the limit).
+    const dup = await t.http.post('/v1/firewall-rules').set(q).send({ direction: 'out', protocol: 'udp', port: '2000-2000', destinations: ['0.0.0.0/0'] });
+    expect(dup.body.error.code).toBe('conflict');
+    expect([await count('ssh_keys', 'org_accq'), await count('firewall_rules', 'org_accq')]).toEqual([100, 100]);
+  }, 120_000);
 
   it('verify: the state left holds the invariant; a tampered rule, a rule of a deleted server and a tampered key are each named', async () => {
     const check = new AccessCheck(t.app.get(Db));
