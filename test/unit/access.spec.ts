@@ -216,3 +216,37 @@ describe('firewall rules: verdict', () => {
     expect(verdict([ssh, dns], pkt('out', 'udp', '2001:db8:ffff::1', 53))).toEqual({ allowed: true, ruleId: 'fwr_3' });
   });
 });
+
+describe('robustness (fast-check): any input is accepted or refused with a 400, never another error', () => {
+  const refusedOrAccepted = (work: () => unknown) => {
+    try {
+      work();
+    } catch (err) {
+      expect(err).toMatchObject({ name: 'DomainError', code: 'invalid_request', details: { field: expect.any(String) } });
+    }
+  };
+
+  it('public keys: random lines and random blobs under each accepted type', () => {
+    fc.assert(
+      fc.property(fc.constantFrom('ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp521', 'ssh-rsa', 'x'), fc.uint8Array({ maxLength: 600 }), fc.string(), (type, blob, junk) => {
+        refusedOrAccepted(() => parsePublicKey(`${type} ${Buffer.from(blob).toString('base64')} ${junk}`));
+        // The right header (and curve name), then random fields: the parser reads past the type.
+        const header = type.startsWith('ecdsa') ? [str(type), str(type.slice(11))] : [str(type)];
+        refusedOrAccepted(() => parsePublicKey(`${type} ${Buffer.concat([blobOf(...header), Buffer.from(blob)]).toString('base64')}`));
+        refusedOrAccepted(() => parsePublicKey(`${type} ${blobOf(...header, Buffer.from(blob), Buffer.from(blob)).toString('base64')}`));
+        refusedOrAccepted(() => parsePublicKey(junk));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('firewall rules: random members', () => {
+    const anything = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.array(fc.oneof(fc.string(), fc.ipV4(), fc.ipV6(), fc.integer())));
+    fc.assert(
+      fc.property(fc.constantFrom('in', 'out', 'x'), fc.constantFrom('tcp', 'udp', 'icmp', 7), anything, anything, anything, (direction, protocol, port, sources, destinations) => {
+        refusedOrAccepted(() => canonicalRule({ direction, protocol, port, sources, destinations }));
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
