@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMinSize, IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { ArrayMinSize, IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, Length } from 'class-validator';
 import { ROLES, Role, SCOPES, Scope } from '../../domain/principal';
 
 /** Request and response schemas of /v1/api-keys and /v1/members (lifecycle.md "Accounts"). */
@@ -79,19 +79,6 @@ export class ApiKeyListResponse {
 
   @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page', example: null })
   next_cursor: string | null;
-}
-
-export class AddMemberDto {
-  @ApiProperty({ maxLength: 254, description: 'The email of a user who has an account', example: 'dev@demo.test' })
-  @MaxLength(254, { message: 'email must be at most 254 characters' })
-  @IsString({ message: 'email must be a string' })
-  @IsDefined({ message: 'email is required' })
-  email: string;
-
-  @ApiProperty({ enum: ROLES, example: 'developer' })
-  @IsIn(ROLES, { message: `role must be one of ${ROLES.join(', ')}` })
-  @IsDefined({ message: 'role is required' })
-  role: Role;
 }
 
 export class ChangeRoleDto {
