@@ -1,7 +1,12 @@
 import type { Response } from 'supertest';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { INVITATION_NOT_FOUND } from '../../src/modules/auth/application/invitations.use-cases';
-import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { FixedClock, SystemClock } from '../../src/shared/kernel/clock/clock';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
+import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
+import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { Db } from '../../src/shared/database/transaction';
+import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { OWNER_PASSWORD, apiToken, bearer } from '../support/fixtures';
 import { ISO, envelope, teamOrg } from '../support/accounts';
 import { region } from '../support/fixtures';
@@ -494,6 +499,22 @@ describe('accounts: scopes, organizations, invitations, keys that outlive people
     expect(['cds_inv_', 'cds_live_', 'cds_sess_'].map((prefix) => tokens.some((tk) => tk.startsWith(prefix)))).toEqual([true, true, true]);
     const found = tokens.filter((tk) => dump.includes(tk.slice(tk.lastIndexOf('_') + 1)) || log.includes(tk.slice(tk.lastIndexOf('_') + 1)));
     expect(found).toEqual([]);
+  });
+
+  it('cli verify names a user past the limit of organizations (the check behind the lock), and holds otherwise', async () => {
+    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage));
+    const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
+    const named = async () => (await verify()).violations.filter((v) => v.check === 'accounts.organizations_per_user');
+    expect(await named()).toEqual([]);
+    const u = await spareUser();
+    for (let i = 2; i <= 10; i++) await t.http.post('/v1/organizations').set(bearer(u.token)).send({ name: `V${i}` }).expect(201);
+    expect(await named()).toEqual([]);
+    // Past the lock, by hand: an 11th membership.
+    await t.sql("INSERT INTO memberships (org_id, user_id, role) VALUES ('org_oi', $1, 'viewer')", [u.id]);
+    expect(await named()).toEqual([
+      { check: 'accounts.organizations_per_user', subject: u.id, message: 'user belongs to 11 organizations, over the limit of 10', details: { organizations: 11, limit: 10 } },
+    ]);
+    await t.sql("DELETE FROM memberships WHERE org_id = 'org_oi' AND user_id = $1", [u.id]);
   });
 
   it('an invitation expires after 7 days (404, the one message) and then lists as expired', async () => {
