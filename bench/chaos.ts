@@ -35,6 +35,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
+import { ACCOUNT_ACTIONS } from './chaos-accounts';
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -151,7 +152,7 @@ interface Context {
   stats: Stats;
   recent: Sent[];
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean }): Promise<Reply | undefined>;
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; bearer?: string }): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -360,6 +361,7 @@ const ACTIONS: Action[] = [
       ctx.stats.count('read_volume_options', reply ? String(reply.status) : 'cut_by_kill');
     },
   },
+  ...ACCOUNT_ACTIONS,
 ];
 
 function pickAction(): Action {
@@ -528,7 +530,7 @@ async function main(): Promise<void> {
       recent: [],
       async send(org, method, path, opts = {}) {
         const server = pick(live());
-        const headers: Record<string, string> = { Authorization: `Bearer ${opts.session ? org.session : org.token}` };
+        const headers: Record<string, string> = { Authorization: `Bearer ${opts.bearer ?? (opts.session ? org.session : org.token)}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
         try {
