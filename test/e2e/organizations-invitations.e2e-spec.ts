@@ -383,6 +383,38 @@ describe('accounts: scopes, organizations, invitations, keys that outlive people
       ]);
     });
 
+    it('at most 50 pending invitations per organization (409 quota_exceeded); a revoked one frees a slot', async () => {
+      const u = await spareUser();
+      const own = { ...bearer(u.token), 'X-Org-ID': u.orgId };
+      for (let i = 0; i < 50; i++) expect((await invite(`p${i}@pending.test`, 'viewer', own)).status).toBe(201);
+      const over = await invite('p50@pending.test', 'viewer', own);
+      expect(over.body).toEqual(envelope(over, 'quota_exceeded', 'An organization may hold at most 50 pending invitations; revoke one first', { limit: 50 }));
+      const [{ id }] = await t.sql<{ id: string }>("SELECT id FROM invitations WHERE org_id = $1 AND email = 'p0@pending.test'", [u.orgId]);
+      await t.http.delete(`/v1/invitations/${id}`).set(own).expect(204);
+      expect((await invite('p50@pending.test', 'viewer', own)).status).toBe(201);
+    });
+
+    it('a user who belongs to no organization any more can still list, accept and create (X-Org-ID is not needed there)', async () => {
+      const u = await spareUser();
+      // They leave their only organization: a second owner keeps it.
+      const inv = await invite(u.email, 'viewer');
+      await t.http.post('/v1/organizations').set(bearer(u.token)).send({ name: 'temp' }).expect(201);
+      const orgs = (await t.http.get('/v1/organizations').set(bearer(u.token))).body.organizations as { id: string }[];
+      for (const o of orgs) {
+        const other = await spareUser();
+        const join = await invite(other.email, 'owner', { ...bearer(u.token), 'X-Org-ID': o.id });
+        await accept(other.token, join.body.token).expect(200);
+        await t.http.delete(`/v1/members/${u.id}`).set({ ...bearer(u.token), 'X-Org-ID': o.id }).expect(204);
+      }
+      const none = await t.http.get('/v1/organizations').set(bearer(u.token));
+      expect(none.body).toEqual({ organizations: [] });
+      const elsewhere = await t.http.get('/v1/wallet').set(bearer(u.token));
+      expect(elsewhere.body).toEqual(envelope(elsewhere, 'forbidden', 'You are not a member of any organization'));
+      const joined = await accept(u.token, inv.body.token).set('X-Org-ID', 'org_nonexistent');
+      expect(joined.body).toEqual({ organization: { id: 'org_oi', name: expect.any(String), role: 'viewer' } });
+      expect((await t.http.get('/v1/wallet').set(bearer(u.token))).status).toBe(200);
+    });
+
     it("an invited user's sign-ins never reach an organization they did not join", async () => {
       const u = await spareUser();
       const inv = await invite(u.email, 'viewer');
