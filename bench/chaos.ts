@@ -36,6 +36,7 @@ import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
+import { ACCOUNT_ACTIONS } from './chaos-accounts';
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -152,7 +153,7 @@ interface Context {
   stats: Stats;
   recent: Sent[];
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean }): Promise<Reply | undefined>;
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; bearer?: string }): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -362,6 +363,7 @@ const ACTIONS: Action[] = [
     },
   },
   ...accessActions<Org>(),
+  ...ACCOUNT_ACTIONS,
 ];
 
 function pickAction(): Action {
@@ -530,7 +532,7 @@ async function main(): Promise<void> {
       recent: [],
       async send(org, method, path, opts = {}) {
         const server = pick(live());
-        const headers: Record<string, string> = { Authorization: `Bearer ${opts.session ? org.session : org.token}` };
+        const headers: Record<string, string> = { Authorization: `Bearer ${opts.bearer ?? (opts.session ? org.session : org.token)}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
         try {

@@ -11,6 +11,9 @@ import { TestApp, startTestApp } from '../support/test-app';
  * engines. The create's answer holds the token: it is stored encrypted under the raw key, which
  * the table keeps only as a SHA-256 (README "Idempotency-Key").
  */
+const SEALED_CONFLICT =
+  'This Idempotency-Key was already used with a different request, or by another caller (an answer holding a secret replays only to the caller who made it); use a new key for a new request';
+
 describe('Idempotency-Key on the account routes', () => {
   let t: TestApp;
   let owner: Record<string, string>;
@@ -21,11 +24,11 @@ describe('Idempotency-Key on the account routes', () => {
     expect(res.status).toBe(200);
     return res.body.token as string;
   };
-  const spareUser = async (): Promise<{ id: string; email: string }> => {
+  const spareUser = async (): Promise<{ id: string; email: string; token: string }> => {
     const email = `idem-spare${++spares}@elsewhere.test`;
     const res = await t.http.post('/v1/auth/signup').send({ email, password: OWNER_PASSWORD, organization_name: `Spare ${spares}` });
     expect(res.status).toBe(201);
-    return { id: res.body.user.id, email };
+    return { id: res.body.user.id, email, token: res.body.token };
   };
   /** The replay of `first`: same status and bytes, Idempotent-Replayed, the new request's X-Request-Id. */
   const expectReplay = (again: Response, first: Response) => {
@@ -82,7 +85,7 @@ describe('Idempotency-Key on the account routes', () => {
       const other = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send({ name: 'two', scopes: ['vm:read'] });
       expect(other.status).toBe(409);
       expect(other.body).toEqual(
-        envelope(other, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request; use a new key for a new request'),
+        envelope(other, 'idempotency_conflict', SEALED_CONFLICT),
       );
       expect(other.text).not.toContain(first.body.token);
       expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia'")).toBe(before);
@@ -140,34 +143,74 @@ describe('Idempotency-Key on the account routes', () => {
     });
   });
 
+  describe('answers holding a secret replay only to the caller who made them', () => {
+    it('POST /v1/api-keys: another admin (or the same admin through another session) repeating the key: 409 idempotency_conflict, no key, no token; the creator gets the same token', async () => {
+      const admin = { ...bearer(await login('admin@ia.test')), 'X-Org-ID': 'org_ia' };
+      const idem = 'shared-ci-key-1';
+      const body = { name: 'ci-shared', scopes: ['vm:write'] };
+      const first = await t.http.post('/v1/api-keys').set(owner).set('Idempotency-Key', idem).send(body);
+      expect(first.status).toBe(201);
+      const stolen = await t.http.post('/v1/api-keys').set(admin).set('Idempotency-Key', idem).send(body);
+      expect(stolen.status).toBe(409);
+      expect(stolen.body).toEqual(envelope(stolen, 'idempotency_conflict', SEALED_CONFLICT));
+      expect(stolen.text).not.toContain(first.body.token.slice(9));
+      expect(stolen.headers['idempotent-replayed']).toBeUndefined();
+      // The creator, in a new session of theirs, gets the same answer and token.
+      const ownerAgain = { ...bearer(await login('owner@ia.test')), 'X-Org-ID': 'org_ia' };
+      const replay = await t.http.post('/v1/api-keys').set(ownerAgain).set('Idempotency-Key', idem).send(body);
+      expectReplay(replay, first);
+      expect(replay.body.token).toBe(first.body.token);
+      expect(await count("SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_ia' AND name = 'ci-shared'")).toBe(1);
+    });
+
+    it('POST /v1/members and POST /v1/invitations: the token replays to its inviter only', async () => {
+      const admin = { ...bearer(await login('admin@ia.test')), 'X-Org-ID': 'org_ia' };
+      for (const path of ['/v1/members', '/v1/invitations']) {
+        const idem = `invite-shared-${path}`;
+        const body = { email: `shared${path.length}@elsewhere.test`, role: 'viewer' };
+        const first = await t.http.post(path).set(owner).set('Idempotency-Key', idem).send(body);
+        expect(first.status).toBe(201);
+        expectReplay(await t.http.post(path).set(owner).set('Idempotency-Key', idem).send(body), first);
+        const stolen = await t.http.post(path).set(admin).set('Idempotency-Key', idem).send(body);
+        expect(stolen.body).toEqual(envelope(stolen, 'idempotency_conflict', SEALED_CONFLICT));
+        expect(await count('SELECT count(*)::int AS n FROM invitations WHERE email = $1', [body.email])).toBe(1);
+        const stored = JSON.stringify(await t.sql('SELECT * FROM idempotency_records'));
+        expect(stored).not.toContain(first.body.token.slice(8));
+        expect(stored).not.toContain(first.body.invitation.id);
+      }
+    });
+  });
+
   describe('POST /v1/members', () => {
-    it('201 replayed, one membership and one audit row; 404 unknown email and 409 conflict are stored too', async () => {
+    it('invites: 201 replayed (same token), one invitation and one audit row; the same answer whether or not the email has an account; 409 conflict stored', async () => {
       const u = await spareUser();
       const first = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-1').send({ email: u.email, role: 'developer' });
       expect(first.status).toBe(201);
-      expect(first.body).toEqual({ user_id: u.id, email: u.email, role: 'developer', joined_at: expect.any(String) });
+      expect(Object.keys(first.body)).toEqual(['invitation', 'token']);
       expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-1').send({ role: 'developer', email: u.email }), first);
-      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'member.add' AND target_id = $1", [u.id])).toBe(1);
+      expect(await count("SELECT count(*)::int AS n FROM audit_log WHERE action = 'invitation.create' AND target_id = $1", [first.body.invitation.id])).toBe(1);
+      expect(await count("SELECT count(*)::int AS n FROM memberships WHERE org_id = 'org_ia' AND user_id = $1", [u.id])).toBe(0);
 
+      // No account behind the email: the same status, the same shape, the same headers.
+      const unknown = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-3').send({ email: 'nobody@nowhere.test', role: 'developer' });
+      expect(unknown.status).toBe(201);
+      const shape = (r: Response) => ({ ...r.body, invitation: { ...r.body.invitation, id: 'x', email: 'x', created_at: 'x', expires_at: 'x' }, token: 'x' });
+      expect(shape(unknown)).toEqual(shape(first));
+      expect(Object.keys(unknown.headers).sort()).toEqual(Object.keys(first.headers).sort());
+
+      await t.http.post('/v1/invitations/accept').set(bearer(u.token)).send({ token: first.body.token }).expect(200);
       const conflict = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-2').send({ email: u.email, role: 'developer' });
       expect(conflict.status).toBe(409);
-      expect(conflict.body).toEqual(envelope(conflict, 'conflict', 'This user is a member of the organization already'));
+      expect(conflict.body).toEqual(envelope(conflict, 'conflict', 'This email belongs to a member of the organization already'));
       expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-2').send({ email: u.email, role: 'developer' }), conflict);
-
-      const unknown = await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-3').send({ email: 'nobody@nowhere.test', role: 'viewer' });
-      expect(unknown.status).toBe(404);
-      expect(unknown.body).toEqual(envelope(unknown, 'not_found', 'No user has an account with this email; they sign up first'));
-      // The user signs up meanwhile: the key still answers what it answered.
-      await t.http.post('/v1/auth/signup').send({ email: 'nobody@nowhere.test', password: OWNER_PASSWORD, organization_name: 'Late' }).expect(201);
-      expectReplay(await t.http.post('/v1/members').set(owner).set('Idempotency-Key', 'add-3').send({ email: 'nobody@nowhere.test', role: 'viewer' }), unknown);
-      expect(await count("SELECT count(*)::int AS n FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.org_id = 'org_ia' AND u.email = 'nobody@nowhere.test'")).toBe(0);
     });
   });
 
   describe('DELETE /v1/members/{user_id}', () => {
     it('204 replayed with one audit row; the last owner is a stored 409 conflict', async () => {
       const u = await spareUser();
-      await t.http.post('/v1/members').set(owner).send({ email: u.email, role: 'viewer' }).expect(201);
+      const invited = await t.http.post('/v1/invitations').set(owner).send({ email: u.email, role: 'viewer' }).expect(201);
+      await t.http.post('/v1/invitations/accept').set(bearer(u.token)).send({ token: invited.body.token }).expect(200);
       const first = await t.http.delete(`/v1/members/${u.id}`).set(owner).set('Idempotency-Key', 'remove-1');
       expect(first.status).toBe(204);
       expectReplay(await t.http.delete(`/v1/members/${u.id}`).set(owner).set('Idempotency-Key', 'remove-1'), first);
@@ -187,7 +230,7 @@ describe('Idempotency-Key on the account routes', () => {
     const routes: [string, string, string[]][] = [
       ['/v1/api-keys', 'post', ['201', '409']],
       ['/v1/api-keys/{id}', 'delete', ['204', '404']],
-      ['/v1/members', 'post', ['201', '404', '409']],
+      ['/v1/members', 'post', ['201', '409']],
       ['/v1/members/{user_id}', 'delete', ['204', '404', '409']],
     ];
     for (const [path, method, stored] of routes) {

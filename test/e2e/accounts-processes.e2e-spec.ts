@@ -36,6 +36,14 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
     secrets.push(r.body.token);
     return r.body.token as string;
   };
+  /** accounts.md: nobody joins without accepting. `inviter` invites on one process, the user accepts on the other. */
+  const joinOrg = async (inviter: string, user: { token: string }, email: string, role: string, org: string) => {
+    const inv = await call(a, 'POST', '/v1/members', { token: inviter, org, body: { email, role } });
+    expect(inv.status).toBe(201);
+    secrets.push(inv.body.token);
+    const accepted = await call(b, 'POST', '/v1/invitations/accept', { token: user.token, body: { token: inv.body.token } });
+    expect(accepted.status).toBe(200);
+  };
   const signup = async (p: ServerProcess, email: string): Promise<{ id: string; token: string }> => {
     const r = await call(p, 'POST', '/v1/auth/signup', { body: { email, password: OWNER_PASSWORD, organization_name: email } });
     expect(r.status).toBe(201);
@@ -188,7 +196,7 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
       expect(other.body.error.code).toBe('idempotency_conflict');
     });
 
-    it('DELETE /v1/api-keys/{id}, POST and DELETE /v1/members: the replay on the other process is the stored answer (204, 201, 404, 409)', async () => {
+    it('DELETE /v1/api-keys/{id}, POST and DELETE /v1/members: the replay on the other process is the stored answer (204, 201)', async () => {
       const created = await call(a, 'POST', '/v1/api-keys', { token: tok.owner, ...k, body: { name: 'revoked-twice', scopes: ['vm:read'] } });
       secrets.push(created.body.token);
       const path = `/v1/api-keys/${created.body.api_key.id}`;
@@ -202,10 +210,14 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
       expect(add.status).toBe(201);
       const addAgain = await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'idem-member@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-1' });
       expect([addAgain.status, addAgain.text, addAgain.headers.get('idempotent-replayed')]).toEqual([201, add.text, 'true']);
+      // POST /v1/members invites: the invitee accepts (on the other process), the same answer whether or not the email has an account.
+      secrets.push(add.body.token);
+      expect((await call(b, 'POST', '/v1/invitations/accept', { token: u.token, body: { token: add.body.token } })).status).toBe(200);
       const unknown = await call(a, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody-yet@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-2' });
-      expect(unknown.status).toBe(404);
+      expect(unknown.status).toBe(201);
+      secrets.push(unknown.body.token);
       const unknownAgain = await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody-yet@contract.test', role: 'viewer' }, idempotencyKey: 'contract-add-2' });
-      expect([unknownAgain.status, unknownAgain.text, unknownAgain.headers.get('idempotent-replayed')]).toEqual([404, unknown.text, 'true']);
+      expect([unknownAgain.status, unknownAgain.text, unknownAgain.headers.get('idempotent-replayed')]).toEqual([201, unknown.text, 'true']);
 
       const remove = await call(b, 'DELETE', `/v1/members/${u.id}`, { token: tok.owner, ...k, idempotencyKey: 'contract-remove-1' });
       expect(remove.status).toBe(204);
@@ -226,20 +238,27 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
       }
     });
 
-    it('POST /v1/members {email, role} (admin, owner) adds a user who has an account → 201; unknown email 404; already a member 409', async () => {
+    it('POST /v1/members {email, role} (admin, owner) invites (accounts.md) → 201 {invitation, token}, the same for an unknown email; the invitee accepts on the other process; already a member 409', async () => {
       const u = await signup(b, 'joiner@contract.test');
       const r = await call(a, 'POST', '/v1/members', { token: tok.admin, ...k, body: { email: 'joiner@contract.test', role: 'developer' } });
       expect(r.status).toBe(201);
-      expect(r.body).toEqual({ user_id: u.id, email: 'joiner@contract.test', role: 'developer', joined_at: expect.stringMatching(/Z$/) });
+      secrets.push(r.body.token);
+      expect(Object.keys(r.body)).toEqual(['invitation', 'token']);
+      expect(r.body.invitation).toMatchObject({ email: 'joiner@contract.test', role: 'developer', accepted_at: null });
+      const accepted = await call(b, 'POST', '/v1/invitations/accept', { token: u.token, body: { token: r.body.token } });
+      expect(accepted.status).toBe(200);
+      expect(accepted.body.organization.role).toBe('developer');
       expect((await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'joiner@contract.test', role: 'viewer' } })).body.error.code).toBe('conflict');
-      expect((await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody@contract.test', role: 'viewer' } })).status).toBe(404);
+      const nobody = await call(b, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'nobody@contract.test', role: 'viewer' } });
+      expect(nobody.status).toBe(201);
+      secrets.push(nobody.body.token);
       expect((await call(b, 'POST', '/v1/members', { token: tok.dev, ...k, body: { email: 'joiner@contract.test', role: 'viewer' } })).status).toBe(403);
     });
 
     it('an admin manages developers, viewers and admins; only an owner adds an owner, grants owner or takes it away (others 403)', async () => {
       const u = await signup(a, 'climber@contract.test');
       expect((await call(a, 'POST', '/v1/members', { token: tok.admin, ...k, body: { email: 'climber@contract.test', role: 'owner' } })).status).toBe(403);
-      expect((await call(b, 'POST', '/v1/members', { token: tok.admin, ...k, body: { email: 'climber@contract.test', role: 'viewer' } })).status).toBe(201);
+      await joinOrg(tok.admin, u, 'climber@contract.test', 'viewer', k.org);
       const toAdmin = await call(a, 'PATCH', `/v1/members/${u.id}`, { token: tok.admin, ...k, body: { role: 'admin' } });
       expect(toAdmin.status).toBe(200);
       expect(toAdmin.body.role).toBe('admin');
@@ -261,12 +280,12 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
 
     it('anyone may remove themselves; a removed member\'s sessions lose that organization at once, on every process', async () => {
       const u = await signup(b, 'leaver@contract.test');
-      await call(a, 'POST', '/v1/members', { token: tok.owner, ...k, body: { email: 'leaver@contract.test', role: 'viewer' } });
+      await joinOrg(tok.owner, u, 'leaver@contract.test', 'viewer', k.org);
       expect((await call(b, 'GET', '/v1/wallet', { token: u.token, ...k })).status).toBe(200);
       expect((await call(a, 'DELETE', `/v1/members/${u.id}`, { token: u.token, ...k })).status).toBe(204);
       expect((await call(b, 'GET', '/v1/wallet', { token: u.token, ...k })).status).toBe(403);
       const v = await signup(a, 'removed@contract.test');
-      await call(b, 'POST', '/v1/members', { token: tok.admin, ...k, body: { email: 'removed@contract.test', role: 'developer' } });
+      await joinOrg(tok.admin, v, 'removed@contract.test', 'developer', k.org);
       expect((await call(a, 'GET', '/v1/members', { token: v.token, ...k })).status).toBe(200);
       expect((await call(b, 'DELETE', `/v1/members/${v.id}`, { token: tok.admin, ...k })).status).toBe(204);
       expect((await call(a, 'GET', '/v1/members', { token: v.token, ...k })).status).toBe(403);
@@ -315,7 +334,9 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
         expect(typeof e.request_id).toBe('string');
       }
       const seen = new Set(r.body.entries.map((e: { action: string }) => e.action));
-      expect(seen).toEqual(new Set(['member.add', 'member.role_change', 'member.remove']));
+      expect(seen).toEqual(new Set(['member.role_change', 'member.remove']));
+      const invitations = await call(b, 'GET', '/v1/audit-log?action=invitation.*&limit=100', { token: tok.owner, ...k });
+      expect(new Set(invitations.body.entries.map((e: { action: string }) => e.action))).toEqual(new Set(['invitation.create', 'invitation.accept']));
       const keys = await call(b, 'GET', '/v1/audit-log?action=api_key.*&limit=100', { token: tok.owner, ...k });
       expect(new Set(keys.body.entries.map((e: { action: string }) => e.action))).toEqual(new Set(['api_key.create', 'api_key.revoke']));
       const auth = await call(a, 'GET', '/v1/audit-log?action=auth.*&limit=100', { token: tok.owner, ...k });

@@ -31,6 +31,13 @@ describe('accounts: API keys and members over HTTP', () => {
   };
   const as = (role: Role) => bearer(session[role]);
   const ownerA = () => ({ ...as('owner'), 'X-Org-ID': 'org_a' });
+  /** Joining is by invitation: `by` invites the user into org_a, and the user accepts with their session. */
+  const join = async (u: { email: string; token: string }, role: Role, by: Record<string, string> = ownerA()) => {
+    const invited = await t.http.post('/v1/invitations').set(by).send({ email: u.email, role });
+    expect(invited.status).toBe(201);
+    const accepted = await t.http.post('/v1/invitations/accept').set(bearer(u.token)).send({ token: invited.body.token });
+    expect(accepted.status).toBe(200);
+  };
 
   beforeAll(async () => {
     t = await startTestApp();
@@ -49,7 +56,7 @@ describe('accounts: API keys and members over HTTP', () => {
     const freshKey = async () => (await t.http.post('/v1/api-keys').set(ownerA()).send({ name: 'tmp', scopes: ['vm:read'] })).body.api_key.id as string;
     const freshMember = async (role: Role = 'viewer') => {
       const u = await spareUser();
-      expect((await t.http.post('/v1/members').set(ownerA()).send({ email: u.email, role })).status).toBe(201);
+      await join(u, role);
       return u.id;
     };
 
@@ -258,21 +265,38 @@ describe('accounts: API keys and members over HTTP', () => {
       expect(Object.keys(res.body)).toEqual(['members']);
     });
 
-    it('adds a user who has an account (201, audited); unknown email 404; already a member 409; bad body 400', async () => {
+    it('POST /v1/members invites (201 {invitation, token}): nobody is a member before accepting; already a member 409; bad body 400', async () => {
       const u = await spareUser();
       const res = await t.http.post('/v1/members').set(ownerA()).send({ email: u.email.toUpperCase(), role: 'developer' });
       expect(res.status).toBe(201);
-      expect(res.body).toEqual({ user_id: u.id, email: u.email, role: 'developer', joined_at: expect.stringMatching(ISO) });
-      // The new member's session reaches the organization.
+      expect(res.body).toEqual({
+        invitation: {
+          id: expect.stringMatching(/^inv_[A-Za-z0-9]{20,}$/),
+          email: u.email,
+          role: 'developer',
+          created_at: expect.stringMatching(ISO),
+          created_by: userId.owner,
+          expires_at: new Date(Date.parse(res.body.invitation.created_at) + 7 * 24 * 3600 * 1000).toISOString(),
+          accepted_at: null,
+          revoked_at: null,
+        },
+        token: expect.stringMatching(/^cds_inv_[A-Za-z0-9]{32}$/),
+      });
+      // Not a member until they accept.
+      const before = await t.http.get('/v1/wallet').set(bearer(u.token)).set('X-Org-ID', 'org_a');
+      expect(before.body).toEqual(envelope(before, 'forbidden', 'X-Org-ID names an organization you are not a member of'));
+      expect(await t.sql("SELECT count(*)::int AS n FROM memberships WHERE org_id = 'org_a' AND user_id = $1", [u.id])).toEqual([{ n: 0 }]);
+      await t.http.post('/v1/invitations/accept').set(bearer(u.token)).send({ token: res.body.token }).expect(200);
       expect((await t.http.get('/v1/wallet').set(bearer(u.token)).set('X-Org-ID', 'org_a')).status).toBe(200);
       const again = await t.http.post('/v1/members').set(ownerA()).send({ email: u.email, role: 'viewer' });
-      expect(again.body).toEqual(envelope(again, 'conflict', 'This user is a member of the organization already'));
-      const ghost = await t.http.post('/v1/members').set(ownerA()).send({ email: 'ghost@nowhere.test', role: 'viewer' });
-      expect(ghost.body).toEqual(envelope(ghost, 'not_found', 'No user has an account with this email; they sign up first'));
+      expect(again.body).toEqual(envelope(again, 'conflict', 'This email belongs to a member of the organization already'));
       const bad = await t.http.post('/v1/members').set(ownerA()).send({ email: u.email, role: 'superuser' });
       expect(bad.body).toEqual(envelope(bad, 'invalid_request', 'role must be one of owner, admin, developer, viewer', { field: 'role' }));
-      const rows = await t.sql('SELECT actor_type, actor_id, action, target_type, target_id, data FROM audit_log WHERE action = $1 AND target_id = $2', ['member.add', u.id]);
-      expect(rows).toEqual([{ actor_type: 'user', actor_id: userId.owner, action: 'member.add', target_type: 'user', target_id: u.id, data: { email: u.email, role: 'developer' } }]);
+      const rows = await t.sql('SELECT actor_type, actor_id, action, target_type, data FROM audit_log WHERE action LIKE $1 AND target_id = $2 ORDER BY seq', ['invitation.%', res.body.invitation.id]);
+      expect(rows).toEqual([
+        { actor_type: 'user', actor_id: userId.owner, action: 'invitation.create', target_type: 'invitation', data: { email: u.email, role: 'developer' } },
+        { actor_type: 'user', actor_id: u.id, action: 'invitation.accept', target_type: 'invitation', data: { email: u.email, role: 'developer' } },
+      ]);
     });
 
     it('admins manage developers, viewers and admins; only an owner adds, grants or takes away owner (403 for admins)', async () => {
@@ -280,7 +304,7 @@ describe('accounts: API keys and members over HTTP', () => {
       const u = await spareUser();
       const addOwner = await t.http.post('/v1/members').set(admin).send({ email: u.email, role: 'owner' });
       expect(addOwner.body).toEqual(envelope(addOwner, 'forbidden', 'Only an owner may add an owner, grant the owner role or take it away'));
-      expect((await t.http.post('/v1/members').set(admin).send({ email: u.email, role: 'admin' })).status).toBe(201);
+      await join(u, 'admin', admin);
       const demoted = await t.http.patch(`/v1/members/${u.id}`).set(admin).send({ role: 'viewer' });
       expect(demoted.body).toEqual({ user_id: u.id, email: u.email, role: 'viewer', joined_at: expect.stringMatching(ISO) });
       expect((await t.http.patch(`/v1/members/${u.id}`).set(admin).send({ role: 'owner' })).status).toBe(403);
@@ -293,9 +317,9 @@ describe('accounts: API keys and members over HTTP', () => {
       expect((await t.http.patch(`/v1/members/${u.id}`).set(ownerA()).send({ role: 'developer' })).body.role).toBe('developer');
       const changes = await t.sql('SELECT data FROM audit_log WHERE action = $1 AND target_id = $2 ORDER BY id', ['member.role_change', u.id]);
       expect(changes).toEqual([
-        { data: { email: u.email, from: 'admin', to: 'viewer' } },
+        { data: { email: u.email, from: 'admin', to: 'viewer', api_keys_kept: [], api_keys_revoked: [] } },
         { data: { email: u.email, from: 'viewer', to: 'owner' } },
-        { data: { email: u.email, from: 'owner', to: 'developer' } },
+        { data: { email: u.email, from: 'owner', to: 'developer', api_keys_kept: [], api_keys_revoked: [] } },
       ]);
       expect((await t.http.patch('/v1/members/usr_nobody00000000000000').set(ownerA()).send({ role: 'viewer' })).status).toBe(404);
       const noRole = await t.http.patch(`/v1/members/${u.id}`).set(ownerA()).send({});
@@ -319,7 +343,7 @@ describe('accounts: API keys and members over HTTP', () => {
 
     it('anyone may remove themselves; a removed member\'s sessions lose the organization at once', async () => {
       const u = await spareUser();
-      await t.http.post('/v1/members').set(ownerA()).send({ email: u.email, role: 'viewer' }).expect(201);
+      await join(u, 'viewer');
       const mine = { ...bearer(u.token), 'X-Org-ID': 'org_a' };
       expect((await t.http.get('/v1/members').set(mine)).status).toBe(200);
       const res = await t.http.delete(`/v1/members/${u.id}`).set(mine);
@@ -328,12 +352,12 @@ describe('accounts: API keys and members over HTTP', () => {
       expect(after.body).toEqual(envelope(after, 'forbidden', 'X-Org-ID names an organization you are not a member of'));
       // Removed by someone else: same at once.
       const v = await spareUser();
-      await t.http.post('/v1/members').set(ownerA()).send({ email: v.email, role: 'developer' }).expect(201);
+      await join(v, 'developer');
       expect((await t.http.get('/v1/wallet').set(bearer(v.token)).set('X-Org-ID', 'org_a')).status).toBe(200);
       await t.http.delete(`/v1/members/${v.id}`).set({ ...as('admin'), 'X-Org-ID': 'org_a' }).expect(204);
       expect((await t.http.get('/v1/wallet').set(bearer(v.token)).set('X-Org-ID', 'org_a')).status).toBe(403);
       expect((await t.http.delete(`/v1/members/${v.id}`).set(ownerA())).status).toBe(404);
-      expect(await t.sql("SELECT data FROM audit_log WHERE action = 'member.remove' AND target_id = $1", [u.id])).toEqual([{ data: { email: u.email, role: 'viewer' } }]);
+      expect(await t.sql("SELECT data FROM audit_log WHERE action = 'member.remove' AND target_id = $1", [u.id])).toEqual([{ data: { email: u.email, role: 'viewer', api_keys_kept: [], api_keys_revoked: [] } }]);
     });
 
     it("another organization's members are out of reach (404), and X-Org-ID of a non-member is 403", async () => {

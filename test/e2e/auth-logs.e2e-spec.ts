@@ -64,6 +64,15 @@ describe('logs hold no token and no password', () => {
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(track(await http().get('/v1/wallet').set(bearer(created.body.token))).status).toBe(200);
     expect(track(await http().delete(`/v1/api-keys/${created.body.api_key.id}`).set(org)).status).toBe(204);
+    // Invitations (accounts.md): one accepted by a signed-in user, one used to sign up; an Idempotency-Key on the first.
+    const invited = track(await http().post('/v1/invitations').set(org).set('Idempotency-Key', 'log-test-invite-7c1d').send({ email: 'invited@test.test', role: 'viewer' }));
+    expect(invited.status).toBe(201);
+    const invitee = track(await http().post('/v1/auth/signup').send({ email: 'invited@test.test', password, organization_name: 'Invitee' }));
+    expect(track(await http().post('/v1/invitations/accept').set(bearer(invitee.body.token)).send({ token: invited.body.token })).status).toBe(200);
+    const viaMembers = track(await http().post('/v1/members').set(org).send({ email: 'newcomer@test.test', role: 'developer' }));
+    expect(viaMembers.status).toBe(201);
+    const newcomer = track(await http().post('/v1/auth/signup').send({ email: 'newcomer@test.test', password, invitation_token: viaMembers.body.token }));
+    expect(newcomer.status).toBe(201);
     const logout = track(await http().post('/v1/auth/logout').set(bearer(login.body.token)));
     expect(logout.status).toBe(204);
 
@@ -82,12 +91,16 @@ describe('logs hold no token and no password', () => {
       unknownToken,
       createdApiKey: created.body.token as string,
       idempotencyKey: idem,
+      invitationToken: invited.body.token as string,
+      signupInvitationToken: viaMembers.body.token as string,
+      inviteeSession: invitee.body.token as string,
+      newcomerSession: newcomer.body.token as string,
     };
     const found = Object.entries(secrets)
       .flatMap(([name, secret]) => [
         output.includes(secret) ? name : undefined,
         // The random part alone, in case a log line splits or re-encodes the prefix.
-        secret.startsWith('cds_') && output.includes(secret.slice('cds_live_'.length)) ? `${name} (random part)` : undefined,
+        secret.startsWith('cds_') && output.includes(secret.slice(secret.lastIndexOf('_') + 1)) ? `${name} (random part)` : undefined,
       ])
       .filter((x) => x !== undefined);
     // ...but no secret they carried.

@@ -23,6 +23,7 @@ const CHECKS = [
   'regions.used_gb_matches_volumes',
   'provider.disks_match_volumes',
   'access.keys_and_rules_canonical_within_limits',
+  'accounts.organizations_per_user',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -130,7 +131,8 @@ describe('verify: invariants of money, operations and servers', () => {
 
     const report = await verify.execute();
     expect(report.ok).toBe(false);
-    expect(report.checks).toEqual(checkSummary(Object.fromEntries(CHECKS.map((c) => [c, 1]))));
+    // accounts.organizations_per_user is broken (and named) in organizations-invitations.e2e-spec.
+    expect(report.checks).toEqual(checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'accounts.organizations_per_user': 0 }));
     expect(report.violations).toEqual([
       {
         check: 'wallet.available_matches_ledger',

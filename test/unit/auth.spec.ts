@@ -3,7 +3,7 @@ import { CreateApiKey, MAX_API_KEYS_PER_ORG, OPERATOR, RevokeApiKey } from '../.
 import { Authenticate } from '../../src/modules/auth/application/authenticate.use-case';
 import { CredentialCache } from '../../src/modules/auth/application/credential-cache';
 import { PurgeExpiredSessions } from '../../src/modules/auth/application/purge-expired-sessions.use-case';
-import { AddMember, ChangeMemberRole, RemoveMember } from '../../src/modules/auth/application/members.use-cases';
+import { ChangeMemberRole, RemoveMember } from '../../src/modules/auth/application/members.use-cases';
 import { LogIn, LogOut, SESSION_LIFETIME_MS, SignUp } from '../../src/modules/auth/application/sessions.use-cases';
 import { decodeAuditCursor, encodeAuditCursor, parseAuditFilter } from '../../src/modules/audit/domain/audit-log';
 import { ADMIN_ROLES, ANY_ROLE, Principal, Role, Scope, WRITER_ROLES, checkAccess, grants } from '../../src/modules/auth/domain/principal';
@@ -45,9 +45,8 @@ function setup() {
     createKey: new CreateApiKey(uow, accounts, credentials, audit, clock),
     revokeKey: new RevokeApiKey(uow, credentials, audit, clock, cache),
     purgeSessions: new PurgeExpiredSessions(credentials, clock),
-    add: new AddMember(uow, accounts, audit),
-    change: new ChangeMemberRole(uow, accounts, audit),
-    remove: new RemoveMember(uow, accounts, audit),
+    change: new ChangeMemberRole(uow, accounts, audit, credentials, clock, cache),
+    remove: new RemoveMember(uow, accounts, audit, credentials, clock, cache),
   };
 }
 
@@ -267,11 +266,10 @@ describe('members (in-memory adapters)', () => {
   it('admin manages non-owners; only an owner touches owner; the last owner stays', async () => {
     const s = setup();
     const { ids, as } = await team(s);
-    expect(await code(s.add.execute(as('admin'), { email: 'outsider@a.test', role: 'owner' }, null))).toBe('forbidden');
-    expect(await code(s.add.execute(as('developer'), { email: 'outsider@a.test', role: 'viewer' }, null))).toBe('forbidden');
-    expect(await code(s.add.execute(as('admin'), { email: 'ghost@a.test', role: 'viewer' }, null))).toBe('not_found');
-    expect((await s.add.execute(as('admin'), { email: 'OUTSIDER@a.test', role: 'admin' }, '10.0.0.1')).role).toBe('admin');
-    expect(await code(s.add.execute(as('owner'), { email: 'outsider@a.test', role: 'viewer' }, null))).toBe('conflict');
+    // Joining is by invitation (test/e2e/invitations); here the outsider has accepted one as admin.
+    await s.accounts.addMember('org_a', ids.outsider, 'admin');
+    expect((await s.change.execute(as('admin'), ids.outsider, 'viewer', '10.0.0.1')).role).toBe('viewer');
+    expect((await s.change.execute(as('admin'), ids.outsider, 'admin', null)).role).toBe('admin');
     expect(await code(s.change.execute(as('admin'), ids.owner, 'admin', null))).toBe('forbidden');
     expect(await code(s.change.execute(as('owner'), ids.owner, 'admin', null))).toBe('conflict');
     expect(await code(s.remove.execute(as('owner'), ids.owner, null))).toBe('conflict');
@@ -281,10 +279,11 @@ describe('members (in-memory adapters)', () => {
     await s.change.execute(as('owner'), ids.outsider, 'owner', null);
     expect(await code(s.change.execute(as('owner'), ids.owner, 'developer', null))).toBe('ok');
     expect(s.audit.entries.map((e) => `${e.action}:${e.targetId}:${JSON.stringify(e.data)}`)).toEqual([
-      'member.add:usr_outsider:{"email":"outsider@a.test","role":"admin"}',
-      'member.remove:usr_viewer:{"email":"viewer@a.test","role":"viewer"}',
+      'member.role_change:usr_outsider:{"email":"outsider@a.test","from":"admin","to":"viewer","api_keys_kept":[],"api_keys_revoked":[]}',
+      'member.role_change:usr_outsider:{"email":"outsider@a.test","from":"viewer","to":"admin"}',
+      'member.remove:usr_viewer:{"email":"viewer@a.test","role":"viewer","api_keys_kept":[],"api_keys_revoked":[]}',
       'member.role_change:usr_outsider:{"email":"outsider@a.test","from":"admin","to":"owner"}',
-      'member.role_change:usr_owner:{"email":"owner@a.test","from":"owner","to":"developer"}',
+      'member.role_change:usr_owner:{"email":"owner@a.test","from":"owner","to":"developer","api_keys_kept":[],"api_keys_revoked":[]}',
     ]);
     expect(s.audit.entries[0]).toMatchObject({ orgId: 'org_a', actorType: 'user', actorId: ids.admin, ipAddress: '10.0.0.1' });
   });

@@ -237,13 +237,23 @@ describe('sealed answers (an API key create: the token is never stored in clear)
       calls++;
       return { status: 201, body, headers: {} };
     };
-    expect(await run.run(scope, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: false });
+    const mine = { ...scope, caller: 'user:usr_1' };
+    expect(await run.run(mine, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: false });
     const [record] = [...store.records.values()];
     expect(record.response?.status).toBe(201);
     expect(isSealed(record.response!.body)).toBe(true);
     expect(JSON.stringify([...store.records])).not.toContain('cds_live_');
     expect(JSON.stringify([...store.records])).not.toContain('retry-key-1');
-    expect(await run.run(scope, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: true });
+    expect(await run.run(mine, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: true });
+    expect(calls).toBe(1);
+    // The secret replays only to its caller: another user or key of the organization with the same key is refused.
+    for (const caller of ['user:usr_2', 'key:key_1']) {
+      const refused = await run.run({ ...scope, caller }, work, () => undefined, { seal: true }).catch((err: unknown) => err);
+      expect(refused).toBeInstanceOf(DomainError);
+      expect((refused as DomainError).code).toBe('idempotency_conflict');
+    }
+    // A sealed answer needs to know its caller.
+    await expect(run.run(scope, work, () => undefined, { seal: true })).rejects.toThrow('An answer holding a secret needs the caller in its idempotency scope');
     expect(calls).toBe(1);
   });
 });

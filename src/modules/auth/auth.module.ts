@@ -6,7 +6,13 @@ import { BodyErrorGuard } from '../../shared/http/body-parsing';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { Accounts } from './application/accounts.port';
 import { CreateApiKey, ListApiKeys, RevokeApiKey } from './application/api-keys.use-cases';
-import { AddMember, ChangeMemberRole, ListMembers, RemoveMember } from './application/members.use-cases';
+import { ChangeMemberRole, ListMembers, RemoveMember } from './application/members.use-cases';
+import { AcceptInvitation, CreateInvitation, ListInvitations, RevokeInvitation } from './application/invitations.use-cases';
+import { Invitations, Organizations } from './application/organizations.port';
+import { CreateOrganization, ListOrganizations, RenameOrganization } from './application/organizations.use-cases';
+import { TypeOrmInvitations, TypeOrmOrganizations } from './infrastructure/typeorm-organizations.repository';
+import { InvitationsController } from './interface/http/invitations.controller';
+import { OrganizationsController } from './interface/http/organizations.controller';
 import { Authenticate } from './application/authenticate.use-case';
 import { CredentialCache } from './application/credential-cache';
 import { Credentials } from './application/credentials.port';
@@ -23,10 +29,12 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
 
 @Module({
   imports: [IdempotencyModule],
-  controllers: [AuthController, ApiKeysController, MembersController],
+  controllers: [AuthController, ApiKeysController, MembersController, OrganizationsController, InvitationsController],
   providers: [
     { provide: Accounts, useClass: TypeOrmAccounts },
     { provide: Credentials, useClass: TypeOrmCredentials },
+    { provide: Organizations, useClass: TypeOrmOrganizations },
+    { provide: Invitations, useClass: TypeOrmInvitations },
     // One per process: API keys and sessions read at most once a second (decisions.md revocation rule).
     { provide: CredentialCache, useFactory: () => new CredentialCache() },
     Authenticate,
@@ -38,9 +46,15 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     PurgeExpiredSessions,
     ListApiKeys,
     ListMembers,
-    AddMember,
     ChangeMemberRole,
     RemoveMember,
+    ListOrganizations,
+    CreateOrganization,
+    RenameOrganization,
+    CreateInvitation,
+    ListInvitations,
+    RevokeInvitation,
+    AcceptInvitation,
     // The throttler's options and storage (fixed windows; Redis when REDIS_URL is set).
     { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
     FixedWindowRateLimitStorage,

@@ -339,6 +339,8 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Volumes', 'Block disks and their renewal')
     .addTag('API keys', 'Tokens for programs, created and revoked by admins and owners')
     .addTag('Members', 'Who belongs to the organization, and with which role')
+    .addTag('Organizations', "The caller's organizations: list, create, rename")
+    .addTag('Invitations', 'Joining an organization: invited by an admin, accepted by the invitee')
     .addTag('Audit log', 'Who did what, when and from where')
     .addTag('Operations', 'Progress of actions that take time')
     .addTag('Volume options', 'What can be bought in a region')

@@ -53,6 +53,8 @@ export abstract class Credentials {
   abstract touchApiKey(id: string, at: Date): Promise<void>;
   /** Marks the key revoked; undefined when it does not exist (in that organization, when given). */
   abstract revokeApiKey(id: string, orgId: string | undefined, at: Date): Promise<ApiKeyRecord | undefined>;
+  /** The organization's active keys (not revoked, not expired at `now`) that the user created, oldest first. */
+  abstract activeApiKeysCreatedBy(orgId: string, userId: string, now: Date): Promise<ApiKeyRecord[]>;
   abstract createSession(session: { id: string; userId: string; tokenHash: Buffer; expiresAt: Date }): Promise<SessionRecord>;
   abstract revokeSession(id: string, at: Date): Promise<void>;
   /** Deletes up to `limit` sessions that expired at or before `now`; how many. */

@@ -2,9 +2,11 @@ import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { conflict, forbidden, notFound } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
-import { normalizeEmail } from '../domain/email';
 import { Principal, Role } from '../domain/principal';
+import { Clock } from '../../../shared/kernel/clock/clock';
 import { Accounts, MemberRecord } from './accounts.port';
+import { CredentialCache } from './credential-cache';
+import { Credentials } from './credentials.port';
 
 /**
  * Members of an organization (lifecycle.md "Accounts"). An admin adds, changes and removes
@@ -14,7 +16,7 @@ import { Accounts, MemberRecord } from './accounts.port';
  */
 const MANAGERS: readonly Role[] = ['admin', 'owner'];
 
-const ownerOnly = () => forbidden('Only an owner may add an owner, grant the owner role or take it away');
+export const ownerOnly = () => forbidden('Only an owner may add an owner, grant the owner role or take it away');
 const lastOwner = () => conflict('An organization keeps at least one owner: this member is its last owner');
 
 const notManager = (role: string) => forbidden(`Role ${role} may not manage members; it needs one of: admin, owner`);
@@ -34,6 +36,51 @@ async function lockedRole(accounts: Accounts, principal: Principal): Promise<Rol
   return me.role;
 }
 
+/** The caller's role under the organization's lock, refused (403) unless admin or owner. */
+export async function lockedManagerRole(accounts: Accounts, principal: Principal): Promise<Role> {
+  requireManager(principal);
+  const myRole = await lockedRole(accounts, principal);
+  if (!MANAGERS.includes(myRole)) throw notManager(myRole);
+  return myRole;
+}
+
+/** What becomes of the keys a member created when they leave or drop below admin. */
+export interface KeyPolicy {
+  /** Revoke them in the same transaction (?revoke_api_keys=true); else they keep working. */
+  revokeApiKeys: boolean;
+}
+
+/**
+ * The member's active keys: revoked in this transaction when asked (each with its own
+ * api_key.revoke entry, refused on this process once committed, on others within 1 s), else
+ * kept. Returns the audit data naming both lists by id and name.
+ */
+async function settleKeysOf(
+  deps: { credentials: Credentials; audit: AuditTrail; clock: Clock; cache: CredentialCache; uow: UnitOfWork },
+  principal: Principal,
+  userId: string,
+  policy: KeyPolicy,
+  ip: string | null,
+): Promise<{ api_keys_kept: { id: string; name: string }[]; api_keys_revoked: { id: string; name: string }[] }> {
+  const now = deps.clock.now();
+  const keys = (await deps.credentials.activeApiKeysCreatedBy(principal.orgId, userId, now)).map((k) => ({ id: k.id, name: k.name }));
+  if (!policy.revokeApiKeys) return { api_keys_kept: keys, api_keys_revoked: [] };
+  for (const key of keys) {
+    await deps.credentials.revokeApiKey(key.id, principal.orgId, now);
+    deps.uow.afterCommit(() => deps.cache.evict(key.id));
+    await deps.audit.record({
+      orgId: principal.orgId,
+      actorType: 'user',
+      actorId: principal.userId,
+      action: 'api_key.revoke',
+      targetId: key.id,
+      ipAddress: ip,
+      data: { name: key.name, created_by: userId },
+    });
+  }
+  return { api_keys_kept: [], api_keys_revoked: keys };
+}
+
 @Injectable()
 export class ListMembers {
   constructor(private readonly accounts: Accounts) {}
@@ -44,48 +91,22 @@ export class ListMembers {
 }
 
 @Injectable()
-export class AddMember {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly accounts: Accounts,
-    private readonly audit: AuditTrail,
-  ) {}
-
-  async execute(principal: Principal, input: { email: string; role: Role }, ip: string | null): Promise<MemberRecord> {
-    requireManager(principal);
-    if (input.role === 'owner' && principal.role !== 'owner') throw ownerOnly();
-    const email = normalizeEmail(input.email);
-    return this.uow.run(async () => {
-      const user = await this.accounts.findUserByEmail(email);
-      if (!user) throw notFound('No user has an account with this email; they sign up first');
-      const myRole = await lockedRole(this.accounts, principal);
-      if (!MANAGERS.includes(myRole)) throw notManager(myRole);
-      if (input.role === 'owner' && myRole !== 'owner') throw ownerOnly();
-      if (await this.accounts.member(principal.orgId, user.id)) throw conflict('This user is a member of the organization already');
-      await this.accounts.addMember(principal.orgId, user.id, input.role);
-      await this.audit.record({
-        orgId: principal.orgId,
-        actorType: 'user',
-        actorId: principal.userId,
-        action: 'member.add',
-        targetId: user.id,
-        ipAddress: ip,
-        data: { email: user.email, role: input.role },
-      });
-      return (await this.accounts.member(principal.orgId, user.id))!;
-    });
-  }
-}
-
-@Injectable()
 export class ChangeMemberRole {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly accounts: Accounts,
     private readonly audit: AuditTrail,
+    private readonly credentials: Credentials,
+    private readonly clock: Clock,
+    private readonly cache: CredentialCache = new CredentialCache(),
   ) {}
 
-  async execute(principal: Principal, userId: string, role: Role, ip: string | null): Promise<MemberRecord> {
+  private keyDeps() {
+    return { credentials: this.credentials, audit: this.audit, clock: this.clock, cache: this.cache, uow: this.uow };
+  }
+
+  /** A demotion from admin or owner to developer or viewer settles the member's keys by `policy` (audited in data). */
+  async execute(principal: Principal, userId: string, role: Role, ip: string | null, policy: KeyPolicy = { revokeApiKeys: false }): Promise<MemberRecord> {
     requireManager(principal);
     if (role === 'owner' && principal.role !== 'owner') throw ownerOnly();
     return this.uow.run(async () => {
@@ -98,6 +119,8 @@ export class ChangeMemberRole {
       if (member.role === role) return member;
       if (member.role === 'owner' && (await this.accounts.countOwners(principal.orgId)) <= 1) throw lastOwner();
       await this.accounts.setRole(principal.orgId, userId, role);
+      const demoted = MANAGERS.includes(member.role) && !MANAGERS.includes(role);
+      const keys = demoted ? await settleKeysOf(this.keyDeps(), principal, userId, policy, ip) : {};
       await this.audit.record({
         orgId: principal.orgId,
         actorType: 'user',
@@ -105,7 +128,7 @@ export class ChangeMemberRole {
         action: 'member.role_change',
         targetId: userId,
         ipAddress: ip,
-        data: { email: member.email, from: member.role, to: role },
+        data: { email: member.email, from: member.role, to: role, ...keys },
       });
       return { ...member, role };
     });
@@ -118,10 +141,21 @@ export class RemoveMember {
     private readonly uow: UnitOfWork,
     private readonly accounts: Accounts,
     private readonly audit: AuditTrail,
+    private readonly credentials: Credentials,
+    private readonly clock: Clock,
+    private readonly cache: CredentialCache = new CredentialCache(),
   ) {}
 
-  /** The member's sessions lose the organization at once: membership is checked at every request. */
-  async execute(principal: Principal, userId: string, ip: string | null): Promise<void> {
+  private keyDeps() {
+    return { credentials: this.credentials, audit: this.audit, clock: this.clock, cache: this.cache, uow: this.uow };
+  }
+
+  /**
+   * The member's sessions lose the organization at once: membership is checked at every request.
+   * The keys they created keep working unless `policy` revokes them (accounts.md: CI must not
+   * break when a person leaves); the entry lists them either way.
+   */
+  async execute(principal: Principal, userId: string, ip: string | null, policy: KeyPolicy = { revokeApiKeys: false }): Promise<void> {
     const self = principal.kind === 'session' && principal.userId === userId;
     if (!self) requireManager(principal);
     await this.uow.run(async () => {
@@ -132,6 +166,7 @@ export class RemoveMember {
       if (member.role === 'owner' && !self && myRole !== 'owner') throw ownerOnly();
       if (member.role === 'owner' && (await this.accounts.countOwners(principal.orgId)) <= 1) throw lastOwner();
       await this.accounts.removeMember(principal.orgId, userId);
+      const keys = await settleKeysOf(this.keyDeps(), principal, userId, policy, ip);
       await this.audit.record({
         orgId: principal.orgId,
         actorType: 'user',
@@ -139,7 +174,7 @@ export class RemoveMember {
         action: 'member.remove',
         targetId: userId,
         ipAddress: ip,
-        data: { email: member.email, role: member.role },
+        data: { email: member.email, role: member.role, ...keys },
       });
     });
   }

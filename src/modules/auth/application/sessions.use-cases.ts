@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
-import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { DomainError, invalidRequest } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { normalizeEmail } from '../domain/email';
-import { Principal } from '../domain/principal';
+import { Principal, Role } from '../domain/principal';
+import { pendingInvitation, recordAccept } from './invitations.use-cases';
+import { Invitations } from './organizations.port';
 import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPassword } from '../domain/tokens';
 import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
 import { CredentialCache } from './credential-cache';
@@ -29,21 +31,47 @@ export class SignUp {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    private readonly invitations?: Invitations,
   ) {}
 
-  async execute(input: { email: string; password: string; organizationName: string; ip: string | null }): Promise<SessionIssued & { organization: OrganizationRecord }> {
+  /**
+   * Without `invitationToken`: the user and an organization they own. With it (a pending
+   * invitation for this email): the user joins the inviting organization with the invited role,
+   * and no organization is created; any other token is 400 naming invitation_token, checked
+   * before anything is written.
+   */
+  async execute(input: {
+    email: string;
+    password: string;
+    organizationName?: string;
+    invitationToken?: string;
+    ip: string | null;
+  }): Promise<SessionIssued & { organization: OrganizationRecord; role: Role }> {
     const email = normalizeEmail(input.email);
     const passwordHash = await hashPassword(input.password);
     const token = newSessionToken();
-    const expiresAt = new Date(this.clock.now().getTime() + SESSION_LIFETIME_MS);
+    const now = this.clock.now();
+    const expiresAt = new Date(now.getTime() + SESSION_LIFETIME_MS);
     return this.uow.run(async () => {
+      const invitation = input.invitationToken === undefined ? undefined : await this.invitationFor(input.invitationToken, email, now);
       const user = await this.accounts.createUser({ id: newId('usr'), email, passwordHash });
-      const organization = await this.accounts.createOrganization({ id: newId('org'), name: input.organizationName });
-      await this.accounts.addMember(organization.id, user.id, 'owner');
+      const organization = invitation?.organization ?? (await this.accounts.createOrganization({ id: newId('org'), name: input.organizationName ?? '' }));
+      const role: Role = invitation?.role ?? 'owner';
+      await this.accounts.addMember(organization.id, user.id, role);
+      if (invitation) await this.invitations!.markAccepted(invitation.id, user.id, now);
       const session = await this.credentials.createSession({ id: newId('ses'), userId: user.id, tokenHash: hashToken(token), expiresAt });
       await this.audit.record({ orgId: organization.id, actorType: 'user', actorId: user.id, action: 'auth.signup', targetId: session.id, ipAddress: input.ip });
-      return { token, expiresAt, user, organization };
+      if (invitation) await recordAccept(this.audit, invitation, user.id, input.ip);
+      return { token, expiresAt, user, organization, role };
     });
+  }
+
+  private async invitationFor(token: string, email: string, now: Date) {
+    const invitation = this.invitations && (await pendingInvitation(this.invitations, token, now));
+    if (!invitation || invitation.email !== email) {
+      throw invalidRequest('invitation_token is not a pending invitation for this email', { field: 'invitation_token' });
+    }
+    return invitation;
   }
 }
 

@@ -40,12 +40,20 @@ export interface AccessRule {
   anyScope?: readonly Scope[];
   roles?: readonly Role[];
   sessionOnly?: boolean;
+  /**
+   * The route acts for the signed-in user, not for an organization (their organizations,
+   * accepting an invitation): sessions only, X-Org-ID ignored, allowed to a user who belongs to
+   * no organization. The controller reads the user with @CurrentUser().
+   */
+  userLevel?: boolean;
 }
+
+export const SESSIONS_ONLY = 'This endpoint is for sessions only; API keys cannot use it';
 
 /** Whether the principal satisfies the rule; the reason when it does not. */
 export function checkAccess(principal: Principal, rule: AccessRule): { allowed: true } | { allowed: false; reason: string } {
   if (principal.kind === 'api_key') {
-    if (rule.sessionOnly) return { allowed: false, reason: 'This endpoint is for sessions only; API keys cannot use it' };
+    if (rule.sessionOnly) return { allowed: false, reason: SESSIONS_ONLY };
     const needed = rule.anyScope ?? (rule.scope ? [rule.scope] : []);
     if (needed.length === 0) return { allowed: false, reason: 'This endpoint is not available to API keys' };
     if (!needed.some((scope) => grants(principal.scopes, scope))) {

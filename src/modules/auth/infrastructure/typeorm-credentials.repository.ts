@@ -119,6 +119,16 @@ export class TypeOrmCredentials extends Credentials {
     return rows[0] && toKey(rows[0]);
   }
 
+  async activeApiKeysCreatedBy(orgId: string, userId: string, now: Date): Promise<ApiKeyRecord[]> {
+    const rows = await this.db.query<ApiKeyRow>(
+      `SELECT ${API_KEY_COLUMNS} FROM api_keys
+        WHERE org_id = $1 AND created_by = $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $3)
+        ORDER BY created_at, id`,
+      [orgId, userId, now],
+    );
+    return rows.map(toKey);
+  }
+
   async createSession(session: { id: string; userId: string; tokenHash: Buffer; expiresAt: Date }): Promise<SessionRecord> {
     const row = await this.db.one<SessionRow>(
       `INSERT INTO sessions (id, user_id, token_hash, expires_at) VALUES ($1, $2, $3, $4) RETURNING ${SESSION_COLUMNS}`,

@@ -148,6 +148,10 @@ export class InMemoryCredentials extends Credentials {
     return key;
   }
 
+  async activeApiKeysCreatedBy(orgId: string, userId: string, now: Date): Promise<ApiKeyRecord[]> {
+    return [...this.apiKeys.values()].filter((k) => k.orgId === orgId && k.createdBy === userId && !k.revokedAt && (!k.expiresAt || k.expiresAt > now));
+  }
+
   async createSession(session: { id: string; userId: string; tokenHash: Buffer; expiresAt: Date }): Promise<SessionRecord> {
     const record = { id: session.id, userId: session.userId, createdAt: new Date(), expiresAt: session.expiresAt, revokedAt: null, tokenHash: session.tokenHash.toString('hex') };
     this.sessions.set(session.id, record);

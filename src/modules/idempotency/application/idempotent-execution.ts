@@ -3,7 +3,7 @@ import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
-import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse } from '../domain/idempotency';
+import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse, callerBound } from '../domain/idempotency';
 import { openBody, sealBody } from '../domain/sealed-response';
 import { IdempotencyStore } from './idempotency.port';
 
@@ -15,8 +15,11 @@ export interface IdempotentOutcome {
 
 export interface IdempotentOptions {
   /**
-   * The answer holds a secret (a new API key's token): stored encrypted under a key derived from
-   * the raw Idempotency-Key and IDEMPOTENCY_SECRET (domain/sealed-response.ts), decrypted on replay.
+   * The answer holds a secret (a new API key's or invitation's token, a console credential, a
+   * webhook secret): stored encrypted under a key derived from the raw Idempotency-Key and
+   * IDEMPOTENCY_SECRET (domain/sealed-response.ts), decrypted on replay; and it replays only to
+   * the caller who made it (scope.caller, bound into the record's fingerprint): the same key
+   * from another user or API key of the organization is 409 idempotency_conflict.
    */
   seal?: boolean;
   /**
@@ -67,6 +70,7 @@ export class IdempotentExecution {
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
     if (!scope) return { response: await work(), replayed: false };
+    if (options.seal) scope = callerBound(scope);
     const sealed = (response: StoredResponse): StoredResponse => (options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
     if (options.optimistic) {
       try {
@@ -102,7 +106,9 @@ export class IdempotentExecution {
           if (claim.record.fingerprint !== scope.fingerprint) {
             throw new DomainError(
               'idempotency_conflict',
-              'This Idempotency-Key was already used with a different request; use a new key for a new request',
+              options.seal
+                ? 'This Idempotency-Key was already used with a different request, or by another caller (an answer holding a secret replays only to the caller who made it); use a new key for a new request'
+                : 'This Idempotency-Key was already used with a different request; use a new key for a new request',
             );
           }
           if (!claim.record.response) throw new Error('An idempotency record was committed without its response');

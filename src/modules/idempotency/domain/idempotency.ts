@@ -48,4 +48,17 @@ export interface IdempotencyScope {
   /** idempotencyKeyDigest(key): the record's key in the store. */
   keyDigest: string;
   fingerprint: string;
+  /**
+   * Who sends the request (`user:usr_…` for a session, `key:key_…` for an API key). An answer
+   * holding a secret (IdempotentOptions.seal) replays only to this caller: it is part of that
+   * record's fingerprint (callerBound), so another user or key of the organization repeating
+   * the key gets 409 idempotency_conflict.
+   */
+  caller?: string;
+}
+
+/** The scope whose fingerprint also names the caller: a record made with it matches only that caller. */
+export function callerBound(scope: IdempotencyScope): IdempotencyScope {
+  if (!scope.caller) throw new Error('An answer holding a secret needs the caller in its idempotency scope');
+  return { ...scope, fingerprint: createHash('sha256').update(`${scope.fingerprint}\ncaller ${scope.caller}`).digest('hex') };
 }

@@ -5,6 +5,7 @@ import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
 import { AccessCheck } from './access-checks';
+import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -247,6 +248,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new RegionUsedGbCheck(db),
       new ProviderDisksCheck(db, storage),
       new AccessCheck(db),
+      new OrganizationsPerUserCheck(db),
     ];
   }
 

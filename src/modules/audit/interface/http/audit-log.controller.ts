@@ -28,11 +28,11 @@ export class AuditLogController {
   constructor(private readonly listAuditLog: ListAuditLog) {}
 
   @Get()
-  @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
+  @RequireAccess({ scope: 'audit:read', roles: ADMIN_ROLES })
   @ApiOperation({ operationId: 'listAuditLog',
     summary: "The organization's audit log, newest first",
     description:
-      'Sessions of admins and owners (API keys: 403). Sign-ins, API key and member changes, renewals, wallet credits and more, each with the actor and IP. ' +
+      'Sessions of admins and owners; API keys holding audit:read (a security tool pulling the log). Sign-ins, API key and member changes, renewals, wallet credits and more, each with the actor and IP. ' +
       'Filters: action (exact or a prefix such as volume.*), actor_id, target_id, since, until. Cursor pagination (limit 1-100, default 50) that never repeats or skips an entry while new ones are written.',
   })
   @ApiOkResponse({ type: AuditLogPageResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })

@@ -36,3 +36,10 @@ export const ClientIp = createParamDecorator((_data: unknown, ctx: ExecutionCont
   const ip = req.ip ?? req.socket.remoteAddress ?? null;
   return ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice('::ffff:'.length) : ip;
 });
+
+/** The signed-in user of a route declared `userLevel` (sessions only, no organization selected). */
+export const CurrentUser = createParamDecorator((_data: unknown, ctx: ExecutionContext): { userId: string; sessionId: string } => {
+  const credential = ctx.switchToHttp().getRequest<Request>().credential;
+  if (credential?.kind !== 'session') throw new Error('CurrentUser used on a route that is not userLevel');
+  return { userId: credential.userId, sessionId: credential.id };
+});

@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { forbidden } from '../../../../shared/kernel/errors/domain-error';
 import { Authenticate } from '../../application/authenticate.use-case';
-import { checkAccess } from '../../domain/principal';
+import { Credential, SESSIONS_ONLY, checkAccess } from '../../domain/principal';
 import { ACCESS_METADATA, AccessDeclaration } from './access.decorators';
 
 /** Each route's declaration, read from its metadata once (the guards ask on every request). */
@@ -18,6 +18,12 @@ export function accessDeclaration(reflector: Reflector, context: ExecutionContex
     byController.set(controller, reflector.getAllAndOverride<AccessDeclaration | undefined>(ACCESS_METADATA, [handler, controller]));
   }
   return byController.get(controller);
+}
+
+/** A route acting for the signed-in user: any session, no organization selected; API keys 403. */
+function userLevelAccess(credential: Credential): true {
+  if (credential.kind !== 'session') throw forbidden(SESSIONS_ONLY);
+  return true;
 }
 
 /** First global guard: who is calling (401), before the rate limit (429) and permission (403). */
@@ -56,6 +62,7 @@ export class PermissionGuard implements CanActivate {
     if (declaration === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (!declaration || !req.credential) throw forbidden('Access denied');
+    if (declaration.userLevel) return userLevelAccess(req.credential);
     const orgHeader = req.header('x-org-id');
     const principal = await this.authenticate.principalFor(req.credential, orgHeader === undefined ? undefined : orgHeader.trim());
     req.principal = principal;

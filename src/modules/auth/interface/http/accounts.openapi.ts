@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { ArrayMinSize, IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { ArrayMinSize, IsArray, IsDefined, IsIn, IsISO8601, IsOptional, IsString, Length } from 'class-validator';
 import { ROLES, Role, SCOPES, Scope } from '../../domain/principal';
 
 /** Request and response schemas of /v1/api-keys and /v1/members (lifecycle.md "Accounts"). */
@@ -11,7 +11,7 @@ export class CreateApiKeyDto {
   @IsDefined({ message: 'name is required' })
   name: string;
 
-  @ApiProperty({ type: [String], enum: SCOPES, minItems: 1, example: ['vm:read', 'vm:write'] })
+  @ApiProperty({ type: [String], enum: SCOPES, minItems: 1, description: 'What the key may do. A write scope includes its read scope (vm:write includes vm:read, billing:write includes billing:read); nothing else implies anything. vm:read reads volumes, operations, the wallet, regions and options; vm:write buys, renews, attaches, detaches, edits and deletes disks; audit:read reads GET /v1/audit-log; billing:* and webhooks:write open the billing and webhook routes. The key lists what was granted, not what it implies.', example: ['vm:read', 'vm:write'] })
   @IsIn(SCOPES, { each: true, message: `scopes must hold only ${SCOPES.join(', ')}` })
   @ArrayMinSize(1, { message: `scopes must list at least one of ${SCOPES.join(', ')}` })
   @IsArray({ message: 'scopes must be an array of scopes' })
@@ -41,7 +41,7 @@ export class ApiKeyResponse {
   @ApiProperty({ example: 'ci' })
   name: string;
 
-  @ApiProperty({ type: [String], enum: SCOPES, example: ['vm:read', 'vm:write'] })
+  @ApiProperty({ type: [String], enum: SCOPES, description: 'The scopes granted (a write scope also allows what its read scope allows)', example: ['vm:read', 'vm:write'] })
   scopes: Scope[];
 
   @ApiProperty({ type: String, nullable: true, description: 'The first 13 characters of the token ("cds_live_" + 4), to recognise it; null for keys made before this field existed', example: 'cds_live_Q3vT' })
@@ -79,19 +79,6 @@ export class ApiKeyListResponse {
 
   @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page', example: null })
   next_cursor: string | null;
-}
-
-export class AddMemberDto {
-  @ApiProperty({ maxLength: 254, description: 'The email of a user who has an account', example: 'dev@demo.test' })
-  @MaxLength(254, { message: 'email must be at most 254 characters' })
-  @IsString({ message: 'email must be a string' })
-  @IsDefined({ message: 'email is required' })
-  email: string;
-
-  @ApiProperty({ enum: ROLES, example: 'developer' })
-  @IsIn(ROLES, { message: `role must be one of ${ROLES.join(', ')}` })
-  @IsDefined({ message: 'role is required' })
-  role: Role;
 }
 
 export class ChangeRoleDto {

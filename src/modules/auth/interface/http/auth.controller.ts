@@ -19,16 +19,16 @@ export class AuthController {
   @Post('signup')
   @Public()
   @HttpCode(201)
-  @ApiOperation({ operationId: 'signup', summary: 'Create an account and its organization', description: 'The new user owns the new organization. Answers with a session token. Rate limited per client IP.' })
+  @ApiOperation({ operationId: 'signup', summary: 'Create an account and its organization', description: 'The new user owns the new organization. With invitation_token (a pending invitation for this email) the user joins the inviting organization with the invited role instead, and no organization is created; an invalid token is 400 naming invitation_token and creates no user. Answers with a session token. Rate limited per client IP.' })
   @ApiCreatedResponse({ description: 'Account, organization and session created', type: SignupResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'payload_too_large', 'conflict', 'rate_limited')
   async signup(@Body() body: SignupDto, @ClientIp() ip: string | null): Promise<SignupResponse> {
-    const r = await this.signUp.execute({ email: body.email, password: body.password, organizationName: body.organization_name, ip });
+    const r = await this.signUp.execute({ email: body.email, password: body.password, organizationName: body.organization_name, invitationToken: body.invitation_token, ip });
     return {
       token: r.token,
       expires_at: r.expiresAt.toISOString(),
       user: { id: r.user.id, email: r.user.email, created_at: r.user.createdAt.toISOString() },
-      organization: { id: r.organization.id, name: r.organization.name, role: 'owner', created_at: r.organization.createdAt.toISOString() },
+      organization: { id: r.organization.id, name: r.organization.name, role: r.role, created_at: r.organization.createdAt.toISOString() },
     };
   }
 

@@ -1,5 +1,5 @@
-import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsEmail, IsString, Length, MaxLength } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDefined, IsEmail, IsOptional, IsString, Length, MaxLength, ValidateIf } from 'class-validator';
 
 /*
  * class-validator runs a property's checks bottom-up and stops at the first failure: presence,
@@ -20,11 +20,22 @@ export class SignupDto {
   @IsDefined({ message: 'password is required' })
   password: string;
 
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'Demo Org' })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 200, description: 'Required without invitation_token; ignored with it', example: 'Demo Org' })
   @Length(1, 200, { message: 'organization_name must be 1 to 200 characters' })
   @IsString({ message: 'organization_name must be a string' })
   @IsDefined({ message: 'organization_name is required' })
-  organization_name: string;
+  @ValidateIf((o: SignupDto) => o.invitation_token === undefined)
+  organization_name?: string;
+
+  @ApiPropertyOptional({
+    maxLength: 200,
+    description: 'An invitation token (cds_inv_…) for this email: the user joins the inviting organization with the invited role, and no organization of their own is created',
+    example: 'cds_inv_Q3vT9kLm2XpR8sWd4ZbN6yHc1JfGa7Ue',
+  })
+  @MaxLength(200, { message: 'invitation_token is not a pending invitation for this email' })
+  @IsString({ message: 'invitation_token must be a string' })
+  @IsOptional()
+  invitation_token?: string;
 }
 
 export class LoginDto {

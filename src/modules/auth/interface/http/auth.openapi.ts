@@ -15,7 +15,7 @@ export class UserResponse {
   created_at: string;
 }
 
-@ApiSchema({ name: 'NewOrganization', description: 'The organization created with the account; the user owns it' })
+@ApiSchema({ name: 'NewOrganization', description: 'The organization created with the account (the user owns it), or the one an invitation_token joined (with the invited role)' })
 export class NewOrganizationResponse {
   @ApiProperty({ example: 'org_demo' })
   id: string;
@@ -23,8 +23,8 @@ export class NewOrganizationResponse {
   @ApiProperty({ example: 'Demo Org' })
   name: string;
 
-  @ApiProperty({ enum: ['owner'], example: 'owner' })
-  role: 'owner';
+  @ApiProperty({ enum: ROLES, example: 'owner' })
+  role: Role;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
   created_at: string;

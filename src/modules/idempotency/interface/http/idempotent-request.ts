@@ -19,7 +19,15 @@ export function idempotencyScope(req: Request, orgId: string): IdempotencyScope 
   if (typeof key !== 'string' || !isValidIdempotencyKey(key)) {
     throw invalidRequest(`${IDEMPOTENCY_KEY_HEADER} must be 1 to 255 printable ASCII characters`, { field: IDEMPOTENCY_KEY_HEADER });
   }
-  return { orgId, key, keyDigest: idempotencyKeyDigest(key), fingerprint: requestFingerprint(req.method, routedPath(req), req.body) };
+  return { orgId, key, keyDigest: idempotencyKeyDigest(key), fingerprint: requestFingerprint(req.method, routedPath(req), req.body), caller: callerOf(req) };
+}
+
+/** Who sends the request, as IdempotencyScope.caller: the session's user (any of their sessions) or the API key. */
+function callerOf(req: Request): string | undefined {
+  const credential = req.principal ?? req.credential;
+  if (!credential) return undefined;
+  if (credential.kind === 'session') return `user:${credential.userId}`;
+  return `key:${'credentialId' in credential ? credential.credentialId : credential.id}`;
 }
 
 /** Domain errors that are the request's answer and are stored for replay (decisions.md). */
