@@ -245,6 +245,8 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/volume-options': 'headVolumeOptions',
       'GET /v1/regions': 'listRegions',
       'HEAD /v1/regions': 'headRegions',
+      'GET /v1/server-options': 'getServerOptions',
+      'HEAD /v1/server-options': 'headServerOptions',
       'GET /v1/operations': 'listOperations',
       'HEAD /v1/operations': 'headOperations',
       'GET /v1/operations/{id}': 'getOperation',

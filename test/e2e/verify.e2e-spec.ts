@@ -22,6 +22,7 @@ const CHECKS = [
   'servers.within_per_server_limit',
   'regions.used_gb_matches_volumes',
   'provider.disks_match_volumes',
+  'regions.vcpus_used_matches_servers',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -101,6 +102,8 @@ describe('verify: invariants of money, operations and servers', () => {
               started_at = now() - interval '6 minutes', attempts = 1 WHERE id = '${ops.ul_pending}'`,
       // The region's capacity counter drifts from its volumes.
       `UPDATE regions SET used_gb = used_gb + 7 WHERE id = 'id-jkt'`,
+      // The region's vCPU counter drifts from its servers.
+      `UPDATE regions SET vcpu_capacity = 8, vcpus_used = 3 WHERE id = 'id-jkt'`,
     ]);
     // A second server holding five ssd disks; the ssd offer allows four per server.
     await t.sql(`INSERT INTO servers (id, org_id, name, region_id, zone_id) VALUES ('vm_svfull', 'org_sv', 'full', 'id-jkt', 'id-jkt-a')`);
@@ -181,6 +184,12 @@ describe('verify: invariants of money, operations and servers', () => {
         subject: 'vol_pdv1',
         message: 'volume names server none but its disk is attached to vm_pdweb1',
         details: { org_id: 'org_pd', status: 'available', server_id: null, disk_id: pdDisk, disk_server_id: 'vm_pdweb1' },
+      },
+      {
+        check: 'regions.vcpus_used_matches_servers',
+        subject: 'id-jkt',
+        message: 'vcpus_used is 3 but its live servers hold 0 vCPUs',
+        details: { vcpus_used: '3', live_vcpus: '0' },
       },
     ]);
     // Verify wrote nothing: the organization that was left alone is as it was.
