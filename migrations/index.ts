@@ -10,6 +10,7 @@ import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 import { Scopes1764000000190 } from './1764000000190-scopes';
 import { ServerCatalog1764000000210 } from './1764000000210-server-catalog';
+import { Servers1764000000211 } from './1764000000211-servers';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   RegionUsedGbPerStatement1764000000180,
   Scopes1764000000190,
   ServerCatalog1764000000210,
+  Servers1764000000211,
 ];

@@ -247,6 +247,11 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/regions': 'headRegions',
       'GET /v1/server-options': 'getServerOptions',
       'HEAD /v1/server-options': 'headServerOptions',
+      'GET /v1/servers': 'listServers',
+      'HEAD /v1/servers': 'headServers',
+      'GET /v1/servers/{id}': 'getServer',
+      'HEAD /v1/servers/{id}': 'headServer',
+      'PATCH /v1/servers/{id}': 'updateServer',
       'GET /v1/operations': 'listOperations',
       'HEAD /v1/operations': 'headOperations',
       'GET /v1/operations/{id}': 'getOperation',
@@ -346,6 +351,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/InsufficientBalanceDetails' },
       { $ref: '#/components/schemas/QuotaExceededDetails' },
       { $ref: '#/components/schemas/OperationInTheWayDetails' },
+      { $ref: '#/components/schemas/ConflictDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

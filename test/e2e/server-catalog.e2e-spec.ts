@@ -25,8 +25,10 @@ const price = (USD: string, IDR: string) => ({ USD, IDR });
 /** A server of plan `vcpus` written straight into the table, as a purchase will leave it. */
 const insertServer = (t: TestApp, id: string, vcpus: number | null, regionId = 'id-jkt', deleted = false) =>
   t.sql(
-    `INSERT INTO servers (id, org_id, name, region_id, zone_id, vcpus, deleted_at) VALUES ($1, 'org_sc', $1, $2, $3, $4, $5)`,
-    [id, regionId, `${regionId}-a`, vcpus, deleted ? new Date() : null],
+    `INSERT INTO servers (id, org_id, name, region_id, zone_id, plan_id, vcpus, memory_gb, disk_gb, term_months, billing_currency, billing_amount,
+                          price_usd_minor, price_idr_minor, expires_at, status, deleted_at)
+     VALUES ($1, 'org_sc', $2, $3, $4, 'cx1', $5, 2, 40, 1, 'USD', 450000, 450000, 72000, now() + interval '1 month', $6, $7)`,
+    [id, id.replace(/_/g, '-'), regionId, `${regionId}-a`, vcpus, deleted ? 'deleted' : 'running', deleted ? new Date() : null],
   );
 
 const ERROR = (res: { headers: Record<string, string> }, code: string, message: string, details: object = {}) => ({
@@ -174,7 +176,7 @@ describe('server catalog', () => {
       await insertServer(t, 'vm_scgone', 2, 'id-jkt', true);
       expect(await vcpus()).toEqual({ c: '10', u: '6' });
       await expect(insertServer(t, 'vm_scover', 5)).rejects.toThrow(/regions_vcpus_within_capacity/);
-      await t.sql("UPDATE servers SET deleted_at = now() WHERE id = 'vm_sccount2'");
+      await t.sql("UPDATE servers SET deleted_at = now(), status = 'deleted' WHERE id = 'vm_sccount2'");
       expect(await vcpus()).toEqual({ c: '10', u: '4' });
       await t.sql("UPDATE servers SET name = 'renamed' WHERE id = 'vm_sccount1'");
       expect(await vcpus()).toEqual({ c: '10', u: '4' });
@@ -216,7 +218,7 @@ describe('server catalog', () => {
       expect((await t.http.get('/v1/server-options?region=id-jkt').set(rw)).body).toEqual(expected(1));
       await insertServer(t, 'vm_scfill3', 1);
       expect((await t.http.get('/v1/server-options?region=id-jkt').set(rw)).body).toEqual(expected(0));
-      await t.sql("UPDATE servers SET deleted_at = now() WHERE id IN ('vm_scfill1', 'vm_scfill2', 'vm_scfill3')");
+      await t.sql("UPDATE servers SET deleted_at = now(), status = 'deleted' WHERE id IN ('vm_scfill1', 'vm_scfill2', 'vm_scfill3')");
       expect((await t.http.get('/v1/server-options?region=id-jkt').set(rw)).body).toEqual(expected(6));
     });
 
@@ -302,7 +304,7 @@ describe('server catalog', () => {
     expect(check(await verify.execute())).toEqual([]);
     await t.sql('ALTER TABLE servers DISABLE TRIGGER servers_count_update');
     try {
-      await t.sql("UPDATE servers SET deleted_at = now() WHERE id = 'vm_sccount1'");
+      await t.sql("UPDATE servers SET deleted_at = now(), status = 'deleted' WHERE id = 'vm_sccount1'");
     } finally {
       await t.sql('ALTER TABLE servers ENABLE TRIGGER servers_count_update');
     }

@@ -8,6 +8,7 @@ import { invalidRequest } from '../../shared/kernel/errors/domain-error';
 import { SCOPES } from '../auth/domain/principal';
 import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
 import { VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../volumes/domain/volume-attributes';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../servers/domain/server';
 
 const ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
@@ -81,7 +82,7 @@ class SeedApiKey {
 
 class SeedServer {
   @IsOptional() @IsString() @Matches(prefixed('vm'), { message: 'id must begin with vm_' }) id?: string;
-  @IsString() @Length(1, 200) name: string;
+  @IsString() @Matches(SERVER_NAME_PATTERN, { message: `name must be ${SERVER_NAME_RULE}` }) name: string;
   @IsString() region: string;
   @IsString() zone: string;
 }

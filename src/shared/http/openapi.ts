@@ -86,6 +86,13 @@ export class OperationInTheWayDetailsDto {
   operation_id: string;
 }
 
+/** The resource holding the name (conflict on a server name). */
+@ApiSchema({ name: 'ConflictDetails', description: 'conflict: the resource that holds the name or value asked for' })
+export class ConflictDetailsDto {
+  @ApiProperty({ example: 'vm_demodb1' })
+  existing_id: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -102,12 +109,13 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for a name taken, `{}` for the others',
     oneOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
       { $ref: getSchemaPath(QuotaExceededDetailsDto) },
       { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
+      { $ref: getSchemaPath(ConflictDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -116,7 +124,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

@@ -274,6 +274,9 @@ export class TypeOrmServerRepository extends ServerRepository {
       );
       return toServer(row);
     } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === 'servers_org_name_live_key') {
+        throw conflict(`Server name ${s.name} is taken in organization ${s.orgId}`);
+      }
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Server ${s.id} exists already`);
       throw err;
     }
