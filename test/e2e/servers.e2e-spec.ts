@@ -70,6 +70,7 @@ describe('servers: reads and edits', () => {
             ...['vol_srdata2', 'vol_srdata1'].map((id) => ({
               id, name: id.slice(4), type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 10, term_months: 1, currency: 'USD', server: 'vm_srweb1',
             })),
+            { id: 'vol_srloose', name: 'loose', type: 'premium', region: 'id-jkt', zone: 'id-jkt-b', size_gb: 10, term_months: 1, currency: 'USD' },
           ],
         }),
         organization('so', { servers: [{ id: 'vm_soweb1', name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }], volumes: [] }),
@@ -294,5 +295,24 @@ describe('servers: reads and edits', () => {
       expect((await audits()).length).toBe(before.length + 1);
       expect((await t.http.get('/v1/servers/vm_srbought').set(rw)).body.labels).toEqual({ env: 'prod', team: 'web' });
     });
+  });
+
+  it('a creating or deleting server takes no disk (409 invalid_state) and volume-options leaves it out; a stopped one takes one', async () => {
+    const zoneB = async () =>
+      (await t.http.get('/v1/volume-options?region=id-jkt').set(rw)).body.zones.find((z: { id: string }) => z.id === 'id-jkt-b').servers;
+    expect(await zoneB()).toEqual([{ id: 'vm_srdb1', name: 'db-1.internal' }]);
+    for (const status of ['creating', 'deleting']) {
+      await t.sql('UPDATE servers SET status = $1 WHERE id = $2', [status, 'vm_srdb1']);
+      const res = await t.http.post('/v1/volumes/vol_srloose/attach').set(rw).send({ server_id: 'vm_srdb1' });
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual(ERROR(res, 'invalid_state', `Server vm_srdb1 is ${status} and cannot take a disk`));
+      expect(await zoneB()).toEqual([]);
+    }
+    expect(await t.sql("SELECT count(*)::int AS n FROM operations WHERE volume_id = 'vol_srloose'")).toEqual([{ n: 0 }]);
+    await t.sql("UPDATE servers SET status = 'stopped' WHERE id = 'vm_srdb1'");
+    expect(await zoneB()).toEqual([{ id: 'vm_srdb1', name: 'db-1.internal' }]);
+    const attached = await t.http.post('/v1/volumes/vol_srloose/attach').set(rw).send({ server_id: 'vm_srdb1' });
+    expect(attached.status).toBe(202);
+    expect(attached.body.operation).toMatchObject({ type: 'volume.attach', status: 'pending' });
   });
 });
