@@ -13,6 +13,7 @@ import { OperationsModule } from './modules/operations/operations.module';
 import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
+import { ServersModule } from './modules/servers/servers.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -49,6 +50,7 @@ export class AppModule {
         MonitoringModule,
         DocsModule,
         AccessModule,
+        ServersModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { CreateApiKey, OPERATOR, RevokeApiKey } from '../modules/auth/application/api-keys.use-cases';
 import { CreditWallet } from '../modules/operator/credit-wallet.use-case';
 import { LoadSeed } from '../modules/operator/load-seed.use-case';
-import { SetRegionCapacity, SetZoneAvailability } from '../modules/options/application/catalog-admin.use-cases';
+import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from '../modules/options/application/catalog-admin.use-cases';
 import { parseSeedFile } from '../modules/operator/seed-file';
 import { Settings } from '../shared/config/settings';
 import { DomainError, invalidRequest } from '../shared/kernel/errors/domain-error';
@@ -21,6 +21,9 @@ export const USAGE = `Usage: npm run cli -- <command>
   apikey:revoke --id ID
   zone:set --zone ID --available true|false            open or close a zone to new disks
   region:capacity --region ID --gb N                   set a region's disk capacity (premium and ssd share it)
+  region:vcpus --region ID --vcpus N                   set a region's vCPU capacity for servers
+  purchases:pause [--region ID]                        refuse new server purchases (globally, or in one region)
+  purchases:resume [--region ID]                       accept new server purchases again (globally, or in one region)
   verify                                               check every invariant (read-only, one snapshot); exit 1 naming each violation`;
 
 /**
@@ -133,6 +136,21 @@ export async function runCommand(argv: string[], settings: Settings): Promise<un
         const region = await ctx.get(SetRegionCapacity).execute(input);
         return { id: region.id, name: region.name, capacity_gb: region.capacityGb };
       });
+    }
+    case 'region:vcpus': {
+      const opts = options(rest, ['region', 'vcpus']);
+      const input = { regionId: required(opts, 'region'), vcpus: required(opts, 'vcpus') };
+      return withContext(settings, async (ctx) => {
+        const region = await ctx.get(SetRegionVcpus).execute(input);
+        return { id: region.id, name: region.name, vcpu_capacity: region.vcpuCapacity, vcpus_used: region.vcpusUsed };
+      });
+    }
+    case 'purchases:pause':
+    case 'purchases:resume': {
+      const opts = options(rest, ['region']);
+      if (opts.region === '') throw invalidRequest('--region must name a region', { field: 'region' });
+      const input = { regionId: opts.region ?? null, paused: command === 'purchases:pause' };
+      return withContext(settings, (ctx) => ctx.get(SetPurchasesPaused).execute(input));
     }
     case 'verify': {
       options(rest, []);

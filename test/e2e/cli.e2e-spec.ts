@@ -69,6 +69,8 @@ describe('operator CLI', () => {
     const out = ok(['seed', EXAMPLE]);
     expect(out).toEqual({
       regions: ['id-jkt'],
+      server_plans: [],
+      images: [],
       organizations: [
         {
           id: 'org_acme',
@@ -168,6 +170,16 @@ describe('operator CLI', () => {
     expect(fails(['apikey:create', '--org', 'org_acme', '--name', 'x', '--scopes', 'vm:admin'])).toEqual({
       code: 'invalid_request', message: 'scopes: unknown scope "vm:admin"; allowed: vm:read, vm:write, billing:read, billing:write, webhooks:write, audit:read',
     });
+  });
+
+  it('region:vcpus, purchases:pause and purchases:resume print the new state', () => {
+    expect(ok(['region:vcpus', '--region', 'id-jkt', '--vcpus', '12'])).toEqual({ id: 'id-jkt', name: 'Jakarta', vcpu_capacity: 12, vcpus_used: 0 });
+    expect(ok(['purchases:pause', '--region', 'id-jkt'])).toEqual({ global: false, regions: { 'id-jkt': true } });
+    expect(ok(['purchases:pause'])).toEqual({ global: true, regions: { 'id-jkt': true } });
+    expect(ok(['purchases:resume'])).toEqual({ global: false, regions: { 'id-jkt': true } });
+    expect(ok(['purchases:resume', '--region', 'id-jkt'])).toEqual({ global: false, regions: { 'id-jkt': false } });
+    expect(fails(['region:vcpus', '--region', 'nowhere', '--vcpus', '1'])).toEqual({ code: 'not_found', message: 'Region nowhere not found' });
+    expect(fails(['purchases:resume', '--region', 'nowhere'])).toEqual({ code: 'not_found', message: 'Region nowhere not found' });
   });
 
   it('an unknown command or option exits 1 with invalid_request', () => {

@@ -37,6 +37,8 @@ describe('seed files (seed-format.md notes)', () => {
     });
     expect(result).toEqual({
       regions: [],
+      server_plans: [],
+      images: [],
       organizations: [{ id: 'org_second', users: [{ id: user.id, email: 'owner@first.test' }], api_keys: [], servers: [], volumes: [] }],
     });
     expect(await t.sql("SELECT user_id, org_id, role FROM memberships WHERE user_id = $1 ORDER BY org_id", [user.id])).toEqual([

@@ -24,6 +24,7 @@ const CHECKS = [
   'provider.disks_match_volumes',
   'access.keys_and_rules_canonical_within_limits',
   'accounts.organizations_per_user',
+  'regions.vcpus_used_matches_servers',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -103,6 +104,8 @@ describe('verify: invariants of money, operations and servers', () => {
               started_at = now() - interval '6 minutes', attempts = 1 WHERE id = '${ops.ul_pending}'`,
       // The region's capacity counter drifts from its volumes.
       `UPDATE regions SET used_gb = used_gb + 7 WHERE id = 'id-jkt'`,
+      // The region's vCPU counter drifts from its servers.
+      `UPDATE regions SET vcpu_capacity = 8, vcpus_used = 3 WHERE id = 'id-jkt'`,
     ]);
     // A second server holding five ssd disks; the ssd offer allows four per server.
     await t.sql(`INSERT INTO servers (id, org_id, name, region_id, zone_id) VALUES ('vm_svfull', 'org_sv', 'full', 'id-jkt', 'id-jkt-a')`);
@@ -193,6 +196,12 @@ describe('verify: invariants of money, operations and servers', () => {
         subject: 'fwr_okbroken',
         message: 'firewall rule is not stored in canonical form',
         details: { org_id: 'org_ok', sources: '10.1.2.3/8', destinations: '' },
+      },
+      {
+        check: 'regions.vcpus_used_matches_servers',
+        subject: 'id-jkt',
+        message: 'vcpus_used is 3 but its live servers hold 0 vCPUs',
+        details: { vcpus_used: '3', live_vcpus: '0' },
       },
     ]);
     // Verify wrote nothing: the organization that was left alone is as it was.

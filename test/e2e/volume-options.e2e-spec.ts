@@ -77,7 +77,7 @@ describe('GET /v1/volume-options', () => {
           ],
           servers: [
             server('vm_optweb1', 'web-1'),
-            server('vm_optapp2', 'app'),
+            server('vm_optapp2', 'app-2'),
             server('vm_optapp1', 'app'),
             server('vm_optfull', 'backup'),
             server('vm_optfour', 'cache'),
@@ -130,7 +130,7 @@ describe('GET /v1/volume-options', () => {
           // aaa-other (another organization's)
           servers: [
             { id: 'vm_optapp1', name: 'app' },
-            { id: 'vm_optapp2', name: 'app' },
+            { id: 'vm_optapp2', name: 'app-2' },
             { id: 'vm_optfour', name: 'cache' },
             { id: 'vm_optweb1', name: 'web-1' },
           ],
@@ -168,7 +168,7 @@ describe('GET /v1/volume-options', () => {
           available: true,
           servers: [
             { id: 'vm_optapp1', name: 'app' },
-            { id: 'vm_optapp2', name: 'app' },
+            { id: 'vm_optapp2', name: 'app-2' },
             { id: 'vm_optweb1', name: 'web-1' },
           ],
         },

@@ -82,7 +82,13 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
         { name: 'ro', scopes: ['vm:read'], token: apiToken(s, 'ro') },
       ],
     });
-    const seeded = await t.seed({ regions: [region()], organizations: [org(A), org(B)] });
+    // A server catalog, so that GET /v1/server-options answers 200 as well as its errors.
+    const serverCatalog = {
+      server_plans: [{ id: 'cx1', vcpus: 1, memory_gb: 2, disk_gb: 40 }],
+      images: [{ id: 'ubuntu-24.04', name: 'Ubuntu 24.04', type: 'system' }],
+    };
+    const serverOffer = { vcpu_capacity: 16, terms: [1, 3, 12], plans: [{ plan: 'cx1', price_per_month: { USD: '4.50000', IDR: '72000' } }] };
+    const seeded = await t.seed({ ...serverCatalog, regions: [region('id-jkt', { server_offer: serverOffer })], organizations: [org(A), org(B)] });
     // Operations of both organizations (pending: the worker is off in tests).
     for (const s of [A, B]) {
       const res = await t.http.post(`/v1/volumes/vol_${s}v1/renew`).set(bearer(apiToken(s, 'rw'))).send({ term_months: 1 });

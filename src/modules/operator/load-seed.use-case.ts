@@ -25,6 +25,8 @@ const validNewPassword = (password: string): boolean => password.length >= PASSW
 
 export interface SeedResult {
   regions: string[];
+  server_plans: string[];
+  images: string[];
   organizations: {
     id: string;
     users: { id: string; email: string }[];
@@ -59,11 +61,30 @@ export class LoadSeed {
       }
     }
     return this.uow.run(async () => {
-      const result: SeedResult = { regions: [], organizations: [] };
+      const result: SeedResult = { regions: [], server_plans: [], images: [], organizations: [] };
+      // Plans and images first: the regions' server offers name plans.
+      for (const plan of seed.server_plans ?? []) {
+        await this.catalog.createServerPlan({ id: plan.id, vcpus: plan.vcpus, memoryGb: plan.memory_gb, diskGb: plan.disk_gb });
+        result.server_plans.push(plan.id);
+      }
+      for (const image of seed.images ?? []) {
+        await this.catalog.createImage({ id: image.id, name: image.name, type: image.type });
+        result.images.push(image.id);
+      }
       // Offers and zones read once per file, not once per volume (the catalog does not change
       // inside this transaction except through the regions created above, which come first).
       const lookups = new CatalogLookups(this.catalog);
       for (const region of seed.regions) {
+        const serverOffer = region.server_offer;
+        for (const [p, offered] of (serverOffer?.plans ?? []).entries()) {
+          const field = `regions.${region.id}.server_offer.plans[${p}].plan`;
+          if (serverOffer!.plans.findIndex((o) => o.plan === offered.plan) !== p) {
+            throw invalidRequest(`Seed file: ${field}: plan ${offered.plan} is offered twice`, { field });
+          }
+          if (!(await this.catalog.serverPlanExists(offered.plan))) {
+            throw invalidRequest(`Seed file: ${field}: ${offered.plan} is no server plan (list it in server_plans)`, { field });
+          }
+        }
         await this.catalog.createRegion({
           id: region.id,
           name: region.name,
@@ -81,6 +102,17 @@ export class LoadSeed {
               IDR: Money.parse(o.price_per_gb_month.IDR, 'IDR', `regions.${region.id}.volume_offers[${i}].price_per_gb_month.IDR`),
             },
           })),
+          serverOffer: serverOffer && {
+            vcpuCapacity: serverOffer.vcpu_capacity,
+            terms: serverOffer.terms,
+            plans: serverOffer.plans.map((o, p) => ({
+              planId: o.plan,
+              price: {
+                USD: Money.parse(o.price_per_month.USD, 'USD', `regions.${region.id}.server_offer.plans[${p}].price_per_month.USD`),
+                IDR: Money.parse(o.price_per_month.IDR, 'IDR', `regions.${region.id}.server_offer.plans[${p}].price_per_month.IDR`),
+              },
+            })),
+          },
         });
         result.regions.push(region.id);
       }

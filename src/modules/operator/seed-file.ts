@@ -8,6 +8,7 @@ import { invalidRequest } from '../../shared/kernel/errors/domain-error';
 import { SCOPES } from '../auth/domain/principal';
 import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
 import { VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../volumes/domain/volume-attributes';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../servers/domain/server';
 
 const ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
@@ -32,12 +33,38 @@ class SeedOffer {
   @IsObject() @ValidateNested() @Type(() => SeedPrice) price_per_gb_month: SeedPrice;
 }
 
+class SeedServerOfferPlan {
+  @IsString() @Matches(ID, { message: 'plan must be 1 to 100 of A-Z a-z 0-9 _ . -' }) plan: string;
+  @IsObject() @ValidateNested() @Type(() => SeedPrice) price_per_month: SeedPrice;
+}
+
+/** Optional: a region without it sells no servers. */
+class SeedServerOffer {
+  @IsInt() @Min(0) vcpu_capacity: number;
+  @IsArray() @ArrayMinSize(1) @IsIn([1, 3, 12], { each: true, message: 'terms must hold only 1, 3 or 12' }) terms: number[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedServerOfferPlan) plans: SeedServerOfferPlan[];
+}
+
+class SeedServerPlan {
+  @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
+  @IsInt() @Min(1) vcpus: number;
+  @IsInt() @Min(1) memory_gb: number;
+  @IsInt() @Min(1) disk_gb: number;
+}
+
+class SeedImage {
+  @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsIn(['system', 'app'], { message: 'type must be system or app' }) type: 'system' | 'app';
+}
+
 class SeedRegion {
   @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
   @IsString() @Length(1, 200) name: string;
   @IsInt() @Min(0) capacity_gb: number;
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedZone) zones: SeedZone[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOffer) volume_offers: SeedOffer[];
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedServerOffer) server_offer?: SeedServerOffer;
 }
 
 class SeedMember {
@@ -55,7 +82,7 @@ class SeedApiKey {
 
 class SeedServer {
   @IsOptional() @IsString() @Matches(prefixed('vm'), { message: 'id must begin with vm_' }) id?: string;
-  @IsString() @Length(1, 200) name: string;
+  @IsString() @Matches(SERVER_NAME_PATTERN, { message: `name must be ${SERVER_NAME_RULE}` }) name: string;
   @IsString() region: string;
   @IsString() zone: string;
 }
@@ -92,6 +119,8 @@ class SeedOrganization {
 }
 
 export class SeedFile {
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SeedServerPlan) server_plans?: SeedServerPlan[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SeedImage) images?: SeedImage[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedRegion) regions: SeedRegion[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOrganization) organizations: SeedOrganization[];
 }

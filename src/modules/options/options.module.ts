@@ -1,8 +1,12 @@
 import { Module } from '@nestjs/common';
-import { SetRegionCapacity, SetZoneAvailability } from './application/catalog-admin.use-cases';
+import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from './application/catalog-admin.use-cases';
 import { Catalog } from './application/catalog.port';
 import { CatalogQueries } from './application/catalog-queries.port';
 import { GetVolumeOptions } from './application/get-volume-options.use-case';
+import { GetServerOptions } from './application/get-server-options.use-case';
+import { ServerCatalogQueries } from './application/server-catalog-queries.port';
+import { TypeOrmServerCatalogQueries } from './infrastructure/typeorm-server-catalog-queries';
+import { ServerOptionsController } from './interface/http/server-options.controller';
 import { ListRegions } from './application/list-regions.use-case';
 import { TypeOrmCatalog } from './infrastructure/typeorm-catalog';
 import { TypeOrmCatalogQueries } from './infrastructure/typeorm-catalog-queries';
@@ -10,7 +14,7 @@ import { RegionsController } from './interface/http/regions.controller';
 import { VolumeOptionsController } from './interface/http/volume-options.controller';
 
 @Module({
-  controllers: [VolumeOptionsController, RegionsController],
+  controllers: [VolumeOptionsController, RegionsController, ServerOptionsController],
   providers: [
     { provide: Catalog, useClass: TypeOrmCatalog },
     { provide: CatalogQueries, useClass: TypeOrmCatalogQueries },
@@ -18,7 +22,11 @@ import { VolumeOptionsController } from './interface/http/volume-options.control
     ListRegions,
     SetZoneAvailability,
     SetRegionCapacity,
+    SetRegionVcpus,
+    SetPurchasesPaused,
+    { provide: ServerCatalogQueries, useClass: TypeOrmServerCatalogQueries },
+    GetServerOptions,
   ],
-  exports: [Catalog, SetZoneAvailability, SetRegionCapacity],
+  exports: [Catalog, SetZoneAvailability, SetRegionCapacity, SetRegionVcpus, SetPurchasesPaused],
 })
 export class OptionsModule {}

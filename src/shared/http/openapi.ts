@@ -87,7 +87,7 @@ export class OperationInTheWayDetailsDto {
 }
 
 /** What is in the way (conflict on SSH keys and firewall rules). */
-@ApiSchema({ name: 'ConflictDetails', description: 'conflict on an SSH key or a firewall rule: the one that exists already, and (SSH keys) which member it shares' })
+@ApiSchema({ name: 'ConflictDetails', description: 'conflict: the resource that holds the name or value asked for (a server, an SSH key, a firewall rule), and (SSH keys) which member it shares' })
 export class ConflictDetailsDto {
   @ApiProperty({ example: 'ssh_4fTq9LmX2vR8tW7yZ3bN5cHd' })
   existing_id: string;
@@ -112,7 +112,7 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict on SSH keys and firewall rules, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), `{}` for the others',
     anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
-import { Zone } from '../domain/catalog';
+import { PurchaseSwitches, Zone } from '../domain/catalog';
 import { Catalog } from './catalog.port';
 
 /** Largest capacity the CLI accepts: stays an exact JS integer. */
@@ -57,6 +57,63 @@ export class SetRegionCapacity {
       if (!region) throw notFound(`Region ${input.regionId} not found`);
       await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.region_capacity_set', targetId: region.id, targetType: 'region', ipAddress: null, data: { capacity_gb: capacityGb } });
       return region;
+    });
+  }
+}
+
+/**
+ * Operator CLI `region:vcpus`: sets the vCPUs a region sells servers from, never below the vCPUs of
+ * its servers not deleted (conflict). server-options reads it at every request.
+ */
+@Injectable()
+export class SetRegionVcpus {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(input: { regionId: string; vcpus: string }): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number }> {
+    if (!/^\d{1,16}$/.test(input.vcpus) || Number(input.vcpus) > MAX_CAPACITY_GB) {
+      throw invalidRequest('vcpus must be a whole number of vCPUs, 0 or more', { field: 'vcpus' });
+    }
+    const vcpus = Number(input.vcpus);
+    return this.uow.run(async () => {
+      const region = await this.catalog.setRegionVcpus(input.regionId, vcpus);
+      if (!region) throw notFound(`Region ${input.regionId} not found`);
+      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.region_vcpus_set', targetId: region.id, targetType: 'region', ipAddress: null, data: { vcpu_capacity: vcpus } });
+      return region;
+    });
+  }
+}
+
+/**
+ * Operator CLI `purchases:pause` and `purchases:resume`: the global switch (no region) or one
+ * region's. A server purchase reads both switches in its transaction; disks are unaffected.
+ */
+@Injectable()
+export class SetPurchasesPaused {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(input: { regionId: string | null; paused: boolean }): Promise<PurchaseSwitches> {
+    return this.uow.run(async () => {
+      const switches = await this.catalog.setPurchasesPaused(input.regionId, input.paused);
+      if (!switches) throw notFound(`Region ${input.regionId} not found`);
+      await this.audit.record({
+        orgId: null,
+        actorType: 'system',
+        actorId: null,
+        action: input.paused ? 'catalog.purchases_paused' : 'catalog.purchases_resumed',
+        targetId: input.regionId ?? 'global',
+        targetType: input.regionId === null ? 'global' : 'region',
+        ipAddress: null,
+        data: { region: input.regionId },
+      });
+      return switches;
     });
   }
 }

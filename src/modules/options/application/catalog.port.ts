@@ -1,4 +1,4 @@
-import { RegionDefinition, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
+import { Image, PurchaseSwitches, RegionDefinition, ServerPlan, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
 
 /** Regions, their zones and their volume offers: what the provider sells where. */
 export abstract class Catalog {
@@ -19,4 +19,20 @@ export abstract class Catalog {
    * capacity asked for is below what its live volumes use.
    */
   abstract setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined>;
+
+  /** Creates a server plan; conflict when its id exists. */
+  abstract createServerPlan(plan: ServerPlan): Promise<void>;
+  /** Creates an image; conflict when its id exists. */
+  abstract createImage(image: Image): Promise<void>;
+  abstract serverPlanExists(planId: string): Promise<boolean>;
+  /**
+   * Sets the region's vCPU capacity; undefined when there is no such region; conflict when the
+   * capacity asked for is below the vCPUs of its servers not deleted.
+   */
+  abstract setRegionVcpus(regionId: string, vcpus: number): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number } | undefined>;
+  /**
+   * Sets the global purchase switch (regionId null) or the region's; false when there is no such
+   * region. Answers every switch after the change.
+   */
+  abstract setPurchasesPaused(regionId: string | null, paused: boolean): Promise<PurchaseSwitches | undefined>;
 }

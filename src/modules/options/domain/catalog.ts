@@ -29,4 +29,37 @@ export interface RegionDefinition {
   capacityGb: number;
   zones: Zone[];
   offers: Omit<VolumeOffer, 'regionId'>[];
+  /** Absent: the region sells no servers (vcpu_capacity 0). */
+  serverOffer?: ServerOfferDefinition;
+}
+
+/** A server plan of the catalog (servers.md): its boot disk (`diskGb`) is not counted in disk capacity. */
+export interface ServerPlan {
+  id: string;
+  vcpus: number;
+  memoryGb: number;
+  diskGb: number;
+}
+
+export const IMAGE_TYPES = ['system', 'app'] as const;
+export type ImageType = (typeof IMAGE_TYPES)[number];
+
+/** An image: sold wherever servers are. */
+export interface Image {
+  id: string;
+  name: string;
+  type: ImageType;
+}
+
+/** What a region sells of servers: its vCPU capacity, terms and each plan's monthly price. */
+export interface ServerOfferDefinition {
+  vcpuCapacity: number;
+  terms: number[];
+  plans: { planId: string; price: PricePair }[];
+}
+
+/** The purchase switches (servers.md): the global one and each region's. */
+export interface PurchaseSwitches {
+  global: boolean;
+  regions: Record<string, boolean>;
 }

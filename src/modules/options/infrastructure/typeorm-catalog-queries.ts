@@ -63,6 +63,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
               COALESCE((SELECT json_agg(json_build_object('id', s.id, 'name', s.name, 'zone_id', s.zone_id))
                           FROM servers s
                          WHERE s.org_id = $2 AND s.region_id = r.id AND s.deleted_at IS NULL
+                           AND s.status NOT IN ('creating', 'deleting')
                            AND (${SERVER_SLOTS_TAKEN('s.id')}) < $3),
                        '[]'::json) AS servers
          FROM regions r

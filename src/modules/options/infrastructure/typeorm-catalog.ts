@@ -3,7 +3,7 @@ import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transac
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Money } from '../../../shared/kernel/money/money';
 import { Catalog } from '../application/catalog.port';
-import { RegionDefinition, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
+import { Image, PurchaseSwitches, RegionDefinition, ServerPlan, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
 
 interface OfferRow {
   region_id: string;
@@ -39,7 +39,12 @@ export class TypeOrmCatalog extends Catalog {
 
   async createRegion(region: RegionDefinition): Promise<void> {
     try {
-      await this.db.query('INSERT INTO regions (id, name, capacity_gb) VALUES ($1, $2, $3)', [region.id, region.name, region.capacityGb]);
+      await this.db.query('INSERT INTO regions (id, name, capacity_gb, vcpu_capacity) VALUES ($1, $2, $3, $4)', [
+        region.id,
+        region.name,
+        region.capacityGb,
+        region.serverOffer?.vcpuCapacity ?? 0,
+      ]);
       for (const zone of region.zones) {
         await this.db.query('INSERT INTO zones (id, region_id, available) VALUES ($1, $2, $3)', [zone.id, region.id, zone.available]);
       }
@@ -49,6 +54,15 @@ export class TypeOrmCatalog extends Catalog {
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
           [region.id, o.type, o.minGb, o.maxGb, o.stepGb, o.terms, o.perServerLimit, o.price.USD.minor.toString(), o.price.IDR.minor.toString()],
         );
+      }
+      if (region.serverOffer) {
+        await this.db.query('INSERT INTO server_offers (region_id, terms) VALUES ($1, $2)', [region.id, region.serverOffer.terms]);
+        for (const p of region.serverOffer.plans) {
+          await this.db.query(
+            'INSERT INTO server_offer_plans (region_id, plan_id, price_usd_minor, price_idr_minor) VALUES ($1, $2, $3, $4)',
+            [region.id, p.planId, p.price.USD.minor.toString(), p.price.IDR.minor.toString()],
+          );
+        }
       }
     } catch (err) {
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Region ${region.id}, one of its zones or offers exists already`);
@@ -108,5 +122,54 @@ export class TypeOrmCatalog extends Catalog {
     throw conflict(
       `Region ${regionId} has ${current.used_gb} GB in use by its volumes; its capacity cannot be set below that (asked for ${capacityGb} GB)`,
     );
+  }
+
+  async createServerPlan(plan: ServerPlan): Promise<void> {
+    try {
+      await this.db.query('INSERT INTO server_plans (id, vcpus, memory_gb, disk_gb) VALUES ($1, $2, $3, $4)', [plan.id, plan.vcpus, plan.memoryGb, plan.diskGb]);
+    } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Server plan ${plan.id} exists already`);
+      throw err;
+    }
+  }
+
+  async createImage(image: Image): Promise<void> {
+    try {
+      await this.db.query('INSERT INTO images (id, name, type) VALUES ($1, $2, $3)', [image.id, image.name, image.type]);
+    } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Image ${image.id} exists already`);
+      throw err;
+    }
+  }
+
+  async serverPlanExists(planId: string): Promise<boolean> {
+    return (await this.db.one('SELECT 1 FROM server_plans WHERE id = $1', [planId])) !== undefined;
+  }
+
+  async setRegionVcpus(regionId: string, vcpus: number): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number } | undefined> {
+    // Never below the vCPUs of its live servers (regions_vcpus_within_capacity); the conditional
+    // UPDATE takes the row lock, so no purchase slips in between check and write.
+    const row = await this.db.one<{ id: string; name: string; vcpu_capacity: string; vcpus_used: string }>(
+      'UPDATE regions SET vcpu_capacity = $2 WHERE id = $1 AND vcpus_used <= $2 RETURNING id, name, vcpu_capacity::text, vcpus_used::text',
+      [regionId, vcpus],
+    );
+    if (row) return { id: row.id, name: row.name, vcpuCapacity: Number(row.vcpu_capacity), vcpusUsed: Number(row.vcpus_used) };
+    const current = await this.db.one<{ vcpus_used: string }>('SELECT vcpus_used::text FROM regions WHERE id = $1', [regionId]);
+    if (!current) return undefined;
+    throw conflict(
+      `Region ${regionId} has ${current.vcpus_used} vCPUs in use by its servers; its vCPU capacity cannot be set below that (asked for ${vcpus})`,
+    );
+  }
+
+  async setPurchasesPaused(regionId: string | null, paused: boolean): Promise<PurchaseSwitches | undefined> {
+    if (regionId === null) {
+      await this.db.query("UPDATE purchase_switches SET paused = $1 WHERE scope = 'global'", [paused]);
+    } else {
+      const row = await this.db.one('UPDATE regions SET purchases_paused = $2 WHERE id = $1 RETURNING id', [regionId, paused]);
+      if (!row) return undefined;
+    }
+    const global = await this.db.one<{ paused: boolean }>("SELECT paused FROM purchase_switches WHERE scope = 'global'");
+    const regions = await this.db.query<{ id: string; purchases_paused: boolean }>('SELECT id, purchases_paused FROM regions ORDER BY id COLLATE "C"');
+    return { global: global?.paused ?? false, regions: Object.fromEntries(regions.map((r) => [r.id, r.purchases_paused])) };
   }
 }

@@ -6,6 +6,7 @@ import { Finding, InvariantCheck, InvariantChecks } from '../application/invaria
 import { ProviderDisksCheck } from './provider-disks-check';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
+import { RegionVcpusUsedCheck } from './region-vcpus-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -249,6 +250,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ProviderDisksCheck(db, storage),
       new AccessCheck(db),
       new OrganizationsPerUserCheck(db),
+      new RegionVcpusUsedCheck(db),
     ];
   }
 

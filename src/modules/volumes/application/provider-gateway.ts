@@ -1,16 +1,13 @@
-import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { DomainError } from '../../../shared/kernel/errors/domain-error';
-import { StepUnavailable } from '../../operations/application/operation-executors';
+import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ProviderCircuit } from '../../operations/application/provider-circuit';
 import { BlockStorage, DiskPage, ProviderDisk, ProviderHealth, ProviderUnavailable } from './block-storage.port';
 
-/** Consecutive failed calls after which the provider counts as down (lifecycle.md). */
-export const CIRCUIT_THRESHOLD = 5;
-/** How often the gateway probes the provider (BlockStorage.ping) between calls. */
-export const PROVIDER_PROBE_INTERVAL_MS = 1_000;
+export { CIRCUIT_THRESHOLD, PROVIDER_PROBE_INTERVAL_MS } from '../../operations/application/provider-circuit';
 
 /**
  * The worker's and the readiness probe's way to the storage provider (application layer, so a
- * real provider adapter replaces the simulated one without touching it):
+ * real provider adapter replaces the simulated one without touching it), through the circuit
+ * every provider gateway shares (ProviderCircuit):
  *
  * - the circuit: after CIRCUIT_THRESHOLD consecutive failed calls (operations' calls and the
  *   periodic probe alike) the provider is down until a call succeeds. The circuit is kept in
@@ -22,36 +19,28 @@ export const PROVIDER_PROBE_INTERVAL_MS = 1_000;
  */
 @Injectable()
 export class ProviderGateway extends ProviderHealth implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly logger = new Logger('StorageProvider');
-  private consecutiveFailures = 0;
-  private down = false;
-  private probe: NodeJS.Timeout | undefined;
+  private readonly circuit: ProviderCircuit;
 
   constructor(private readonly storage: BlockStorage) {
     super();
+    this.circuit = new ProviderCircuit({ context: 'StorageProvider', label: 'storage provider', unavailable: ProviderUnavailable, ping: () => this.storage.ping() });
   }
 
   onApplicationBootstrap(): void {
-    void this.probeOnce();
-    this.probe = setInterval(() => void this.probeOnce(), PROVIDER_PROBE_INTERVAL_MS);
-    this.probe.unref();
+    this.circuit.start();
   }
 
   onModuleDestroy(): void {
-    clearInterval(this.probe);
+    this.circuit.stop();
   }
 
   isDown(): boolean {
-    return this.down;
+    return this.circuit.isDown();
   }
 
   /** One probe; its outcome counts like a call's. */
-  async probeOnce(): Promise<void> {
-    try {
-      await this.call(() => this.storage.ping());
-    } catch {
-      // counted by call()
-    }
+  probeOnce(): Promise<void> {
+    return this.circuit.probeOnce();
   }
 
   createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
@@ -76,35 +65,7 @@ export class ProviderGateway extends ProviderHealth implements OnApplicationBoot
     return this.call(() => this.storage.listDisks(page));
   }
 
-  private async call<T>(work: () => Promise<T>): Promise<T> {
-    let result: T;
-    try {
-      result = await work();
-    } catch (err) {
-      if (err instanceof DomainError) {
-        this.succeeded();
-        throw err;
-      }
-      this.failed();
-      throw new StepUnavailable(err instanceof ProviderUnavailable ? err.message : `The storage provider could not be reached: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    this.succeeded();
-    return result;
-  }
-
-  private succeeded(): void {
-    this.consecutiveFailures = 0;
-    if (this.down) {
-      this.down = false;
-      this.logger.log({ msg: 'storage provider is back: circuit closed' });
-    }
-  }
-
-  private failed(): void {
-    this.consecutiveFailures += 1;
-    if (!this.down && this.consecutiveFailures >= CIRCUIT_THRESHOLD) {
-      this.down = true;
-      this.logger.warn({ msg: 'storage provider is down: circuit open', consecutive_failures: this.consecutiveFailures });
-    }
+  private call<T>(work: () => Promise<T>): Promise<T> {
+    return this.circuit.call(work);
   }
 }

@@ -122,6 +122,9 @@ export class AttachVolume {
         if (server.zoneId !== volume.zoneId) {
           throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; volume ${volume.id} is in ${volume.zoneId}`, { field: 'server_id' });
         }
+        if (server.status === 'creating' || server.status === 'deleting') {
+          throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
+        }
       },
       checkState: assertAttachable,
       plan: async (volume) => {

@@ -246,6 +246,7 @@ interface ServerRow {
   name: string;
   region_id: string;
   zone_id: string;
+  status: string;
   created_at: Date;
   deleted_at: Date | null;
 }
@@ -255,10 +256,11 @@ const toServer = (r: ServerRow): Server => ({
   name: r.name,
   regionId: r.region_id,
   zoneId: r.zone_id,
+  status: r.status,
   createdAt: r.created_at,
   deletedAt: r.deleted_at,
 });
-const SERVER_COLUMNS = 'id, org_id, name, region_id, zone_id, created_at, deleted_at';
+const SERVER_COLUMNS = 'id, org_id, name, region_id, zone_id, status, created_at, deleted_at';
 
 @Injectable()
 export class TypeOrmServerRepository extends ServerRepository {
@@ -274,6 +276,9 @@ export class TypeOrmServerRepository extends ServerRepository {
       );
       return toServer(row);
     } catch (err) {
+      if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === 'servers_org_name_live_key') {
+        throw conflict(`Server name ${s.name} is taken in organization ${s.orgId}`);
+      }
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Server ${s.id} exists already`);
       throw err;
     }

@@ -1,0 +1,52 @@
+import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { Money, PricePair } from '../../../shared/kernel/money/money';
+import { Labels } from '../../volumes/domain/volume-attributes';
+
+export const SERVER_STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'rebooting', 'deleting', 'deleted'] as const;
+export type ServerStatus = (typeof SERVER_STATUSES)[number];
+
+/** The hostname rule: 1-63 letters, digits, "." and "-", alphanumeric first and last. */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$/;
+export const SERVER_NAME_RULE = '1 to 63 letters, digits, "." or "-", starting and ending with a letter or digit';
+
+/**
+ * A server (servers.md "Server and buying"). A seeded server has no plan: `plan` and everything
+ * frozen with a purchase (specs, image, term, billing, price, expiry) are null.
+ */
+export interface Server {
+  id: string;
+  orgId: string;
+  name: string;
+  status: ServerStatus;
+  regionId: string;
+  zoneId: string;
+  plan: string | null;
+  vcpus: number | null;
+  memoryGb: number | null;
+  diskGb: number | null;
+  image: string | null;
+  ipv4: string | null;
+  termMonths: number | null;
+  billing: Money | null;
+  price: PricePair | null;
+  expiresAt: Date | null;
+  labels: Labels;
+  deleteProtection: boolean;
+  /** Its live volumes, by id. */
+  volumeIds: string[];
+  createdAt: Date;
+  deletedAt: Date | null;
+}
+
+/** GET /v1/servers filters; `status` absent: every status but deleted. */
+export interface ServerFilter {
+  status?: ServerStatus;
+  regionId?: string;
+  zoneId?: string;
+  name?: string;
+  labels: [string, string][];
+}
+
+/** 409 conflict: the name is held by another live server of the organization (named when known). */
+export const nameTaken = (name: string, existingId: string | undefined): DomainError =>
+  new DomainError('conflict', `Server name ${name} is taken by another server of the organization`, existingId ? { existing_id: existingId } : {});

@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { Money, isCurrency, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { ServerReads } from '../application/servers.port';
+import { Server, ServerFilter, ServerStatus } from '../domain/server';
+
+interface ServerRow {
+  id: string;
+  org_id: string;
+  name: string;
+  status: ServerStatus;
+  region_id: string;
+  zone_id: string;
+  plan_id: string | null;
+  vcpus: number | null;
+  memory_gb: number | null;
+  disk_gb: number | null;
+  image_id: string | null;
+  ipv4: string | null;
+  term_months: number | null;
+  billing_currency: string | null;
+  billing_amount: string | null;
+  price_usd_minor: string | null;
+  price_idr_minor: string | null;
+  expires_at: Date | null;
+  labels: Record<string, string>;
+  delete_protection: boolean;
+  volume_ids: string[];
+  created_at: Date;
+  deleted_at: Date | null;
+  created_at_text: string;
+}
+
+/** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
+const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
+  s.ipv4, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
+  s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at,
+  ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
+  to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
+
+export function toServer(r: ServerRow): Server {
+  const currency = r.billing_currency;
+  return {
+    id: r.id,
+    orgId: r.org_id,
+    name: r.name,
+    status: r.status,
+    regionId: r.region_id,
+    zoneId: r.zone_id,
+    plan: r.plan_id,
+    vcpus: r.vcpus,
+    memoryGb: r.memory_gb,
+    diskGb: r.disk_gb,
+    image: r.image_id,
+    ipv4: r.ipv4,
+    termMonths: r.term_months,
+    billing: currency !== null && isCurrency(currency) && r.billing_amount !== null ? Money.ofMinor(currency, BigInt(r.billing_amount)) : null,
+    price: r.price_usd_minor !== null && r.price_idr_minor !== null ? pricePairOfMinor(r.price_usd_minor, r.price_idr_minor) : null,
+    expiresAt: r.expires_at,
+    labels: r.labels,
+    deleteProtection: r.delete_protection,
+    volumeIds: r.volume_ids,
+    createdAt: r.created_at,
+    deletedAt: r.deleted_at,
+  };
+}
+
+@Injectable()
+export class TypeOrmServerReads extends ServerReads {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Server | undefined> {
+    const row = await this.db.one<ServerRow>(`SELECT ${COLUMNS} FROM servers s WHERE s.org_id = $1 AND s.id = $2`, [orgId, id], 'servers_find_in_org');
+    return row && toServer(row);
+  }
+
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ServerFilter }): Promise<Page<Server>> {
+    const params: unknown[] = [orgId];
+    const where = ['s.org_id = $1'];
+    const add = (sql: (p: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    const f = query.filter;
+    if (f.status === undefined) where.push('s.deleted_at IS NULL');
+    else add((p) => `s.status = ${p}`, f.status);
+    if (f.regionId !== undefined) add((p) => `s.region_id = ${p}`, f.regionId);
+    if (f.zoneId !== undefined) add((p) => `s.zone_id = ${p}`, f.zoneId);
+    if (f.name !== undefined) add((p) => `s.name = ${p}`, f.name);
+    for (const [key, value] of f.labels) add((p) => `s.labels @> ${p}::jsonb`, JSON.stringify({ [key]: value }));
+    if (query.after) {
+      params.push(query.after.createdAt, query.after.id);
+      where.push(`(s.created_at, s.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+    }
+    params.push(query.limit + 1);
+    const rows = await this.db.query<ServerRow>(
+      `SELECT ${COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`,
+      params,
+    );
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toServer);
+  }
+}

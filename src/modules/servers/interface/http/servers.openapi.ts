@@ -1,0 +1,80 @@
+import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { nullableRef } from '../../../../shared/http/openapi';
+import { BillingResponse } from '../../../volumes/interface/http/volumes.openapi';
+import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
+import { SERVER_STATUSES } from '../../domain/server';
+
+/** Response bodies of the servers routes, for the OpenAPI document (examples: seeds/demo.json). */
+
+@ApiExtraModels(BillingResponse, PricePerMonthSchema)
+@ApiSchema({ name: 'Server', description: 'A virtual private server. A seeded server shows null plan, specs, image, term, billing, price and expiry' })
+export class ServerResponse {
+  @ApiProperty({ example: 'vm_demoweb1' })
+  id: string;
+
+  @ApiProperty({ description: 'The hostname: 1 to 63 letters, digits, "." or "-", alphanumeric first and last; unique among the live servers of the organization', example: 'web-1' })
+  name: string;
+
+  @ApiProperty({ enum: SERVER_STATUSES, example: 'running' })
+  status: string;
+
+  @ApiProperty({ example: 'id-jkt' })
+  region: string;
+
+  @ApiProperty({ example: 'id-jkt-a' })
+  zone: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The plan bought; null for a seeded server', example: 'cx1' })
+  plan: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Frozen at purchase', example: 1 })
+  vcpus: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Frozen at purchase', example: 2 })
+  memory_gb: number | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The boot disk, frozen at purchase', example: 40 })
+  disk_gb: number | null;
+
+  @ApiProperty({ type: String, nullable: true, example: 'ubuntu-24.04' })
+  image: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'Null until the server is ready, and after deletion; kept through stop and start', example: '100.64.0.1' })
+  ipv4: string | null;
+
+  @ApiProperty({ type: 'integer', nullable: true, description: 'The current term in months: 1, 3 or 12; null for a seeded server', example: 1 })
+  term_months: number | null;
+
+  @ApiProperty({ ...nullableRef(BillingResponse), description: 'What the current term cost' })
+  billing: BillingResponse | null;
+
+  @ApiProperty({ ...nullableRef(PricePerMonthSchema), description: 'The monthly price the server was bought at (renewals use it)' })
+  price_per_month: PricePerMonthSchema | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-12-21T00:00:00.000Z' })
+  expires_at: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { env: 'prod' } })
+  labels: Record<string, string>;
+
+  @ApiProperty({ example: false })
+  delete_protection: boolean;
+
+  @ApiProperty({ type: [String], description: 'Its live volumes, by id', example: ['vol_demodata1'] })
+  volume_ids: string[];
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T00:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
+  deleted_at: string | null;
+}
+
+@ApiSchema({ name: 'ServerList' })
+export class ServerListResponse {
+  @ApiProperty({ type: () => [ServerResponse], description: 'Servers passing the filters (without status: not deleted), newest first' })
+  servers: ServerResponse[];
+
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
+  next_cursor: string | null;
+}
