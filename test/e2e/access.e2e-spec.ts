@@ -364,7 +364,7 @@ describe('SSH keys and firewall rules', () => {
       [web, 'firewall rule of the deleted server vm_accweb1 was not deleted with it'],
       [sshKey, 'SSH key fingerprint or stored line differs from its public key'],
     ]));
-    await t.sql("UPDATE servers SET deleted_at = NULL WHERE id = 'vm_accweb1'");
+    await t.sql("UPDATE servers SET deleted_at = NULL, status = 'running' WHERE id = 'vm_accweb1'");
   });
 
   it('the OpenAPI document lists every route of this module', () => {
