@@ -15,6 +15,8 @@ import { OptionsModule } from './modules/options/options.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { WebhooksWorkerModule } from './modules/webhooks/webhooks-worker.module';
 import { Settings } from './shared/config/settings';
 import { DatabaseModule } from './shared/database/database.module';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
@@ -47,6 +49,8 @@ export class AppModule {
         OperatorModule,
         MonitoringModule,
         DocsModule,
+        WebhooksModule,
+        WebhooksWorkerModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -283,6 +283,18 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/docs': 'headDocsPage',
       'GET /v1/docs/{asset}': 'getDocsAsset',
       'HEAD /v1/docs/{asset}': 'headDocsAsset',
+      'POST /v1/webhook-endpoints': 'createWebhookEndpoint',
+      'GET /v1/webhook-endpoints': 'listWebhookEndpoints',
+      'HEAD /v1/webhook-endpoints': 'headWebhookEndpoints',
+      'GET /v1/webhook-endpoints/{id}': 'getWebhookEndpoint',
+      'HEAD /v1/webhook-endpoints/{id}': 'headWebhookEndpoint',
+      'PATCH /v1/webhook-endpoints/{id}': 'updateWebhookEndpoint',
+      'DELETE /v1/webhook-endpoints/{id}': 'deleteWebhookEndpoint',
+      'POST /v1/webhook-endpoints/{id}/rotate-secret': 'rotateWebhookSecret',
+      'POST /v1/webhook-endpoints/{id}/test': 'testWebhookEndpoint',
+      'GET /v1/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
+      'HEAD /v1/webhook-endpoints/{id}/deliveries': 'headWebhookDeliveries',
+      'POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver': 'redeliverWebhook',
     });
     expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: '/', description: 'This service (every path starts with /v1)' }]);
     for (const { path, method, op } of operations()) {
