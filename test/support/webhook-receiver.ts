@@ -8,7 +8,12 @@ export interface ReceivedWebhook {
 }
 
 /** What a path answers: a status (and headers), or 'hang' (never answers). Called per request, with how many that path got before. */
-export type Behaviour = (count: number) => { status: number; headers?: Record<string, string> } | 'hang';
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  delayMs?: number;
+}
+export type Behaviour = (count: number) => Answer | 'hang';
 
 /**
  * A webhook receiver on 127.0.0.1 for tests: records every request (path, headers, raw body) and
@@ -32,12 +37,13 @@ export class WebhookReceiver {
         r.received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
         const count = r.counts.get(path) ?? 0;
         r.counts.set(path, count + 1);
-        const answer = (r.behaviours.get(path) ?? (() => ({ status: 200 })))(count);
+        const answer: Answer | 'hang' = (r.behaviours.get(path) ?? (() => ({ status: 200 })))(count);
         if (answer === 'hang') {
           r.hanging.add(res);
           return;
         }
-        res.writeHead(answer.status, answer.headers).end();
+        if (answer.delayMs) setTimeout(() => res.writeHead(answer.status, answer.headers).end(), answer.delayMs);
+        else res.writeHead(answer.status, answer.headers).end();
       });
     });
     await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve));

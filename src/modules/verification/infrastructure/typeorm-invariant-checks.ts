@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
 import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -233,7 +235,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage) {
+  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings()) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -245,6 +247,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ServerDiskLimitCheck(db),
       new RegionUsedGbCheck(db),
       new ProviderDisksCheck(db, storage),
+      new WebhookDeliveriesOnScheduleCheck(db, settings),
     ];
   }
 
