@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { DeliverWebhooks } from '../../src/modules/webhooks/application/deliver-webhooks.use-case';
 import { EventOutbox } from '../../src/modules/webhooks/application/event-outbox.port';
+import { PurgeWebhookHistoryJob } from '../../src/modules/webhooks/interface/jobs/purge-webhook-history.job';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
@@ -161,6 +162,8 @@ describe('event webhooks', () => {
       const event = new Webhook(secret).verify(got.body, got.headers as Record<string, string>) as { id: string };
       expect(event).toEqual({ id: expect.stringMatching(EVT_ID), type: 'operation.succeeded', created_at: op.body.finished_at, data: op.body });
       expect(got.body).toBe(JSON.stringify(event));
+      // Byte for byte the GET, the stored result's members in the order the database returns them.
+      expect(got.body).toContain(`"data":${op.text}}`);
       expect(got.headers['webhook-id']).toBe(event.id);
       expect(got.headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
       expect(await deliveries(endpoint.id)).toEqual([
@@ -329,6 +332,21 @@ describe('event webhooks', () => {
       expect(new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).toEqual({ id: expect.stringMatching(EVT_ID), type: 'volume.deleted', created_at: volume.body.deleted_at, data: volume.body });
       await cleanUp(endpoint.id);
     });
+  });
+
+  it('purges ended deliveries and their events after 30 days, never a pending one', async () => {
+    const { webhook_endpoint: endpoint } = await createEndpoint('/old', ['*']);
+    const old = new Date(clock.now().getTime() - 31 * 86_400_000);
+    await t.sql(`INSERT INTO webhook_events (id, org_id, type, created_at, body) VALUES ('evt_whkold1', 'org_whk', 'ping', $1, '{}'), ('evt_whkold2', 'org_whk', 'ping', $1, '{}')`, [old]);
+    await t.sql(
+      `INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, created_at, next_attempt_at)
+       VALUES ('dlv_whkold1', $1, 'evt_whkold1', 'ping', 'succeeded', 1, $2, NULL), ('dlv_whkold2', $1, 'evt_whkold2', 'ping', 'pending', 1, $2, $3)`,
+      [endpoint.id, old, new Date(clock.now().getTime() + 3_600_000)],
+    );
+    await t.app.get(PurgeWebhookHistoryJob).tick();
+    expect(await t.sql("SELECT id FROM webhook_deliveries WHERE id LIKE 'dlv_whkold%'")).toEqual([{ id: 'dlv_whkold2' }]);
+    expect(await t.sql("SELECT id FROM webhook_events WHERE id LIKE 'evt_whkold%'")).toEqual([{ id: 'evt_whkold2' }]);
+    await cleanUp(endpoint.id);
   });
 
   it('reports deliveries by outcome and the outbox lag in the metrics', async () => {

@@ -9,7 +9,7 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { EventOutbox, NoEventOutbox } from '../../webhooks/application/event-outbox.port';
 import { EventRecord } from '../../webhooks/domain/events';
 import { JsonObject, Operation, OperationError } from '../domain/operation';
-import { presentOperation } from '../domain/operation-json';
+import { inJsonbOrder, presentOperation } from '../domain/operation-json';
 import { OperationExecutors, OperationStepExecutor, StepUnavailable } from './operation-executors';
 import { NoOperationSignals, OperationSignals } from './operation-signals.port';
 import { OperationRepository } from './operations.port';
@@ -397,7 +397,9 @@ export class AdvanceOperations {
 
 /** The event of an ended operation: operation.succeeded or operation.failed, its data the Operation as GET returns it. */
 function endedEvent(op: Operation): EventRecord {
-  const data = presentOperation(op);
+  const presented = presentOperation(op);
+  // result and error as GET reads them back from their jsonb columns.
+  const data = { ...presented, result: inJsonbOrder(presented.result), error: inJsonbOrder(presented.error) };
   return { orgId: op.orgId, type: data.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed', createdAt: op.snapshot().finishedAt ?? new Date(data.created_at), data };
 }
 

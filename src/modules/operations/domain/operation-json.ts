@@ -19,3 +19,15 @@ export function presentOperation(operation: Operation) {
 }
 
 export type OperationJson = ReturnType<typeof presentOperation>;
+
+/**
+ * A JSON value with its objects' members in the order PostgreSQL's jsonb keeps them (shorter
+ * names first, then by their bytes): the order a stored result or error comes back in, so that
+ * an Operation presented before it is read back (an event at commit) is byte for byte its GET.
+ */
+export function inJsonbOrder<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(inJsonbOrder) as T;
+  if (!value || typeof value !== 'object') return value;
+  const keys = Object.keys(value).sort((a, b) => Buffer.byteLength(a) - Buffer.byteLength(b) || Buffer.compare(Buffer.from(a), Buffer.from(b)));
+  return Object.fromEntries(keys.map((k) => [k, inJsonbOrder((value as Record<string, unknown>)[k])])) as T;
+}

@@ -62,6 +62,8 @@ export abstract class WebhookStore {
   abstract saveAttempt(id: string, outcome: AttemptOutcome, status: DeliveryStatus, nextAttemptAt: Date | null): Promise<void>;
   /** Success clears the endpoint's failing_since; a failure sets it when null and returns the endpoint after the change. */
   abstract markEndpointHealth(endpointId: string, healthy: boolean, at: Date): Promise<WebhookEndpoint | undefined>;
+  /** Deletes up to `limit` ended deliveries created before `cutoff`, and the events before it no delivery refers to; how many rows. */
+  abstract purgeBefore(cutoff: Date, limit: number): Promise<number>;
   /** Pending deliveries and their lag: count, and the earliest due next_attempt_at at or before `now`. */
   abstract pendingSummary(now: Date): Promise<{ pending: number; earliestDue: Date | null }>;
 }

@@ -271,6 +271,21 @@ export class TypeOrmWebhookStore extends WebhookStore {
     return row && toEndpoint(row);
   }
 
+  async purgeBefore(cutoff: Date, limit: number): Promise<number> {
+    const deliveries = await this.db.exec(
+      `DELETE FROM webhook_deliveries WHERE id IN (
+         SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2)`,
+      [cutoff, limit],
+    );
+    const events = await this.db.exec(
+      `DELETE FROM webhook_events ev WHERE ev.id IN (
+         SELECT e.id FROM webhook_events e WHERE e.created_at < $1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+          ORDER BY e.created_at LIMIT $2)`,
+      [cutoff, limit],
+    );
+    return deliveries.affected + events.affected;
+  }
+
   async pendingSummary(now: Date): Promise<{ pending: number; earliestDue: Date | null }> {
     const row = await this.db.one<{ pending: number; earliest: Date | null }>(
       `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS earliest FROM webhook_deliveries WHERE status = 'pending'`,
