@@ -58,6 +58,8 @@ export abstract class WebhookStore {
   abstract lockEndpointById(id: string): Promise<WebhookEndpoint | undefined>;
   /** Locks a delivery this worker still holds (pending, claimed by it): its endpoint and its attempts, or undefined. */
   abstract lockHeld(id: string, workerId: string): Promise<{ endpointId: string; orgId: string; attempts: number } | undefined>;
+  /** A held delivery (pending, claimed by `workerId`) ends `succeeded`, in one statement; whether it was still held. */
+  abstract saveHeldSuccess(id: string, workerId: string, outcome: AttemptOutcome): Promise<boolean>;
   /** Ends or reschedules a held delivery after an attempt. */
   abstract saveAttempt(id: string, outcome: AttemptOutcome, status: DeliveryStatus, nextAttemptAt: Date | null): Promise<void>;
   /** Success clears the endpoint's failing_since; a failure sets it when null and returns the endpoint after the change. */

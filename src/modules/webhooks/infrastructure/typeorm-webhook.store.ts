@@ -248,6 +248,17 @@ export class TypeOrmWebhookStore extends WebhookStore {
     return row && { endpointId: row.endpoint_id, orgId: row.org_id, attempts: row.attempts };
   }
 
+  async saveHeldSuccess(id: string, workerId: string, o: AttemptOutcome): Promise<boolean> {
+    const { affected } = await this.db.exec(
+      `UPDATE webhook_deliveries SET status = 'succeeded', attempts = attempts + 1, last_attempt_at = $3, last_response_status = $4, last_error = NULL,
+              next_attempt_at = NULL, locked_by = NULL, locked_until = NULL
+        WHERE id = $1 AND status = 'pending' AND locked_by = $2`,
+      [id, workerId, o.at, o.responseStatus],
+      'webhooks_save_success',
+    );
+    return affected === 1;
+  }
+
   async saveAttempt(id: string, o: AttemptOutcome, status: DeliveryStatus, nextAttemptAt: Date | null): Promise<void> {
     await this.db.exec(
       `UPDATE webhook_deliveries SET status = $2, attempts = attempts + 1, last_attempt_at = $3, last_response_status = $4, last_error = $5,

@@ -62,6 +62,9 @@ export class WebhooksWorker implements OnApplicationBootstrap, BeforeApplication
           });
           this.inFlight.add(attempt);
         }
+        // Claimed nothing while attempts are in flight (an endpoint at its limit of 4, say): their
+        // ends wake this again; claiming at every commit meanwhile would only spin.
+        if (claimed.length === 0 && this.inFlight.size > 0) return;
         if (claimed.length < free && !this.wokenWhileClaiming) return;
       }
     } catch (err) {
