@@ -67,6 +67,7 @@ export class ChaosWebhooks {
         });
         if (res.status !== 201) throw new Error(`creating a webhook endpoint answered ${res.status}: ${await res.text()}`);
         const body = (await res.json()) as { webhook_endpoint: { id: string }; secret: string };
+        endpointsByOrg.set(org.id, [...(endpointsByOrg.get(org.id) ?? []), body.webhook_endpoint.id]);
         w.endpoints.set(`/${kind}/${org.id}`, { id: body.webhook_endpoint.id, org: org.id, kind, verifier: new Webhook(body.secret), requests: 0, answered410: false });
       }
     }
@@ -178,3 +179,46 @@ export class ChaosWebhooks {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 }
+
+/** The endpoints ChaosWebhooks.start created, by organization id (for the traffic below). */
+const endpointsByOrg = new Map<string, string[]>();
+
+interface ActionContext {
+  orgs: { id: string }[];
+  stats: { count(action: string, outcome: string): void };
+  send(org: never, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean }): Promise<{ status: number; body: string } | undefined>;
+}
+
+const pickOne = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
+
+/** A webhook route an organization's owner calls on one of its endpoints (a 5xx is a problem, as for every action). */
+function webhookAction(name: string, weight: number, request: (endpointId: string, deliveryId: string | undefined) => { method: string; path: string; body?: object; keyed?: boolean }) {
+  return {
+    name,
+    weight,
+    async run(ctx: ActionContext): Promise<void> {
+      const org = pickOne(ctx.orgs);
+      const ids = endpointsByOrg.get(org.id);
+      if (!ids) return;
+      const endpointId = pickOne(ids);
+      let deliveryId: string | undefined;
+      if (name === 'webhook_redeliver') {
+        const list = await ctx.send(org as never, 'GET', `/v1/webhook-endpoints/${endpointId}/deliveries?limit=5`, { session: true });
+        deliveryId = list?.status === 200 ? (JSON.parse(list.body) as { deliveries: { id: string }[] }).deliveries[0]?.id : undefined;
+        if (!deliveryId) return;
+      }
+      const r = request(endpointId, deliveryId);
+      const reply = await ctx.send(org as never, r.method, r.path, { session: true, body: r.body ? JSON.stringify(r.body) : undefined, key: r.keyed ? `chaos-${Math.random()}` : undefined });
+      ctx.stats.count(name, reply ? String(reply.status) : 'cut_by_kill');
+    },
+  };
+}
+
+/** The webhook routes in the chaos run's traffic mix. */
+export const WEBHOOK_ACTIONS = [
+  webhookAction('webhook_test', 3, (id) => ({ method: 'POST', path: `/v1/webhook-endpoints/${id}/test`, keyed: true })),
+  webhookAction('webhook_deliveries', 3, (id) => ({ method: 'GET', path: `/v1/webhook-endpoints/${id}/deliveries?status=${pickOne(['pending', 'succeeded', 'failed'])}` })),
+  webhookAction('webhook_redeliver', 2, (id, deliveryId) => ({ method: 'POST', path: `/v1/webhook-endpoints/${id}/deliveries/${deliveryId}/redeliver` })),
+  webhookAction('webhook_update', 1, (id) => ({ method: 'PATCH', path: `/v1/webhook-endpoints/${id}`, body: { description: `chaos ${Math.floor(Math.random() * 3)}` } })),
+  webhookAction('webhook_rotate', 1, (id) => ({ method: 'POST', path: `/v1/webhook-endpoints/${id}/rotate-secret` })),
+];

@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
-import { ChaosWebhooks, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
+import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
 import { envInt } from './stats';
 
 const ROOT = join(__dirname, '../..');
@@ -361,6 +361,7 @@ const ACTIONS: Action[] = [
       ctx.stats.count('read_volume_options', reply ? String(reply.status) : 'cut_by_kill');
     },
   },
+  ...WEBHOOK_ACTIONS,
 ];
 
 function pickAction(): Action {
