@@ -34,6 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
+import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
@@ -364,6 +365,7 @@ const ACTIONS: Action[] = [
   },
   ...accessActions<Org>(),
   ...ACCOUNT_ACTIONS,
+  ...WEBHOOK_ACTIONS,
 ];
 
 function pickAction(): Action {
@@ -454,6 +456,7 @@ async function main(): Promise<void> {
   let redisPort = 0;
   const stats = new Stats();
   let exitCode = 1;
+  let webhooks: ChaosWebhooks | undefined;
 
   const startRedis = async (): Promise<void> => {
     redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
@@ -499,6 +502,7 @@ async function main(): Promise<void> {
       PROVIDER_FAULTS: process.env.PROVIDER_FAULTS ?? '0.1',
       PROVIDER_LATENCY_MS: process.env.PROVIDER_LATENCY_MS ?? '20',
       PROVIDER_RETRY_BASE_MS: '200',
+      ...WEBHOOK_SERVER_ENV,
     });
 
     // Migrate and seed through the CLI, as an operator would.
@@ -524,6 +528,7 @@ async function main(): Promise<void> {
       org.session = ((await res.json()) as { token: string }).token;
     }
     await own.connect();
+    webhooks = await ChaosWebhooks.start(orgs, servers[0].url, (text) => stats.problem(text));
 
     const live = (): Server[] => servers.filter((s) => !s.killed);
     const ctx: Context = {
@@ -621,6 +626,7 @@ async function main(): Promise<void> {
     const found = new Set((await own.query(`SELECT id FROM operations WHERE id = ANY($1)`, [accepted])).rows.map((r: { id: string }) => r.id));
     const missing = accepted.filter((id) => !found.has(id));
     if (missing.length > 0) stats.problem(`${missing.length} accepted (202) operations do not exist: ${missing.slice(0, 10).join(', ')}`);
+    await webhooks.check(own, live()[0].url, new Map(orgs.map((o) => [o.id, o.token])), waitMs);
     const outcomes = (await own.query(
       `SELECT status, coalesce(error->>'code', '') AS code, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1, 2`,
     )).rows as { status: string; code: string; n: number }[];
@@ -647,6 +653,7 @@ async function main(): Promise<void> {
       operations: outcomes.map((o) => ({ status: o.status, ...(o.code ? { error: o.code } : {}), count: o.n })),
       faults,
       invariants: report ? { ok: report.ok, checks: Object.fromEntries(report.checks.map((c) => [c.name, c.violations])), violations: report.violations.slice(0, 20) } : 'verify failed to run',
+      webhooks: webhooks.summary(),
       problems: stats.problems,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
@@ -654,6 +661,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill('SIGKILL');
     await stopRedis();
+    await webhooks?.close();
     await own.end().catch(() => undefined);
     if (process.env.CHAOS_KEEP !== '1') await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
     await admin.end();

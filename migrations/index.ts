@@ -12,6 +12,7 @@ import { Scopes1764000000190 } from './1764000000190-scopes';
 import { ServerCatalog1764000000210 } from './1764000000210-server-catalog';
 import { Servers1764000000211 } from './1764000000211-servers';
 import { SshKeysAndFirewallRules1764000000230 } from './1764000000230-ssh-keys-and-firewall-rules';
+import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   ServerCatalog1764000000210,
   Servers1764000000211,
   SshKeysAndFirewallRules1764000000230,
+  Webhooks1764000000250,
   Invitations1764000000260,
 ];

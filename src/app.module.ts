@@ -17,6 +17,8 @@ import { ServersModule } from './modules/servers/servers.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { WebhooksWorkerModule } from './modules/webhooks/webhooks-worker.module';
 import { Settings } from './shared/config/settings';
 import { DatabaseModule } from './shared/database/database.module';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
@@ -51,6 +53,8 @@ export class AppModule {
         DocsModule,
         AccessModule,
         ServersModule,
+        WebhooksModule,
+        WebhooksWorkerModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -314,6 +314,18 @@ describe('OpenAPI document and docs page', () => {
       'DELETE /v1/firewall-rules/{id}': 'deleteFirewallRule',
       'GET /v1/servers/{id}/firewall': 'getServerFirewall',
       'HEAD /v1/servers/{id}/firewall': 'headServerFirewall',
+      'POST /v1/webhook-endpoints': 'createWebhookEndpoint',
+      'GET /v1/webhook-endpoints': 'listWebhookEndpoints',
+      'HEAD /v1/webhook-endpoints': 'headWebhookEndpoints',
+      'GET /v1/webhook-endpoints/{id}': 'getWebhookEndpoint',
+      'HEAD /v1/webhook-endpoints/{id}': 'headWebhookEndpoint',
+      'PATCH /v1/webhook-endpoints/{id}': 'updateWebhookEndpoint',
+      'DELETE /v1/webhook-endpoints/{id}': 'deleteWebhookEndpoint',
+      'POST /v1/webhook-endpoints/{id}/rotate-secret': 'rotateWebhookSecret',
+      'POST /v1/webhook-endpoints/{id}/test': 'testWebhookEndpoint',
+      'GET /v1/webhook-endpoints/{id}/deliveries': 'listWebhookDeliveries',
+      'HEAD /v1/webhook-endpoints/{id}/deliveries': 'headWebhookDeliveries',
+      'POST /v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver': 'redeliverWebhook',
     });
     expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: '/', description: 'This service (every path starts with /v1)' }]);
     for (const { path, method, op } of operations()) {

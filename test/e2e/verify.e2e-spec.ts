@@ -25,10 +25,11 @@ const CHECKS = [
   'access.keys_and_rules_canonical_within_limits',
   'accounts.organizations_per_user',
   'regions.vcpus_used_matches_servers',
+  'webhooks.deliveries_on_schedule',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
-const SUFFIXES = ['av', 'rs', 'sc', 'fr', 'us', 'ul', 'sv', 'pd', 'ok'];
+const SUFFIXES = ['av', 'rs', 'sc', 'fr', 'us', 'ul', 'sv', 'pd', 'wd', 'ok'];
 
 /**
  * `verify`: on a database left by real traffic (renewals succeeded, failed, pending) every check
@@ -122,6 +123,12 @@ describe('verify: invariants of money, operations and servers', () => {
         [`disk_svssd${i}`, `vol_svssd${i}`, `/mnt/ssd${i}`],
       );
     }
+    // A webhook delivery still pending two days after it was created (the schedule allows 30.4 hours).
+    await t.sql(`INSERT INTO webhook_endpoints (id, org_id, url, events, status, secret_sealed, created_at, updated_at)
+                 VALUES ('we_wdlost', 'org_wd', 'https://example.com/hook', '{*}', 'enabled', 'sealed:v1:x', now(), now())`);
+    await t.sql(`INSERT INTO webhook_events (id, org_id, type, created_at, body) VALUES ('evt_wdlost', 'org_wd', 'volume.deleted', now() - interval '2 days', '{}')`);
+    await t.sql(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, created_at, next_attempt_at)
+                 VALUES ('dlv_wdlost', 'we_wdlost', 'evt_wdlost', 'volume.deleted', 'pending', 3, now() - interval '2 days', '2026-01-01T00:00:00Z')`);
     // The provider holds a detached volume's disk attached to a server.
     await t.sql(`UPDATE provider_disks SET server_id = 'vm_pdweb1' WHERE volume_id = 'vol_pdv1'`);
     const [{ disk_id: pdDisk }] = await t.sql<{ disk_id: string }>(`SELECT disk_id FROM provider_disks WHERE volume_id = 'vol_pdv1'`);
@@ -202,6 +209,12 @@ describe('verify: invariants of money, operations and servers', () => {
         subject: 'id-jkt',
         message: 'vcpus_used is 3 but its live servers hold 0 vCPUs',
         details: { vcpus_used: '3', live_vcpus: '0' },
+      },
+      {
+        check: 'webhooks.deliveries_on_schedule',
+        subject: 'dlv_wdlost',
+        message: expect.stringMatching(/^delivery created at \d{4}-.*Z is still pending after 3 attempt\(s\), past its schedule$/),
+        details: { org_id: 'org_wd', endpoint_id: 'we_wdlost', attempts: 3, next_attempt_at: '2026-01-01T00:00:00.000Z' },
       },
     ]);
     // Verify wrote nothing: the organization that was left alone is as it was.

@@ -9,6 +9,7 @@ import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, orgWithDetachedVolumes, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
+import { sealSecret } from '../../src/modules/webhooks/domain/secret-box';
 import { BodySpec, DocOperation, Huge, OpenApiDoc, Parameter, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
@@ -68,6 +69,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT count(*)::int AS n FROM idempotency_records WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT id, name, public_key FROM ssh_keys WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
     ]);
 
   beforeAll(async () => {
@@ -101,10 +104,20 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     }
     const accessIds = async (s: string) =>
       (await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = $1 UNION ALL SELECT id FROM firewall_rules WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+    // A webhook endpoint of each organization (a public TEST-NET address; subscribed to an event these routes never cause), with a delivery.
+    for (const s of [A, B]) {
+      const we = `we_${s}fuzz00000000000000000`;
+      await t.sql(`INSERT INTO webhook_endpoints (id, org_id, url, events, status, secret_sealed, created_at, updated_at)
+                   VALUES ($1, $2, 'https://192.0.2.10/hook', '{server.deleted}', 'enabled', $3, now(), now())`, [we, `org_${s}`, sealSecret('whsec_AAECAwQFBgcICQoLDA0ODxAREhMUFRYX', we, undefined)]);
+      await t.sql(`INSERT INTO webhook_events (id, org_id, type, created_at, body) VALUES ($1, $2, 'server.deleted', now(), '{}')`, [`evt_${s}fuzz0000000000000000`, `org_${s}`]);
+      await t.sql(`INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, attempts, created_at) VALUES ($1, $2, $3, 'server.deleted', 'succeeded', 1, now())`,
+        [`dlv_${s}fuzz0000000000000000`, we, `evt_${s}fuzz0000000000000000`]);
+    }
     const idsOf = async (s: string) => {
       const o = seeded.organizations.find((x) => x.id === `org_${s}`)!;
       const opIds = (await t.sql<{ id: string }>(`SELECT id FROM operations WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      return [o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s))];
+      const webhookIds = [`we_${s}fuzz00000000000000000`, `dlv_${s}fuzz0000000000000000`];
+      return [o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { WalletModule } from '../wallet/wallet.module';
+import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { AdvanceOperations } from './application/advance-operations.use-case';
 import { OperationAcceptance } from './application/operation-acceptance.port';
 import { OperationExecutors } from './application/operation-executors';
@@ -20,7 +21,7 @@ import { OperationsController } from './interface/http/operations.controller';
  * OperationExecutors. The worker is OperationsWorkerModule (the HTTP server imports it, the CLI does not).
  */
 @Module({
-  imports: [WalletModule],
+  imports: [WalletModule, EventOutboxModule],
   controllers: [OperationsController],
   providers: [
     { provide: OperationRepository, useClass: TypeOrmOperationRepository },

@@ -3,6 +3,7 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OperationsModule } from '../operations/operations.module';
 import { OptionsModule } from '../options/options.module';
 import { WalletModule } from '../wallet/wallet.module';
+import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { RenewVolume } from './application/renew-volume.use-case';
 import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
@@ -23,7 +24,7 @@ import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule, EventOutboxModule],
   controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },

@@ -59,6 +59,20 @@ export interface Settings {
   providerRetryBaseMs: number;
   /** How often each worker process sweeps the provider for disks of deleted volumes (the orphan disk sweep). */
   orphanDiskSweepIntervalMs: number;
+  /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
+  webhookSecretsKey: string | undefined;
+  /** How long the previous signing secret also signs after a rotation (seconds). */
+  webhookSecretOverlapS: number;
+  /** Webhook deliveries one process attempts at once. */
+  webhookConcurrency: number;
+  /** How long an attempt waits for the receiver's answer. */
+  webhookTimeoutMs: number;
+  /** The delay before each attempt of a delivery, in seconds (the first is 0: at once); its length is the number of attempts. */
+  webhookRetryScheduleS: number[];
+  /** A failure this long (seconds) after an endpoint's failing_since disables it (reason failing). */
+  webhookDisableAfterS: number;
+  /** Tests and local use: webhook URLs may be http and reach any address (private, loopback). */
+  webhookAllowPrivateUrls: boolean;
 }
 
 export type TrustProxy = false | number | string[];
@@ -120,6 +134,17 @@ function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw;
 }
 
+/** WEBHOOK_RETRY_SCHEDULE_S: 1 to 20 comma-separated whole seconds, the first 0. */
+function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return fallback;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 20 || !parts.every((p) => /^\d{1,7}$/.test(p)) || Number(parts[0]) !== 0) {
+    throw new Error(`Setting ${name} must be 1 to 20 comma-separated whole seconds, the first 0 (such as 0,5,300), got "${raw}"`);
+  }
+  return parts.map(Number);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -157,6 +182,13 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     providerRetryWindowMs: int(env, 'PROVIDER_RETRY_WINDOW_MS', 600_000, 0, 86_400_000),
     providerRetryBaseMs: int(env, 'PROVIDER_RETRY_BASE_MS', 1_000, 1, 60_000),
     orphanDiskSweepIntervalMs: int(env, 'ORPHAN_DISK_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    webhookSecretsKey: secret(env, 'WEBHOOK_SECRETS_KEY'),
+    webhookSecretOverlapS: int(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 2_592_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
+    webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookRetryScheduleS: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
+    webhookDisableAfterS: int(env, 'WEBHOOK_DISABLE_AFTER_S', 432_000, 1, 31_536_000),
+    webhookAllowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
   };
 }
 

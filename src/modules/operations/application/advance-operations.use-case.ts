@@ -6,7 +6,10 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 import { WalletLedger } from '../../wallet/application/wallet.port';
+import { EventOutbox, NoEventOutbox } from '../../webhooks/application/event-outbox.port';
+import { EventRecord } from '../../webhooks/domain/events';
 import { JsonObject, Operation, OperationError } from '../domain/operation';
+import { inJsonbOrder, presentOperation } from '../domain/operation-json';
 import { OperationExecutors, OperationStepExecutor, StepUnavailable } from './operation-executors';
 import { NoOperationSignals, OperationSignals } from './operation-signals.port';
 import { OperationRepository } from './operations.port';
@@ -66,6 +69,7 @@ export class AdvanceOperations {
     private readonly settings: Settings,
     private readonly signals: OperationSignals = new NoOperationSignals(),
     private readonly telemetry: OperationsTelemetry = new NoOperationsTelemetry(),
+    private readonly outbox: EventOutbox = new NoEventOutbox(),
   ) {}
 
   /** Claims one batch and executes it. */
@@ -191,6 +195,7 @@ export class AdvanceOperations {
           }
         }
         await this.operations.saveMany(changed);
+        await this.outbox.recordMany(done.map(endedEvent));
         await this.signals.announceEnded(done.map((op) => op.id));
         // The holds last: the wallets' rows stay locked only for the end of the transaction.
         await this.wallet.settleMany(
@@ -311,6 +316,7 @@ export class AdvanceOperations {
       op.succeed(result ?? {}, this.clock.now());
       await this.wallet.capture(op.id);
       await this.operations.save(op);
+      await this.outbox.record(endedEvent(op));
       await this.signals.announceEnded([op.id]);
       return { kind: 'succeeded', operation: op };
     });
@@ -327,6 +333,7 @@ export class AdvanceOperations {
         await this.executors.get(op.type)?.failed?.(op, failure);
         await this.wallet.release(op.id);
         await this.operations.save(op);
+        await this.outbox.record(endedEvent(op));
         await this.signals.announceEnded([op.id]);
         return op;
       });
@@ -386,6 +393,14 @@ export class AdvanceOperations {
     const seconds = Math.max(0, ((s.finishedAt ?? this.clock.now()).getTime() - s.createdAt.getTime()) / 1000);
     this.telemetry.ended(s.type, s.status, seconds);
   }
+}
+
+/** The event of an ended operation: operation.succeeded or operation.failed, its data the Operation as GET returns it. */
+function endedEvent(op: Operation): EventRecord {
+  const presented = presentOperation(op);
+  // result and error as GET reads them back from their jsonb columns.
+  const data = { ...presented, result: inJsonbOrder(presented.result), error: inJsonbOrder(presented.error) };
+  return { orgId: op.orgId, type: data.status === 'succeeded' ? 'operation.succeeded' : 'operation.failed', createdAt: op.snapshot().finishedAt ?? new Date(data.created_at), data };
 }
 
 function describe(err: unknown): { name: string; message: string; code?: string } | string {

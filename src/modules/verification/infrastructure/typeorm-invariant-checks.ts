@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
 import { BlockStorage } from '../../volumes/application/block-storage.port';
@@ -7,6 +8,7 @@ import { ProviderDisksCheck } from './provider-disks-check';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
+import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -236,7 +238,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage) {
+  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings()) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -251,6 +253,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new AccessCheck(db),
       new OrganizationsPerUserCheck(db),
       new RegionVcpusUsedCheck(db),
+      new WebhookDeliveriesOnScheduleCheck(db, settings),
     ];
   }
 

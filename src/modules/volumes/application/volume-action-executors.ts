@@ -3,7 +3,9 @@ import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { JsonObject, Operation } from '../../operations/domain/operation';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
 import { Volume } from '../domain/volume';
+import { presentVolume } from '../domain/volume-json';
 import { ProviderGateway } from './provider-gateway';
 import { attachParams, purchaseParams } from './volume-action-params';
 import { VolumeStates } from './volume-states.port';
@@ -33,6 +35,7 @@ abstract class VolumeActionExecutor implements OperationExecutor, OnModuleInit {
     protected readonly provider: ProviderGateway,
     protected readonly executors: OperationExecutors,
     protected readonly clock: Clock,
+    protected readonly outbox: EventOutbox,
   ) {}
 
   onModuleInit(): void {
@@ -49,6 +52,12 @@ abstract class VolumeActionExecutor implements OperationExecutor, OnModuleInit {
     const volume = await this.volumes.lockInOrg(operation.orgId, this.volumeId(operation));
     if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);
     return volume;
+  }
+
+  /** The volume moved to `deleted` in this transaction: its volume.deleted event, the Volume as its GET returns it at commit. */
+  protected async deleted(operation: Operation, volumeId: string): Promise<void> {
+    const volume = await this.volumes.lockInOrg(operation.orgId, volumeId);
+    if (volume) await this.outbox.record({ orgId: operation.orgId, type: 'volume.deleted', createdAt: volume.deletedAt ?? this.clock.now(), data: presentVolume(volume) });
   }
 
   /** `unmounting` of volume.detach and volume.delete: unmount at the provider, then record mounted false. */
@@ -141,6 +150,7 @@ export class CreateVolumeExecutor extends VolumeActionExecutor {
     const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
     if (!volume || volume.deletedAt) return;
     await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+    await this.deleted(op, volume.id);
   }
 }
 
@@ -243,7 +253,10 @@ export class DeleteVolumeExecutor extends VolumeActionExecutor {
       },
       commit: async (op) => {
         const volume = await this.lockVolume(op);
-        if (!volume.deletedAt) await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+        if (!volume.deletedAt) {
+          await this.states.apply(volume.id, { status: 'deleted', deletedAt: this.clock.now(), serverId: null, mountPath: null, mounted: false });
+          await this.deleted(op, volume.id);
+        }
         return { volume_id: volume.id, status: 'deleted' };
       },
     },

@@ -1,25 +1,7 @@
 import { createHash } from 'node:crypto';
-import { Operation } from '../../domain/operation';
 
-/** The Operation of interface.md 2.3: volume_id for disk operations, deployment_id for template ones. */
-export function presentOperation(operation: Operation) {
-  const o = operation.snapshot();
-  return {
-    id: o.id,
-    type: o.type,
-    status: o.status,
-    vm_id: o.vmId,
-    ...(o.type.startsWith('volume.') ? { volume_id: o.volumeId } : {}),
-    ...(o.type.startsWith('template.') ? { deployment_id: o.deploymentId } : {}),
-    steps: o.steps.map((s) => ({ name: s.name, status: s.status })),
-    result: o.result,
-    error: o.error,
-    created_at: o.createdAt.toISOString(),
-    finished_at: o.finishedAt ? o.finishedAt.toISOString() : null,
-  };
-}
-
-export type OperationJson = ReturnType<typeof presentOperation>;
+export { presentOperation } from '../../domain/operation-json';
+export type { OperationJson } from '../../domain/operation-json';
 
 /** Strong ETag of an Operation representation, from its JSON text: a digest, so any change of any member changes it. */
 export function operationEtag(json: string): string {

@@ -1,0 +1,47 @@
+/**
+ * The event types an endpoint may subscribe to, and the shape of their `data`:
+ *
+ * - `operation.succeeded`, `operation.failed`: an Operation (every type), as GET /v1/operations/{id} returns it.
+ * - `volume.deleted`: a Volume as GET /v1/volumes/{id} returns it (every move to `deleted`, failed purchases too).
+ * - `wallet.top_up.succeeded`, `wallet.top_up.failed`, `wallet.top_up.expired`: a top-up as GET /v1/wallet/top-ups/{id} returns it.
+ * - `wallet.credited`: a wallet transaction as GET /v1/wallet/transactions lists it (every credit).
+ * - `server.deleted`: `{id, name, region, zone, deleted_at}`.
+ * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
+ */
+export const EVENT_TYPES = [
+  'operation.succeeded',
+  'operation.failed',
+  'volume.deleted',
+  'wallet.top_up.succeeded',
+  'wallet.top_up.failed',
+  'wallet.top_up.expired',
+  'wallet.credited',
+  'server.deleted',
+] as const;
+
+export type SubscribableEventType = (typeof EVENT_TYPES)[number];
+export type EventType = SubscribableEventType | 'ping';
+
+/** Every type, future ones too. */
+export const ALL_EVENTS = '*';
+
+export type EventData = { [key: string]: unknown };
+
+/** A change to announce, recorded in the transaction that makes it. */
+export interface EventRecord {
+  orgId: string;
+  type: EventType;
+  /** The change's own timestamp. */
+  createdAt: Date;
+  /** The object as its GET returns it at commit. */
+  data: EventData;
+}
+
+/** The body sent, compact JSON in this member order: `{"id","type","created_at","data"}`. */
+export function eventBody(id: string, type: EventType, createdAt: Date, data: EventData): string {
+  return JSON.stringify({ id, type, created_at: createdAt.toISOString(), data });
+}
+
+export function isSubscribableEventType(value: unknown): value is SubscribableEventType {
+  return typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
+}

@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { Db } from '../../../shared/database/transaction';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { EventOutbox } from '../application/event-outbox.port';
+import { WebhookSignals } from '../application/webhook-signals.port';
+import { EventRecord, eventBody } from '../domain/events';
+
+/**
+ * The outbox on the database, one statement for any number of events: the enabled endpoints of
+ * each event's organization subscribed to its type (`events` holds the type, or `*`) are found
+ * through webhook_endpoints_enabled_idx; an event is inserted only when at least one is, with one
+ * pending delivery, due now, per endpoint. No subscriber: the statement writes nothing.
+ */
+@Injectable()
+export class TypeOrmEventOutbox extends EventOutbox {
+  constructor(
+    private readonly db: Db,
+    private readonly signals: WebhookSignals,
+    private readonly clock: Clock,
+  ) {
+    super();
+  }
+
+  record(event: EventRecord): Promise<void> {
+    return this.recordMany([event]);
+  }
+
+  async recordMany(events: readonly EventRecord[]): Promise<void> {
+    if (events.length === 0) return;
+    const ids = events.map(() => newId('evt'));
+    const { rows } = await this.db.exec<{ n: number }>(
+      `WITH input AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::text[]) AS i(id, org_id, type, created_at, body)
+       ), subscribed AS (
+         SELECT i.id AS event_id, i.type, e.id AS endpoint_id
+           FROM input i JOIN webhook_endpoints e ON e.org_id = i.org_id AND e.status = 'enabled' AND (i.type = ANY(e.events) OR '*' = ANY(e.events))
+       ), events AS (
+         INSERT INTO webhook_events (id, org_id, type, created_at, body)
+         SELECT i.id, i.org_id, i.type, i.created_at, i.body FROM input i WHERE i.id IN (SELECT event_id FROM subscribed)
+         RETURNING id
+       ), deliveries AS (
+         INSERT INTO webhook_deliveries (id, endpoint_id, event_id, event_type, status, created_at, next_attempt_at)
+         SELECT 'dlv_' || substr(s.event_id, 5, 12) || substr(md5(s.endpoint_id || s.event_id), 1, 12), s.endpoint_id, s.event_id, s.type, 'pending', $6, $6
+           FROM subscribed s JOIN events ev ON ev.id = s.event_id
+         RETURNING 1
+       )
+       SELECT count(*)::int AS n FROM deliveries`,
+      [ids, events.map((e) => e.orgId), events.map((e) => e.type), events.map((e) => e.createdAt), events.map((e, i) => eventBody(ids[i], e.type, e.createdAt, e.data)), this.clock.now()],
+      'webhooks_outbox_record',
+    );
+    if ((rows[0]?.n ?? 0) > 0) this.signals.announce();
+  }
+}
