@@ -3,10 +3,12 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { createApp } from './app.factory';
 import { seedDemoIfEmpty } from './demo/demo-seed';
+import { loadDotEnv } from './shared/config/dot-env';
 import { loadSettings } from './shared/config/settings';
 import { handleShutdownSignals } from './shared/lifecycle/graceful-shutdown';
 
 async function bootstrap(): Promise<void> {
+  loadDotEnv();
   const settings = loadSettings();
   const app = await createApp(settings);
   const logger = new Logger('Bootstrap');
