@@ -170,8 +170,33 @@ describe('operator CLI', () => {
     });
   });
 
-  it('an unknown command or option exits 1 with invalid_request', () => {
-    expect(fails(['explode']).code).toBe('invalid_request');
-    expect(fails(['wallet:credit', '--bogus', 'x']).code).toBe('invalid_request');
+  it('an unknown command or option, a missing or extra argument exits 1 with invalid_request naming it', () => {
+    const hint = '; npm run cli -- --help lists the commands and their options';
+    expect(fails(['explode'])).toEqual({ code: 'invalid_request', message: `unknown command 'explode'${hint}` });
+    expect(fails(['wallet:credit', '--bogus', 'x'])).toEqual({ code: 'invalid_request', message: `unknown option '--bogus'${hint}` });
+    expect(fails(['seed'])).toEqual({ code: 'invalid_request', message: `missing required argument 'file'${hint}` });
+    expect(fails(['seed', 'a.json', 'b.json'])).toEqual({ code: 'invalid_request', message: `too many arguments for 'seed'. Expected 1 argument but got 2.${hint}` });
+    expect(fails(['verify', '--org', 'x'])).toEqual({ code: 'invalid_request', message: `unknown option '--org'${hint}` });
+  });
+
+  it('--help, help COMMAND and no command print readable help on stdout and exit 0, touching no database', () => {
+    const help = (args: string[]): string => {
+      const r = runCli(args, env);
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      return r.stdout;
+    };
+    const top = help(['--help']);
+    expect(top).toMatch(/^Usage: npm run cli -- <command> \[options\]\n/);
+    for (const command of ['migrate', 'seed <file>', 'wallet:credit [options]', 'apikey:create [options]', 'apikey:revoke [options]', 'zone:set [options]', 'region:capacity [options]', 'verify']) {
+      expect(top).toContain(`  ${command} `);
+    }
+    expect(help([])).toBe(top);
+    const credit = help(['help', 'wallet:credit']);
+    expect(credit).toBe(help(['wallet:credit', '--help']));
+    expect(credit).toContain('Usage: npm run cli -- wallet:credit [options]');
+    expect(credit).toContain('--org <id>');
+    expect(credit).toContain('--currency <currency>');
+    expect(credit).toContain('npm run cli -- wallet:credit --org org_demo --currency USD --amount 25.5');
+    expect(help(['seed', '--help'])).toContain('Usage: npm run cli -- seed [options] <file>');
   });
 });
