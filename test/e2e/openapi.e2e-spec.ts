@@ -349,18 +349,31 @@ describe('OpenAPI document and docs page', () => {
       oneOf: [{ $ref: '#/components/schemas/ServerRef' }, NULL],
       description: 'The server the disk is on; null when detached',
     });
-    expect(schemas.Operation.properties.error).toEqual({
-      oneOf: [{ $ref: '#/components/schemas/OperationError' }, NULL],
-      description: 'Set when failed; null otherwise',
-      example: null,
-    });
-    expect(schemas.Operation.properties.result.oneOf).toEqual([
-      { $ref: '#/components/schemas/VolumeCreateResult' },
-      { $ref: '#/components/schemas/VolumeActionResult' },
-      { $ref: '#/components/schemas/VolumeRenewResult' },
-      NULL,
-    ]);
-    expect(schemas.Operation.properties.type.enum).toEqual(['volume.create', 'volume.attach', 'volume.detach', 'volume.delete', 'volume.renew']);
+    // Operation: a union of one schema per type, each fixing `type` and typing `result` as that type's (or null).
+    const variants: Record<string, [string, string]> = {
+      'volume.create': ['VolumeCreateOperation', 'VolumeCreateResult'],
+      'volume.attach': ['VolumeAttachOperation', 'VolumeActionResult'],
+      'volume.detach': ['VolumeDetachOperation', 'VolumeActionResult'],
+      'volume.delete': ['VolumeDeleteOperation', 'VolumeActionResult'],
+      'volume.renew': ['VolumeRenewOperation', 'VolumeRenewResult'],
+    };
+    expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
+    expect(schemas.Operation.properties).toBeUndefined();
+    for (const [type, [name, result]] of Object.entries(variants)) {
+      const variant = schemas[name] as unknown as { properties: Record<string, unknown>; required: string[] };
+      expect(variant.properties.type).toEqual({ type: 'string', enum: [type], example: type });
+      expect(variant.properties.result).toEqual({
+        oneOf: [{ $ref: `#/components/schemas/${result}` }, NULL],
+        description: 'Outcome once succeeded; null until then and when failed',
+        example: null,
+      });
+      expect(variant.properties.error).toEqual({
+        oneOf: [{ $ref: '#/components/schemas/OperationError' }, NULL],
+        description: 'Set when failed; null otherwise',
+        example: null,
+      });
+      expect(variant.required).toEqual(['id', 'type', 'status', 'vm_id', 'steps', 'result', 'error', 'created_at', 'finished_at']);
+    }
     expect(schemas.VolumeRenewResult).toEqual({
       type: 'object',
       description: 'result of a succeeded volume.renew',
