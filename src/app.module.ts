@@ -15,6 +15,7 @@ import { OptionsModule } from './modules/options/options.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
+import { VerificationModule } from './modules/verification/verification.module';
 import { Settings } from './shared/config/settings';
 import { DatabaseModule } from './shared/database/database.module';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
@@ -47,6 +48,7 @@ export class AppModule {
         OperatorModule,
         MonitoringModule,
         DocsModule,
+        VerificationModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

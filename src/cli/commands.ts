@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { INestApplicationContext } from '@nestjs/common';
 import { Command, CommanderError } from 'commander';
 import { NestFactory } from '@nestjs/core';
@@ -36,7 +37,16 @@ function required(opts: Options, name: string): string {
   return value;
 }
 
-async function withContext<T>(settings: Settings, work: (ctx: INestApplicationContext) => Promise<T>): Promise<T> {
+/** Where a command runs: its own application context, or (forwarded by the CLI) the running server's. */
+export interface CommandHost {
+  /** The running server's application: the command uses its database connection instead of opening one. */
+  context?: INestApplicationContext;
+  /** The directory relative file arguments are read from (the CLI's, when forwarded). */
+  cwd?: string;
+}
+
+async function withContext<T>(settings: Settings, work: (ctx: INestApplicationContext) => Promise<T>, host: CommandHost = {}): Promise<T> {
+  if (host.context) return work(host.context);
   const ctx = await NestFactory.createApplicationContext(CliModule.forRoot(settings), { logger: false, abortOnError: false });
   try {
     return await work(ctx);
@@ -59,7 +69,7 @@ export interface CommandSpec {
   /** Lines shown under the command's --help. */
   examples?: string[];
   /** Returns the JSON object printed on stdout; throws DomainError (exit 1) or CommandFailed. */
-  run(input: { argument?: string; opts: Options }, settings: Settings): Promise<unknown>;
+  run(input: { argument?: string; opts: Options }, settings: Settings, host: CommandHost): Promise<unknown>;
 }
 
 export const COMMANDS: CommandSpec[] = [
@@ -67,11 +77,11 @@ export const COMMANDS: CommandSpec[] = [
     name: 'migrate',
     summary: 'Apply pending migrations',
     options: [],
-    run: (_input, settings) =>
+    run: (_input, settings, host) =>
       withContext({ ...settings, migrationsRun: false }, async (ctx) => {
         const applied = await ctx.get(DataSource).runMigrations({ transaction: 'all' });
         return { applied: applied.map((m) => m.name) };
-      }),
+      }, host),
   },
   {
     name: 'seed',
@@ -79,15 +89,15 @@ export const COMMANDS: CommandSpec[] = [
     argument: { name: 'file', description: 'the seed file (JSON)' },
     options: [],
     examples: ['seed seeds/demo.json'],
-    run: async ({ argument: file }, settings) => {
+    run: async ({ argument: file }, settings, host) => {
       let text: string;
       try {
-        text = readFileSync(file!, 'utf8');
+        text = readFileSync(resolve(host.cwd ?? '.', file!), 'utf8');
       } catch {
         throw invalidRequest(`Cannot read the seed file ${file}`);
       }
       const seed = parseSeedFile(text);
-      return withContext(settings, (ctx) => ctx.get(LoadSeed).execute(seed));
+      return withContext(settings, (ctx) => ctx.get(LoadSeed).execute(seed), host);
     },
   },
   {
@@ -99,12 +109,12 @@ export const COMMANDS: CommandSpec[] = [
       { flag: 'amount', value: 'decimal', description: 'amount, e.g. 25.5 (USD: at most 5 decimals; IDR: whole rupiah)' },
     ],
     examples: ['wallet:credit --org org_demo --currency USD --amount 25.5'],
-    run: ({ opts }, settings) => {
+    run: ({ opts }, settings, host) => {
       const input = { orgId: required(opts, 'org'), currency: required(opts, 'currency'), amount: required(opts, 'amount') };
       return withContext(settings, async (ctx) => {
         const balance = await ctx.get(CreditWallet).execute(input);
         return { org_id: input.orgId, currency: balance.currency, available: balance.available.format(), reserved: balance.reserved.format() };
-      });
+      }, host);
     },
   },
   {
@@ -116,24 +126,24 @@ export const COMMANDS: CommandSpec[] = [
       { flag: 'scopes', value: 'list', description: 'comma-separated scopes, e.g. vm:read,vm:write' },
     ],
     examples: ['apikey:create --org org_demo --name ci --scopes vm:read,vm:write'],
-    run: ({ opts }, settings) => {
+    run: ({ opts }, settings, host) => {
       const input = { orgId: required(opts, 'org'), name: required(opts, 'name'), scopes: required(opts, 'scopes').split(',').map((s) => s.trim()) };
       return withContext(settings, async (ctx) => {
         const { key, token } = await ctx.get(CreateApiKey).execute(input, OPERATOR);
         return { id: key.id, org_id: key.orgId, name: key.name, scopes: key.scopes, token, created_at: key.createdAt.toISOString() };
-      });
+      }, host);
     },
   },
   {
     name: 'apikey:revoke',
     summary: 'Revoke an API key (refused by every server process within 1 s)',
     options: [{ flag: 'id', value: 'id', description: 'API key id (key_…)' }],
-    run: ({ opts }, settings) => {
+    run: ({ opts }, settings, host) => {
       const id = required(opts, 'id');
       return withContext(settings, async (ctx) => {
         const key = await ctx.get(RevokeApiKey).execute({ id }, OPERATOR);
         return { id: key.id, org_id: key.orgId, revoked_at: key.revokedAt?.toISOString() ?? null };
-      });
+      }, host);
     },
   },
   {
@@ -144,12 +154,12 @@ export const COMMANDS: CommandSpec[] = [
       { flag: 'available', value: 'bool', description: 'true or false' },
     ],
     examples: ['zone:set --zone id-jkt-b --available false'],
-    run: ({ opts }, settings) => {
+    run: ({ opts }, settings, host) => {
       const input = { zoneId: required(opts, 'zone'), available: required(opts, 'available') };
       return withContext(settings, async (ctx) => {
         const zone = await ctx.get(SetZoneAvailability).execute(input);
         return { id: zone.id, region: zone.regionId, available: zone.available };
-      });
+      }, host);
     },
   },
   {
@@ -160,26 +170,26 @@ export const COMMANDS: CommandSpec[] = [
       { flag: 'gb', value: 'n', description: 'capacity in GB' },
     ],
     examples: ['region:capacity --region id-jkt --gb 20000'],
-    run: ({ opts }, settings) => {
+    run: ({ opts }, settings, host) => {
       const input = { regionId: required(opts, 'region'), gb: required(opts, 'gb') };
       return withContext(settings, async (ctx) => {
         const region = await ctx.get(SetRegionCapacity).execute(input);
         return { id: region.id, name: region.name, capacity_gb: region.capacityGb };
-      });
+      }, host);
     },
   },
   {
     name: 'verify',
     summary: 'Check every invariant, read-only, in one snapshot; exit 1 naming each violation',
     options: [],
-    run: (_input, settings) =>
+    run: (_input, settings, host) =>
       // Read-only: never applies migrations (a database not migrated fails with the missing table).
       withContext({ ...settings, migrationsRun: false }, async (ctx) => {
         const report = await ctx.get(VerifyInvariants).execute();
         if (report.ok) return report;
         const names = [...new Set(report.violations.map((v) => v.check))];
         throw new CommandFailed('invariant_violated', `${report.violations.length} violation(s) of ${names.join(', ')}`, report);
-      }),
+      }, host),
   },
 ];
 
@@ -196,7 +206,7 @@ export class HelpRequested extends Error {
  * command's run is handed to `chosen`, help text and usage errors are thrown (HelpRequested,
  * DomainError invalid_request).
  */
-export function buildProgram(chosen: (run: () => Promise<unknown>) => void, settings: Settings): { program: Command; output: () => string } {
+export function buildProgram(chosen: (run: () => Promise<unknown>) => void, settings: Settings, host: CommandHost = {}): { program: Command; output: () => string } {
   let output = '';
   const program = new Command('npm run cli --')
     .usage('<command> [options]')
@@ -214,7 +224,7 @@ export function buildProgram(chosen: (run: () => Promise<unknown>) => void, sett
     command.action((...args: unknown[]) => {
       const argument = spec.argument ? (args[0] as string) : undefined;
       const opts = (spec.argument ? args[1] : args[0]) as Options;
-      chosen(() => spec.run({ argument, opts }, settings));
+      chosen(() => spec.run({ argument, opts }, settings, host));
     });
   }
   return { program, output: () => output };
@@ -225,9 +235,9 @@ export function buildProgram(chosen: (run: () => Promise<unknown>) => void, sett
  * (usage errors included, as invalid_request), CommandFailed when the command found a problem,
  * HelpRequested for help.
  */
-export async function runCommand(argv: string[], settings: Settings): Promise<unknown> {
+export async function runCommand(argv: string[], settings: Settings, host: CommandHost = {}): Promise<unknown> {
   let run: (() => Promise<unknown>) | undefined;
-  const { program, output } = buildProgram((r) => (run = r), settings);
+  const { program, output } = buildProgram((r) => (run = r), settings, host);
   if (argv.length === 0) {
     program.outputHelp();
     throw new HelpRequested(output());
