@@ -1,7 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import type { Express } from 'express';
+import compression from 'compression';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
@@ -35,9 +36,22 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   conditionalRequestsOnlyWithETag(app.getHttpAdapter().getInstance() as Express);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
+  // gzip or deflate for clients that accept it, on answers of 1 KiB or more: the docs page's script
+  // (1.5 MB) and the OpenAPI document shrink several times; small JSON answers go as they are.
+  app.use(compression());
   app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
+  app.use(redirectRootToDocs);
   app.use(deferredJsonBody());
   app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.
   return app;
+}
+
+/** `/` is no part of the API: a browser opening it is sent to the interactive documentation. */
+function redirectRootToDocs(req: Request, res: Response, next: NextFunction): void {
+  if (req.path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+    res.redirect(302, '/v1/docs');
+    return;
+  }
+  next();
 }

@@ -19,6 +19,7 @@ import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
 import { WebhooksWorkerModule } from './modules/webhooks/webhooks-worker.module';
+import { VerificationModule } from './modules/verification/verification.module';
 import { Settings } from './shared/config/settings';
 import { DatabaseModule } from './shared/database/database.module';
 import { HttpExceptionFilter } from './shared/http/http-exception.filter';
@@ -55,6 +56,7 @@ export class AppModule {
         ServersModule,
         WebhooksModule,
         WebhooksWorkerModule,
+        VerificationModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

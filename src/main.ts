@@ -3,15 +3,23 @@ import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { createApp } from './app.factory';
 import { seedDemoIfEmpty } from './demo/demo-seed';
+import { serveCli } from './cli/cli-socket';
+import { loadDotEnv } from './shared/config/dot-env';
+import { MEMORY_DATA_DIR } from './shared/database/embedded-postgres';
 import { loadSettings } from './shared/config/settings';
 import { handleShutdownSignals } from './shared/lifecycle/graceful-shutdown';
 
 async function bootstrap(): Promise<void> {
+  loadDotEnv();
   const settings = loadSettings();
   const app = await createApp(settings);
   const logger = new Logger('Bootstrap');
   const demo = settings.demoSeed ? await seedDemoIfEmpty(app.get(DataSource), app) : undefined;
   await app.listen(settings.port, settings.host);
+  // The embedded database takes one process: the operator CLI runs its commands here meanwhile.
+  if (!settings.databaseUrl && settings.dataDir !== MEMORY_DATA_DIR) {
+    await serveCli(app, settings, (close) => app.getHttpServer().once('close', close));
+  }
   handleShutdownSignals(app, settings.shutdownTimeoutMs);
   const address = app.getHttpServer().address();
   const url = `http://localhost:${typeof address === 'object' && address ? address.port : settings.port}`;

@@ -1,10 +1,11 @@
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { statSync, writeFileSync } from 'node:fs';
 import { Client } from 'pg';
 import { MIGRATIONS } from '../../migrations';
 import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import { createTestDatabase, TestDatabase } from '../support/database';
-import { ROOT, runCli, startServerProcess, tempDir } from '../support/processes';
+import { ROOT, childEnv, runCli, startServerProcess, tempDir } from '../support/processes';
 import { validatedFetch } from '../support/openapi-validation';
 
 const EXAMPLE = join(ROOT, 'test/fixtures/seed-example.json');
@@ -182,8 +183,81 @@ describe('operator CLI', () => {
     expect(fails(['purchases:resume', '--region', 'nowhere'])).toEqual({ code: 'not_found', message: 'Region nowhere not found' });
   });
 
-  it('an unknown command or option exits 1 with invalid_request', () => {
-    expect(fails(['explode']).code).toBe('invalid_request');
-    expect(fails(['wallet:credit', '--bogus', 'x']).code).toBe('invalid_request');
+  it('an unknown command or option, a missing or extra argument exits 1 with invalid_request naming it', () => {
+    const hint = '; npm run cli -- --help lists the commands and their options';
+    expect(fails(['explode'])).toEqual({ code: 'invalid_request', message: `unknown command 'explode'${hint}` });
+    expect(fails(['wallet:credit', '--bogus', 'x'])).toEqual({ code: 'invalid_request', message: `unknown option '--bogus'${hint}` });
+    expect(fails(['seed'])).toEqual({ code: 'invalid_request', message: `missing required argument 'file'${hint}` });
+    expect(fails(['seed', 'a.json', 'b.json'])).toEqual({ code: 'invalid_request', message: `too many arguments for 'seed'. Expected 1 argument but got 2.${hint}` });
+    expect(fails(['verify', '--org', 'x'])).toEqual({ code: 'invalid_request', message: `unknown option '--org'${hint}` });
+  });
+
+  it('--help, help COMMAND and no command print readable help on stdout and exit 0, touching no database', () => {
+    const help = (args: string[]): string => {
+      const r = runCli(args, env);
+      expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: '' });
+      return r.stdout;
+    };
+    const top = help(['--help']);
+    expect(top).toMatch(/^Usage: npm run cli -- <command> \[options\]\n/);
+    for (const command of ['migrate', 'seed <file>', 'wallet:credit [options]', 'apikey:create [options]', 'apikey:revoke [options]', 'zone:set [options]', 'region:capacity [options]', 'region:vcpus [options]', 'purchases:pause [options]', 'purchases:resume [options]', 'verify']) {
+      expect(top).toContain(`  ${command} `);
+    }
+    expect(help([])).toBe(top);
+    const credit = help(['help', 'wallet:credit']);
+    expect(credit).toBe(help(['wallet:credit', '--help']));
+    expect(credit).toContain('Usage: npm run cli -- wallet:credit [options]');
+    expect(credit).toContain('--org <id>');
+    expect(credit).toContain('--currency <currency>');
+    expect(credit).toContain('npm run cli -- wallet:credit --org org_demo --currency USD --amount 25.5');
+    expect(help(['seed', '--help'])).toContain('Usage: npm run cli -- seed [options] <file>');
+  });
+  it('on the embedded database, runs while the server holds DATA_DIR: the server runs the command on its own connection', async () => {
+    if (db.url) {
+      console.log('cli with a running server: the embedded engine only (PostgreSQL takes any number of clients)');
+      return;
+    }
+    const own = tempDir('cds-cli-live-');
+    const liveEnv = { DATA_DIR: join(own.path, 'data') };
+    const server = await startServerProcess({ ...liveEnv, WORKER_ENABLED: 'false', DEMO_SEED: 'false', METRICS_PORT: '0', PORT: '0' });
+    try {
+      const socket = join(own.path, 'data', 'cli.sock');
+      expect((statSync(socket).mode & 0o777).toString(8)).toBe('600');
+      // A relative seed path is read from the CLI's directory, not the server's.
+      const seeded = spawnSync(process.execPath, [join(ROOT, 'dist/src/cli/main.js'), 'seed', 'seed-example.json'], {
+        cwd: join(ROOT, 'test/fixtures'),
+        env: childEnv(liveEnv),
+        encoding: 'utf8',
+      });
+      expect({ status: seeded.status, stderr: seeded.stderr }).toEqual({ status: 0, stderr: '' });
+      expect((JSON.parse(seeded.stdout) as { regions: string[] }).regions).toEqual(['id-jkt']);
+      const credit = runCli(['wallet:credit', '--org', 'org_acme', '--currency', 'USD', '--amount', '2.5'], liveEnv);
+      expect({ status: credit.status, stderr: credit.stderr, out: JSON.parse(credit.stdout) as unknown }).toEqual({
+        status: 0,
+        stderr: '',
+        out: { org_id: 'org_acme', currency: 'USD', available: '102.50000', reserved: '0.00000' },
+      });
+      // What the server answers shows it at once: the same database.
+      const wallet = await validatedFetch(`${server.url}/v1/wallet`, { headers: { Authorization: `Bearer ${EXAMPLE_TOKEN}` } });
+      expect(await wallet.json()).toEqual({
+        balances: [
+          { currency: 'USD', available: '102.50000', reserved: '0.00000' },
+          { currency: 'IDR', available: '1500000', reserved: '0' },
+        ],
+      });
+      const unknown = runCli(['wallet:credit', '--org', 'org_nope', '--currency', 'USD', '--amount', '1'], liveEnv);
+      expect({ status: unknown.status, stdout: unknown.stdout, err: JSON.parse(unknown.stderr) as unknown }).toEqual({
+        status: 1,
+        stdout: '',
+        err: { error: { code: 'not_found', message: 'Organization org_nope not found' } },
+      });
+      const verify = runCli(['verify'], liveEnv);
+      expect(verify.status).toBe(0);
+      expect((JSON.parse(verify.stdout) as { ok: boolean }).ok).toBe(true);
+      expect(server.output()).toContain('operator command wallet:credit: ok');
+    } finally {
+      expect(await server.stop()).toBe(0);
+      own.remove();
+    }
   });
 });

@@ -190,6 +190,20 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     const notObject = await t.http.post('/v1/auth/signup').set('Content-Type', 'application/json').send('[1,2]');
     expect(notObject.status).toBe(400);
     expect(notObject.body.error).toEqual({ code: 'invalid_request', message: 'Request body must be a JSON object', request_id: notObject.headers['x-request-id'], details: { field: 'body' } });
+
+    for (const contentType of [undefined, 'text/plain']) {
+      const req = t.http.post('/v1/auth/signup');
+      if (contentType) req.set('Content-Type', contentType);
+      const unlabelled = await req.send(Buffer.from(JSON.stringify({ email: 'new@user.test', password: 'a long password', organization_name: 'X' })));
+      expect(unlabelled.status).toBe(400);
+      expect(unlabelled.body.error).toEqual({
+        code: 'invalid_request',
+        message: 'Request body must be a JSON object sent with the header Content-Type: application/json',
+        request_id: unlabelled.headers['x-request-id'],
+        details: { field: 'body' },
+      });
+    }
+    expect(await t.sql("SELECT id FROM users WHERE email = 'new@user.test'")).toEqual([]);
   });
 
   it('reports body errors only after authentication (check order: 401 before 400)', async () => {

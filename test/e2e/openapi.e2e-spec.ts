@@ -1,4 +1,5 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import request from 'supertest';
 import type { Express } from 'express';
 import { STATUS_OF } from '../../src/shared/http/error-envelope';
 import { servedRoutes } from '../../src/shared/http/route-methods';
@@ -211,7 +212,8 @@ describe('OpenAPI document and docs page', () => {
     const init = await t.http.get('/v1/docs/docs-init.js');
     expect(init.status).toBe(200);
     expect(init.headers['content-type']).toBe('application/javascript; charset=utf-8');
-    expect(init.text).toContain("url: '/v1/openapi.json'");
+    expect(init.text).toContain("fetch('/v1/openapi.json')");
+    expect(init.text).toContain('delete item.head');
 
     const bundle = await t.http.get('/v1/docs/swagger-ui-bundle.js');
     expect(bundle.status).toBe(200);
@@ -231,6 +233,51 @@ describe('OpenAPI document and docs page', () => {
         details: {},
       },
     });
+  });
+
+  it('sends a browser opening / to the docs page; / is no part of the API (not in the document)', async () => {
+    // Not through t.http: / is outside the document, whose validation would refuse any answer there.
+    const root = await request(t.app.getHttpServer()).get('/').set('Accept', 'text/html');
+    expect(root.status).toBe(302);
+    expect(root.headers.location).toBe('/v1/docs');
+    expect(root.headers['x-request-id']).toMatch(/^req_/);
+    expect(doc.paths['/']).toBeUndefined();
+    const post = await t.http.post('/').send({});
+    expect(post.status).toBe(404);
+    expect(post.body.error.code).toBe('not_found');
+  });
+
+  it('compresses the docs page, its script and JSON answers for clients that accept it, and only for them', async () => {
+    const raw = async (path: string, encoding?: string): Promise<{ status: number; headers: Record<string, string>; size: number; body: Buffer }> => {
+      const req = request(t.app.getHttpServer()).get(path).buffer(true).parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+      // superagent decompresses what it receives; the size on the wire is read from Content-Length or counted before that.
+      if (encoding) req.set('Accept-Encoding', encoding);
+      else req.set('Accept-Encoding', 'identity');
+      const res = await req;
+      return { status: res.status, headers: res.headers as Record<string, string>, size: (res.body as Buffer).length, body: res.body as Buffer };
+    };
+    const plainBundle = await raw('/v1/docs/swagger-ui-bundle.js');
+    expect(plainBundle.status).toBe(200);
+    expect(plainBundle.headers['content-encoding']).toBeUndefined();
+    const gzBundle = await raw('/v1/docs/swagger-ui-bundle.js', 'gzip');
+    expect(gzBundle.status).toBe(200);
+    expect(gzBundle.headers['content-encoding']).toBe('gzip');
+    expect(gzBundle.headers.vary).toBe('Accept-Encoding');
+    expect(gzBundle.body.equals(plainBundle.body)).toBe(true);
+
+    const gzDoc = await t.http.get('/v1/openapi.json').set('Accept-Encoding', 'gzip');
+    expect(gzDoc.status).toBe(200);
+    expect(gzDoc.headers['content-encoding']).toBe('gzip');
+    expect(gzDoc.body.openapi).toBe('3.0.3');
+
+    // A small JSON answer (under 1 KiB) is sent as it is.
+    const health = await t.http.get('/v1/health').set('Accept-Encoding', 'gzip');
+    expect(health.headers['content-encoding']).toBeUndefined();
+    expect(health.body).toEqual({ status: 'ok' });
   });
 
   it('names every operation for what it does (stable operationIds), with a server, a summary and described 2xx responses', () => {
@@ -345,18 +392,31 @@ describe('OpenAPI document and docs page', () => {
       oneOf: [{ $ref: '#/components/schemas/ServerRef' }, NULL],
       description: 'The server the disk is on; null when detached',
     });
-    expect(schemas.Operation.properties.error).toEqual({
-      oneOf: [{ $ref: '#/components/schemas/OperationError' }, NULL],
-      description: 'Set when failed; null otherwise',
-      example: null,
-    });
-    expect(schemas.Operation.properties.result.oneOf).toEqual([
-      { $ref: '#/components/schemas/VolumeCreateResult' },
-      { $ref: '#/components/schemas/VolumeActionResult' },
-      { $ref: '#/components/schemas/VolumeRenewResult' },
-      NULL,
-    ]);
-    expect(schemas.Operation.properties.type.enum).toEqual(['volume.create', 'volume.attach', 'volume.detach', 'volume.delete', 'volume.renew']);
+    // Operation: a union of one schema per type, each fixing `type` and typing `result` as that type's (or null).
+    const variants: Record<string, [string, string]> = {
+      'volume.create': ['VolumeCreateOperation', 'VolumeCreateResult'],
+      'volume.attach': ['VolumeAttachOperation', 'VolumeActionResult'],
+      'volume.detach': ['VolumeDetachOperation', 'VolumeActionResult'],
+      'volume.delete': ['VolumeDeleteOperation', 'VolumeActionResult'],
+      'volume.renew': ['VolumeRenewOperation', 'VolumeRenewResult'],
+    };
+    expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
+    expect(schemas.Operation.properties).toBeUndefined();
+    for (const [type, [name, result]] of Object.entries(variants)) {
+      const variant = schemas[name] as unknown as { properties: Record<string, unknown>; required: string[] };
+      expect(variant.properties.type).toEqual({ type: 'string', enum: [type], example: type });
+      expect(variant.properties.result).toEqual({
+        oneOf: [{ $ref: `#/components/schemas/${result}` }, NULL],
+        description: 'Outcome once succeeded; null until then and when failed',
+        example: null,
+      });
+      expect(variant.properties.error).toEqual({
+        oneOf: [{ $ref: '#/components/schemas/OperationError' }, NULL],
+        description: 'Set when failed; null otherwise',
+        example: null,
+      });
+      expect(variant.required).toEqual(['id', 'type', 'status', 'vm_id', 'steps', 'result', 'error', 'created_at', 'finished_at']);
+    }
     expect(schemas.VolumeRenewResult).toEqual({
       type: 'object',
       description: 'result of a succeeded volume.renew',

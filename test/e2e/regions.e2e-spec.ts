@@ -17,8 +17,11 @@ describe('GET /v1/regions', () => {
             { id: 'sg-sin-b', available: true },
             { id: 'sg-sin-a', available: false },
           ],
+          // sells ssd disks only
+          volume_offers: [region().volume_offers[1]],
         }),
-        region('id-jkt'),
+        // offers seeded out of order too
+        region('id-jkt', { volume_offers: [...region().volume_offers].reverse() }),
         { id: 'au-syd', name: 'Sydney', capacity_gb: 0, zones: [], volume_offers: [] },
       ],
       organizations: [
@@ -36,10 +39,11 @@ describe('GET /v1/regions', () => {
 
   const expected = {
     regions: [
-      { id: 'au-syd', name: 'Sydney', zones: [] },
+      { id: 'au-syd', name: 'Sydney', volume_types: [], zones: [] },
       {
         id: 'id-jkt',
         name: 'Jakarta',
+        volume_types: ['premium', 'ssd'],
         zones: [
           { id: 'id-jkt-a', available: true },
           { id: 'id-jkt-b', available: false },
@@ -48,6 +52,7 @@ describe('GET /v1/regions', () => {
       {
         id: 'sg-sin',
         name: 'Singapore',
+        volume_types: ['ssd'],
         zones: [
           { id: 'sg-sin-a', available: false },
           { id: 'sg-sin-b', available: true },
@@ -56,12 +61,12 @@ describe('GET /v1/regions', () => {
     ],
   };
 
-  it('lists every region with its zones, ordered by id, to an API key with vm:read', async () => {
+  it('lists every region with the disk types it sells and its zones, ordered by id, to an API key with vm:read', async () => {
     const res = await t.http.get('/v1/regions').set(bearer(apiToken('reg', 'ro')));
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual(expected);
-    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'zones']);
+    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'volume_types', 'zones']);
     expect(Object.keys(res.body.regions[1].zones[0])).toEqual(['id', 'available']);
   });
 

@@ -46,8 +46,8 @@ export interface OpenApiDoc {
   components?: { schemas?: Record<string, Schema> };
 }
 
-/** Headers of HTTP itself (framing, connection, date): no API document declares them. */
-export const TRANSPORT_HEADERS = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding']);
+/** Headers of HTTP itself (framing, connection, date, content coding and its Vary): no API document declares them. */
+export const TRANSPORT_HEADERS = new Set(['content-type', 'content-length', 'date', 'connection', 'keep-alive', 'transfer-encoding', 'content-encoding', 'vary']);
 
 /** What the validator needs of a response, whichever client received it. */
 export interface ObservedResponse {

@@ -1,4 +1,9 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadSettings } from '../../src/shared/config/settings';
+import { ROOT } from '../support/processes';
 
 describe('settings (issue 9)', () => {
   describe('DEMO_SEED: the demo owner has a public password, so production starts without it unless asked', () => {
@@ -12,6 +17,50 @@ describe('settings (issue 9)', () => {
       [{ DEMO_SEED: 'false' }, false],
     ])('%j → demoSeed %s', (env, expected) => {
       expect(loadSettings(env).demoSeed).toBe(expected);
+    });
+  });
+
+  describe('HOST: this machine only while the demo data (public password) may be loaded, every interface otherwise', () => {
+    it.each([
+      [{}, '127.0.0.1'],
+      [{ DEMO_SEED: 'false' }, '0.0.0.0'],
+      [{ NODE_ENV: 'production' }, '0.0.0.0'],
+      [{ NODE_ENV: 'production', DEMO_SEED: 'true' }, '127.0.0.1'],
+      [{ HOST: '0.0.0.0' }, '0.0.0.0'],
+      [{ HOST: '' }, '127.0.0.1'],
+      [{ NODE_ENV: 'production', HOST: '10.0.0.5' }, '10.0.0.5'],
+    ])('%j → host %s', (env, expected) => {
+      expect(loadSettings(env).host).toBe(expected);
+    });
+  });
+
+  describe('.env: read with Node\'s loader; the environment wins over the file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cds-dotenv-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    // In a Node process of its own: jest gives each test file a copy of process.env, which Node's loader does not write.
+    const run = (path: string): { loaded: boolean; fromFile?: string; both?: string } => {
+      const built = join(ROOT, 'dist/src/shared/config/dot-env.js');
+      if (!existsSync(built)) spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
+      const script = `const { loadDotEnv } = require(${JSON.stringify(built)});
+        const loaded = loadDotEnv(${JSON.stringify(path)});
+        console.log(JSON.stringify({ loaded, fromFile: process.env.CDS_DOTENV_FROM_FILE, both: process.env.CDS_DOTENV_BOTH }));`;
+      const r = spawnSync(process.execPath, ['-e', script], {
+        env: { PATH: process.env.PATH, CDS_DOTENV_BOTH: 'environment' },
+        encoding: 'utf8',
+      });
+      if (r.status !== 0) throw new Error(r.stderr);
+      return JSON.parse(r.stdout) as { loaded: boolean; fromFile?: string; both?: string };
+    };
+
+    it('loads the file when it exists, keeping what the environment already says', () => {
+      const path = join(dir, '.env');
+      writeFileSync(path, 'CDS_DOTENV_FROM_FILE=file\nCDS_DOTENV_BOTH=file\n');
+      expect(run(path)).toEqual({ loaded: true, fromFile: 'file', both: 'environment' });
+    });
+
+    it('does nothing without a file', () => {
+      expect(run(join(dir, 'missing.env'))).toEqual({ loaded: false, both: 'environment' });
     });
   });
 

@@ -136,13 +136,13 @@ describe('GetVolumeOptions', () => {
 });
 
 describe('ListRegions', () => {
-  it('orders regions and zones by id', async () => {
+  it('orders regions and zones by id, and lists the disk types each region sells', async () => {
     const queries = new InMemoryCatalogQueries();
-    queries.regionsById.set('sg', { id: 'sg', name: 'S', capacityGb: 1, zones: [{ id: 'sg-b', available: true }, { id: 'sg-a', available: false }], offers: [] });
+    queries.regionsById.set('sg', { id: 'sg', name: 'S', capacityGb: 1, zones: [{ id: 'sg-b', available: true }, { id: 'sg-a', available: false }], offers: [offer('ssd', { regionId: 'sg' }), offer('premium', { regionId: 'sg' })] });
     queries.regionsById.set('id', { id: 'id', name: 'I', capacityGb: 1, zones: [], offers: [] });
     expect(await new ListRegions(queries).execute()).toEqual([
-      { id: 'id', name: 'I', zones: [] },
-      { id: 'sg', name: 'S', zones: [{ id: 'sg-a', available: false }, { id: 'sg-b', available: true }] },
+      { id: 'id', name: 'I', volumeTypes: [], zones: [] },
+      { id: 'sg', name: 'S', volumeTypes: ['premium', 'ssd'], zones: [{ id: 'sg-a', available: false }, { id: 'sg-b', available: true }] },
     ]);
   });
 });

@@ -77,8 +77,8 @@ async function main(): Promise<void> {
     operation = orThrow(await getOperation({ client: auth, path: { id: operation.id } }));
   }
   if (operation.status !== 'succeeded') throw new Error(`Operation ${operation.id} ended ${operation.status}: ${operation.error?.message ?? 'still running'}`);
-  // The result's schema depends on the operation's type (Operation.result is a oneOf): a renewal's is a VolumeRenewResult.
-  const result = operation.type === 'volume.renew' ? (operation.result as VolumeRenewResult | null) : null;
+  // Operation is a union told apart by `type`: once the type is known, `result` has that type's schema, no cast.
+  const result: VolumeRenewResult | null = operation.type === 'volume.renew' ? operation.result : null;
   print('operation', { id: operation.id, status: operation.status, expires_at: result?.expires_at, charged: result?.charged });
 
   const wallet = orThrow(await getWallet({ client: auth }));

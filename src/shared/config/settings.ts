@@ -152,6 +152,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new Error(`Setting LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  // The demo owner's password is public: never loaded by default in production (the Docker image sets NODE_ENV=production).
+  const demoSeed = bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production');
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl: env.DATABASE_URL || undefined,
@@ -164,11 +166,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     workerLeaseMs: int(env, 'WORKER_LEASE_MS', 30_000, 100, 3_600_000),
     logLevel,
     migrationsRun: bool(env, 'MIGRATIONS_RUN', true),
-    // The demo owner's password is public: never loaded by default in production (the Docker image sets NODE_ENV=production).
-    demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'),
+    demoSeed,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
-    host: env.HOST || '0.0.0.0',
+    // While the demo data (public password) may be loaded, only this machine reaches the service unless HOST says otherwise.
+    host: env.HOST || (demoSeed ? '127.0.0.1' : '0.0.0.0'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     trustProxy: trustProxy(env),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 64),

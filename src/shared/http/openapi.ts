@@ -145,6 +145,18 @@ export function nullableRef(model: SchemaClass): { oneOf: (SchemaObject | Refere
   return { oneOf: [{ $ref: getSchemaPath(model) }, NULL_SCHEMA] };
 }
 
+/**
+ * Schemas the document shows as a union (oneOf) of variants that one member tells apart, each
+ * variant fixing its value with a one-value enum (so generated clients narrow on it, e.g.
+ * `if (op.type === 'volume.create') op.result` is that type's result): registered by the module
+ * that owns the schema, applied by finishDocument. The class named `name` stays the schema every
+ * reference points to; its body is replaced by the oneOf.
+ */
+const UNION_SCHEMAS = new Map<string, { description: string; variants: SchemaClass[] }>();
+export function unionSchema(name: string, description: string, variants: SchemaClass[]): void {
+  UNION_SCHEMAS.set(name, { description, variants });
+}
+
 /** An example message (and details) for each code, in the words the service uses, on the demo data. */
 const EXAMPLES: Record<ErrorCode, { message: string; details?: Record<string, unknown> }> = {
   invalid_request: { message: 'Request body is not valid JSON', details: { field: 'body' } },
@@ -419,6 +431,11 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     }
     const get = item.get;
     if (get && !item.head) item.head = headOf(get);
+  }
+  for (const [name, union] of UNION_SCHEMAS) {
+    const schemas = document.components?.schemas;
+    if (!schemas?.[name]) continue;
+    schemas[name] = { description: union.description, oneOf: union.variants.map((v) => ({ $ref: getSchemaPath(v) })) };
   }
   const errorBody = document.components?.schemas?.ErrorBody as { properties: { code: { enum: string[] } } } | undefined;
   if (errorBody) errorBody.properties.code.enum = ERROR_CODES.filter((c) => codes.has(c));

@@ -104,7 +104,11 @@ export class RequestValidationPipe implements PipeTransform {
       }
       return value;
     }
-    if (metadata.type === 'body' && (value === undefined || value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (metadata.type === 'body' && value === undefined) {
+      // No body was parsed: none was sent, or it came without Content-Type: application/json.
+      throw invalidRequest('Request body must be a JSON object sent with the header Content-Type: application/json', { field: 'body' });
+    }
+    if (metadata.type === 'body' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
       throw invalidRequest('Request body must be a JSON object', { field: 'body' });
     }
     const dto = metatype as new () => object;

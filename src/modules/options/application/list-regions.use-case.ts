@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { RegionSummary } from '../domain/volume-options';
 import { CatalogQueries } from './catalog-queries.port';
 
-/** GET /v1/regions: every region with its zones, by id (one SQL round trip). */
+/** GET /v1/regions: every region with the disk types it sells and its zones, by id (one SQL round trip). */
 @Injectable()
 export class ListRegions {
   constructor(private readonly queries: CatalogQueries) {}
@@ -12,6 +12,6 @@ export class ListRegions {
     const regions = await this.queries.regions();
     return [...regions]
       .sort((a, b) => compare(a.id, b.id))
-      .map((r) => ({ id: r.id, name: r.name, zones: [...r.zones].sort((a, b) => compare(a.id, b.id)) }));
+      .map((r) => ({ id: r.id, name: r.name, volumeTypes: [...r.volumeTypes].sort(compare), zones: [...r.zones].sort((a, b) => compare(a.id, b.id)) }));
   }
 }

@@ -87,5 +87,7 @@ export function volumeOptions(offer: VolumeOffer, zones: Zone[], load: RegionLoa
 export interface RegionSummary {
   id: string;
   name: string;
+  /** The disk types the region sells (it has an offer for), in code-unit order. */
+  volumeTypes: VolumeType[];
   zones: Zone[];
 }

@@ -78,9 +78,17 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
   }
 
   async regions(): Promise<RegionSummary[]> {
-    const rows = await this.db.query<{ id: string; name: string; zones: Zone[] }>(
-      `SELECT r.id, r.name, ${ZONES_JSON} AS zones FROM regions r`,
+    const rows = await this.db.query<{ id: string; name: string; volume_types: VolumeType[]; zones: Zone[] }>(
+      `SELECT r.id, r.name,
+              ARRAY(SELECT o.type FROM volume_offers o WHERE o.region_id = r.id ORDER BY o.type COLLATE "C") AS volume_types,
+              ${ZONES_JSON} AS zones
+         FROM regions r`,
     );
-    return rows.map((r) => ({ id: r.id, name: r.name, zones: r.zones.map((z) => ({ id: z.id, available: z.available })) }));
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      volumeTypes: r.volume_types,
+      zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
+    }));
   }
 }

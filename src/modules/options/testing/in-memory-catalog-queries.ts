@@ -55,6 +55,11 @@ export class InMemoryCatalogQueries extends CatalogQueries {
 
   async regions(): Promise<RegionSummary[]> {
     this.calls.regions++;
-    return [...this.regionsById.values()].map((r) => ({ id: r.id, name: r.name, zones: r.zones.map((z) => ({ ...z })) }));
+    return [...this.regionsById.values()].map((r) => ({
+      id: r.id,
+      name: r.name,
+      volumeTypes: r.offers.map((o) => o.type).sort(),
+      zones: r.zones.map((z) => ({ ...z })),
+    }));
   }
 }

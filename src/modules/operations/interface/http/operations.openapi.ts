@@ -1,5 +1,5 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, ApiSchema, getSchemaPath } from '@nestjs/swagger';
-import { ERROR_CODES, NULL_SCHEMA, SchemaClass, nullableRef } from '../../../../shared/http/openapi';
+import { ERROR_CODES, NULL_SCHEMA, SchemaClass, nullableRef, unionSchema } from '../../../../shared/http/openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OPERATION_STATUSES } from '../../domain/operation';
 
@@ -125,6 +125,31 @@ export class OperationResponse {
   finished_at: string | null;
 }
 
+/** `volume.create` -> VolumeCreateOperation. */
+const variantName = (type: string): string => `${type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Operation`;
+
+/** The Operation of one type: `type` fixed to it, `result` that type's result (or null). */
+function operationVariant(type: string, result: SchemaClass): SchemaClass {
+  @ApiSchema({ name: variantName(type), description: `An operation of type ${type}` })
+  class OperationVariant extends OperationResponse {
+    @ApiProperty({ enum: [type], example: type })
+    declare type: string;
+
+    @ApiProperty({ ...nullableRef(result), description: 'Outcome once succeeded; null until then and when failed', example: null })
+    declare result: Record<string, unknown> | null;
+  }
+  return OperationVariant;
+}
+
+/** One schema per operation type; `Operation` is their union, told apart by `type`. */
+export const OPERATION_VARIANTS = OPERATION_RESULTS.map((r) => operationVariant(r.type, r.result));
+unionSchema(
+  'Operation',
+  'Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type\'s.',
+  OPERATION_VARIANTS,
+);
+
+@ApiExtraModels(...OPERATION_VARIANTS)
 @ApiSchema({ name: 'OperationList' })
 export class OperationListResponse {
   @ApiProperty({ type: () => [OperationResponse], description: 'Newest first' })

@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { VolumeType } from '../../domain/catalog';
 import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
 
 /** Response bodies of GET /v1/volume-options and GET /v1/regions, for the OpenAPI document (examples: seeds/demo.json). */
@@ -68,6 +69,14 @@ export class RegionResponse {
 
   @ApiProperty({ example: 'Jakarta' })
   name: string;
+
+  @ApiProperty({
+    enum: ['premium', 'ssd'],
+    isArray: true,
+    description: 'The disk types the region sells (GET /v1/volume-options?type= answers for these), in alphabetical order; empty when it sells none',
+    example: ['premium', 'ssd'],
+  })
+  volume_types: VolumeType[];
 
   @ApiProperty({
     type: () => [ZoneResponse],

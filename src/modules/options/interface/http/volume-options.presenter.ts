@@ -17,7 +17,7 @@ export function presentVolumeOptions(o: VolumeOptions) {
   };
 }
 
-/** One region of GET /v1/regions (decisions.md). */
+/** One region of GET /v1/regions. */
 export function presentRegion(r: RegionSummary) {
-  return { id: r.id, name: r.name, zones: r.zones.map((z) => ({ id: z.id, available: z.available })) };
+  return { id: r.id, name: r.name, volume_types: r.volumeTypes, zones: r.zones.map((z) => ({ id: z.id, available: z.available })) };
 }

@@ -84,6 +84,20 @@ export class VolumesController {
       'per_server_limit disks, counting attaches and purchases in progress), 402, 503 provider_unavailable (nothing reserved).',
   })
   @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiBody({
+    type: PurchaseVolumeBody,
+    // Orders that work on the demo data under "Try it out" (a quote_id must come from POST /v1/quotes first).
+    examples: {
+      attached: {
+        summary: 'A disk attached to server web-1 when ready',
+        value: { name: 'data-2', region: 'id-jkt', size_gb: 50, term_months: 1, currency: 'USD', server_id: 'vm_demoweb1' },
+      },
+      detached: {
+        summary: 'A detached ssd disk, billed in IDR',
+        value: { name: 'scratch-1', region: 'id-jkt', type: 'ssd', size_gb: 20, term_months: 3, currency: 'IDR', labels: { env: 'dev' } },
+      },
+    },
+  })
   @ApiAcceptedResponse({ description: 'Purchase accepted: the price is held; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors(
     'invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found',

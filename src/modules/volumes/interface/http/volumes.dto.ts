@@ -220,7 +220,7 @@ export class PurchaseVolumeBody {
   @ValidateIf((body: PurchaseVolumeBody) => body.delete_protection !== undefined)
   delete_protection?: boolean;
 
-  @ApiPropertyOptional({ description: 'A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  @ApiPropertyOptional({ description: 'A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match. Omit it to pay the current price', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
   @IsNotEmpty({ message: 'quote_id must not be empty' })
   @IsString({ message: 'quote_id must be a string' })
   @ValidateIf((body: PurchaseVolumeBody) => body.quote_id !== undefined)

@@ -1,0 +1,31 @@
+/**
+ * What a generated client gives an integrator: `Operation` is a union told apart by `type`, so
+ * checking the type is enough for `result` to have that type's schema. No cast anywhere: this
+ * file is type-checked with `--strict` by `npm run openapi:client`.
+ */
+import type { Operation, VolumeActionResult, VolumeCreateResult, VolumeRenewResult } from './generated/types.gen';
+
+/** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
+export function purchaseResult(operation: Operation): VolumeCreateResult | null {
+  return operation.type === 'volume.create' ? operation.result : null;
+}
+
+/** Any operation's outcome, each with its own type. */
+export function describeResult(operation: Operation): string {
+  switch (operation.type) {
+    case 'volume.create': {
+      const r: VolumeCreateResult | null = operation.result;
+      return r ? `bought ${r.volume_id} (${r.size_gb} GB) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not bought yet';
+    }
+    case 'volume.renew': {
+      const r: VolumeRenewResult | null = operation.result;
+      return r ? `renewed ${r.volume_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'volume.attach':
+    case 'volume.detach':
+    case 'volume.delete': {
+      const r: VolumeActionResult | null = operation.result;
+      return r ? `${r.volume_id} is ${r.status}` : 'not done yet';
+    }
+  }
+}
