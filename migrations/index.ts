@@ -9,6 +9,7 @@ import { AuditLogTimeOrder1764000000170 } from './1764000000170-audit-log-time-o
 import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-key-digests';
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 import { Scopes1764000000190 } from './1764000000190-scopes';
+import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   IdempotencyKeyDigests1764000000171,
   RegionUsedGbPerStatement1764000000180,
   Scopes1764000000190,
+  WalletHistory1764000000240,
 ];

@@ -93,8 +93,8 @@ describe('verify: invariants of money, operations and servers', () => {
       `UPDATE wallet_ledger SET kind = 'capture' WHERE operation_id = '${ops.fr_failed}' AND kind = 'release'`,
       `UPDATE wallet_balances SET available = available - 200000 WHERE org_id = 'org_fr' AND currency = 'USD'`,
       // A pending renewal whose hold was already given back (balance moved as a release does).
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
-         VALUES ('org_us', 'USD', 'release', 200000, '${ops.us_pending}', 'tampered')`,
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo, public_id, seq, available_after, reserved_after)
+         SELECT 'org_us', 'USD', 'release', 200000, '${ops.us_pending}', 'tampered', 'wtx_tampered', max(seq) + 1, 0, 0 FROM wallet_ledger WHERE org_id = 'org_us'`,
       `UPDATE wallet_balances SET available = available + 200000, reserved = reserved - 200000 WHERE org_id = 'org_us' AND currency = 'USD'`,
       // A running operation whose worker's lease ended long ago.
       `UPDATE operations SET status = 'running', locked_by = 'gone:1:x', locked_until = now() - interval '5 minutes',
