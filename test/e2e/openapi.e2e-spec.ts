@@ -241,6 +241,8 @@ describe('OpenAPI document and docs page', () => {
       'POST /v1/auth/logout': 'logout',
       'GET /v1/wallet': 'getWallet',
       'HEAD /v1/wallet': 'headWallet',
+      'GET /v1/wallet/transactions': 'listWalletTransactions',
+      'HEAD /v1/wallet/transactions': 'headWalletTransactions',
       'GET /v1/volume-options': 'getVolumeOptions',
       'HEAD /v1/volume-options': 'headVolumeOptions',
       'GET /v1/regions': 'listRegions',
