@@ -10,6 +10,7 @@ import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 import { Scopes1764000000190 } from './1764000000190-scopes';
 import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
+import { TopUps1764000000241 } from './1764000000241-top-ups';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   RegionUsedGbPerStatement1764000000180,
   Scopes1764000000190,
   WalletHistory1764000000240,
+  TopUps1764000000241,
 ];

@@ -86,6 +86,13 @@ export class OperationInTheWayDetailsDto {
   operation_id: string;
 }
 
+/** The state in the way (invalid_state of a top-up cancel). */
+@ApiSchema({ name: 'ResourceStateDetails', description: 'invalid_state refused because of the resource\'s status: that status' })
+export class ResourceStateDetailsDto {
+  @ApiProperty({ example: 'succeeded' })
+  status: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -108,6 +115,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
       { $ref: getSchemaPath(QuotaExceededDetailsDto) },
       { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
+      { $ref: getSchemaPath(ResourceStateDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -116,7 +124,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ResourceStateDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'org' | 'usr' | 'key' | 'vol' | 'vm' | 'op' | 'req' | 'ses' | 'aud' | 'quo';
+export type IdPrefix = 'org' | 'usr' | 'key' | 'vol' | 'vm' | 'op' | 'req' | 'ses' | 'aud' | 'quo' | 'tu';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
