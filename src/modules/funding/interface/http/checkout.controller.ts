@@ -7,7 +7,15 @@ import { Public } from '../../../auth/interface/http/access.decorators';
 import { returnLocation } from '../../domain/top-up';
 import { CheckoutAction, SimSession, SimulatedCheckout } from '../../infrastructure/simulated-checkout';
 
-const CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/**
+ * No source allows a script. `form-action` also governs where the form's redirect may go
+ * (browsers enforce it on the 303 to return_url), so a session with a return_url adds that
+ * URL's origin, and nothing else.
+ */
+function csp(returnUrl: string | null): string {
+  const back = returnUrl ? ` ${new URL(returnUrl).origin}` : '';
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${back}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 
@@ -66,8 +74,8 @@ export class CheckoutController {
     private readonly settings: Settings,
   ) {}
 
-  private send(res: Response, status: number, html: string): void {
-    res.status(status).setHeader('Content-Security-Policy', CSP);
+  private send(res: Response, status: number, html: string, returnUrl: string | null = null): void {
+    res.status(status).setHeader('Content-Security-Policy', csp(returnUrl));
     res.setHeader('Cache-Control', 'no-store');
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
@@ -92,7 +100,7 @@ export class CheckoutController {
     if (this.unavailable(res)) return;
     const session = await this.checkout.session(id);
     if (!session) return this.send(res, 404, page('Not found', '<h1>Checkout session not found</h1>'));
-    this.send(res, 200, sessionPage(session));
+    this.send(res, 200, sessionPage(session), session.status === 'open' ? session.returnUrl : null);
   }
 
   @Post(':session/pay')
