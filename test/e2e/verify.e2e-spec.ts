@@ -22,6 +22,8 @@ const CHECKS = [
   'servers.within_per_server_limit',
   'regions.used_gb_matches_volumes',
   'provider.disks_match_volumes',
+  'wallet.ledger_chain',
+  'top_ups.credited_once',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -126,8 +128,15 @@ describe('verify: invariants of money, operations and servers', () => {
 
     const report = await verify.execute();
     expect(report.ok).toBe(false);
-    expect(report.checks).toEqual(checkSummary(Object.fromEntries(CHECKS.map((c) => [c, 1]))));
-    expect(report.violations).toEqual([
+    // Money tampered with also breaks the ledger's chain of after-values: the last row against the
+    // balance (av, rs; fr and us also), the changed or forged row against its predecessor (fr, us).
+    // The capture deleted with its reserved amount restored (sc) leaves a consistent chain.
+    const chain = report.violations.filter((v) => v.check === 'wallet.ledger_chain');
+    expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
+    expect(report.checks).toEqual(
+      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0 }),
+    );
+    expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
       {
         check: 'wallet.available_matches_ledger',
         subject: 'org_av/USD',
@@ -228,13 +237,14 @@ describe('npm run cli -- verify', () => {
       const bad = runCli(['verify'], env);
       expect(bad.status).toBe(1);
       expect(JSON.parse(bad.stderr)).toEqual({
-        error: { code: 'invariant_violated', message: '2 violation(s) of wallet.available_matches_ledger, wallet.reserved_matches_holds' },
+        error: { code: 'invariant_violated', message: '3 violation(s) of wallet.available_matches_ledger, wallet.reserved_matches_holds, wallet.ledger_chain' },
       });
       const report = JSON.parse(bad.stdout) as VerificationReport;
       expect(report.ok).toBe(false);
       expect(report.violations.map((v) => [v.check, v.subject])).toEqual([
         ['wallet.available_matches_ledger', 'org_cli/IDR'],
         ['wallet.reserved_matches_holds', 'org_cli/IDR'],
+        ['wallet.ledger_chain', expect.stringMatching(/^org_cli\/IDR\/wtx_[0-9a-f]{32}$/)],
       ]);
     } finally {
       await t.close();

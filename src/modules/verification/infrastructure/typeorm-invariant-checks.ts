@@ -4,6 +4,8 @@ import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-c
 import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
+import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -245,6 +247,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ServerDiskLimitCheck(db),
       new RegionUsedGbCheck(db),
       new ProviderDisksCheck(db, storage),
+      new WalletLedgerChainCheck(db),
+      new TopUpsCreditedOnceCheck(db),
     ];
   }
 
