@@ -34,6 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
+import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 
 const ROOT = join(__dirname, '../..');
@@ -151,7 +152,7 @@ interface Context {
   stats: Stats;
   recent: Sent[];
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean }): Promise<Reply | undefined>;
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; headers?: Record<string, string> }): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -360,6 +361,7 @@ const ACTIONS: Action[] = [
       ctx.stats.count('read_volume_options', reply ? String(reply.status) : 'cut_by_kill');
     },
   },
+  ...FUNDING_ACTIONS,
 ];
 
 function pickAction(): Action {
@@ -495,6 +497,7 @@ async function main(): Promise<void> {
       PROVIDER_FAULTS: process.env.PROVIDER_FAULTS ?? '0.1',
       PROVIDER_LATENCY_MS: process.env.PROVIDER_LATENCY_MS ?? '20',
       PROVIDER_RETRY_BASE_MS: '200',
+      ...FUNDING_SERVER_ENV,
     });
 
     // Migrate and seed through the CLI, as an operator would.
@@ -531,6 +534,7 @@ async function main(): Promise<void> {
         const headers: Record<string, string> = { Authorization: `Bearer ${opts.session ? org.session : org.token}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
+        Object.assign(headers, opts.headers);
         try {
           const res = await fetch(server.url + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           const body = await res.text();

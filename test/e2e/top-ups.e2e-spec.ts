@@ -270,6 +270,15 @@ describe('wallet top-ups', () => {
       expect((await post(noId, signature(noId))).body.error.details).toEqual({ field: 'id' });
     });
 
+    it('a body over 256 KiB: 413 before its signature is read, nothing recorded', async () => {
+      const before = await counts();
+      const huge = JSON.stringify({ id: 'evt_sim_huge', type: 'x', pad: 'a'.repeat(300 * 1024) });
+      const res = await post(huge, signature(huge));
+      expect(res.status).toBe(413);
+      expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 256 KiB', request_id: res.headers['x-request-id'], details: {} } });
+      expect(await counts()).toBe(before);
+    });
+
     it('the same paid event 5 times at once credits once; each answers 200 {received: true}', async () => {
       const body = paidBody();
       const answers = await Promise.all(Array.from({ length: 5 }, () => post(body, signature(body))));

@@ -1,6 +1,7 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
-import { apiToken, bearer, organization, region } from '../support/fixtures';
+import request from 'supertest';
+import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
 /**
@@ -72,7 +73,7 @@ describe('GET /v1/wallet/transactions', () => {
     expect(new Set(res.body.transactions.map((x: { id: string }) => x.id)).size).toBe(2);
   });
 
-  it('after-values equal the balances at every step: buy, renew (hold, capture), a failed renewal (hold, release)', async () => {
+  it('after-values equal the balances at every step: buy, renew (hold, capture), a failed renewal (hold, release), a top-up', async () => {
     const advance = t.app.get(AdvanceOperations);
     const buy = await t.http.post('/v1/volumes').set(rw).send({ name: 'db-1', region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD' });
     expect(buy.status).toBe(202);
@@ -116,6 +117,20 @@ describe('GET /v1/wallet/transactions', () => {
       { type: 'credit', currency: 'IDR', amount: '1500000', available_after: '1500000', reserved_after: '0', operation_id: null, source: 'operator' },
       { type: 'credit', currency: 'USD', amount: '100.00000', available_after: '100.00000', reserved_after: '0.00000', operation_id: null, source: 'operator' },
     ]);
+    // Tops up through the checkout: the credit's after-values are the balance again.
+    const owner = bearer((await t.http.post('/v1/auth/login').send({ email: 'owner@wh.test', password: OWNER_PASSWORD })).body.token);
+    const topUp = await t.http.post('/v1/wallet/top-ups').set(owner).send({ amount: '50000', currency: 'IDR' });
+    expect(topUp.status).toBe(201);
+    const paid = await request(t.app.getHttpServer()).post(`${new URL(topUp.body.top_up.checkout_url).pathname}/pay`);
+    expect(paid.status).toBe(200);
+    await expectNewestMatchesWallet('IDR');
+    const credit = await list(`?top_up_id=${topUp.body.top_up.id}`);
+    expect(credit.body.transactions).toEqual([
+      {
+        id: expect.stringMatching(WTX), type: 'credit', currency: 'IDR', amount: '50000', available_after: '1550000', reserved_after: '0',
+        source: 'top_up', operation_id: null, top_up_id: topUp.body.top_up.id, created_at: expect.any(String),
+      },
+    ]);
     // The chain as cli verify's wallet.available_matches_ledger sees it (the deleted volume's disk is left at the provider on purpose).
     const sums = await t.sql(
       `SELECT currency, sum(CASE kind WHEN 'credit' THEN amount WHEN 'hold' THEN -amount WHEN 'release' THEN amount ELSE 0 END)::text AS available
@@ -123,7 +138,7 @@ describe('GET /v1/wallet/transactions', () => {
     );
     const w = await wallet();
     expect(sums).toEqual([
-      { currency: 'IDR', available: '1500000' },
+      { currency: 'IDR', available: '1550000' },
       { currency: 'USD', available: String(BigInt(w.USD.available.replace('.', ''))) },
     ]);
   });
@@ -154,7 +169,7 @@ describe('GET /v1/wallet/transactions', () => {
       cursor = res.body.next_cursor;
     } while (cursor);
     expect(seen).toEqual(all);
-    expect(all.length).toBe(8);
+    expect(all.length).toBe(9);
   });
 
   it.each([
@@ -178,7 +193,7 @@ describe('GET /v1/wallet/transactions', () => {
   it('billing:read or vm:read opens it; another organization sees only its own; no scope of either: 403; no token: 401', async () => {
     const billing = await list('', bearer(apiToken('wh', 'bill')));
     expect(billing.status).toBe(200);
-    expect(billing.body.transactions.length).toBe(8);
+    expect(billing.body.transactions.length).toBe(9);
     const other = await list('?limit=100', bearer(apiToken('wo', 'rw')));
     expect(other.status).toBe(200);
     expect(other.body.transactions.map((x: { currency: string }) => x.currency)).toEqual(['IDR', 'USD']);
