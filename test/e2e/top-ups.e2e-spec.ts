@@ -1,5 +1,6 @@
 import request from 'supertest';
 import { ExpireTopUps } from '../../src/modules/funding/application/top-ups.use-cases';
+import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { PAYMENT_SECRET, sessionEvent, signature } from '../support/payments';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -336,6 +337,22 @@ describe('wallet top-ups', () => {
     expect(page.text).not.toContain('<button');
     expect((await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`)).status).toBe(409);
     expect(await t.sql(`SELECT action FROM audit_log WHERE target_id = $1`, [id])).toEqual([{ action: 'wallet.top_up.create' }]);
+  });
+
+  it('metrics: pending top-ups by currency, ended top-ups by status, payment events by outcome', async () => {
+    const res = await fetch(`http://127.0.0.1:${t.app.get(MetricsServer).port()}/metrics`);
+    const lines = (await res.text()).split('\n');
+    const [{ usd, idr }] = await t.sql<{ usd: number; idr: number }>(
+      `SELECT count(*) FILTER (WHERE currency = 'USD' AND status = 'pending')::int AS usd, count(*) FILTER (WHERE currency = 'IDR' AND status = 'pending')::int AS idr FROM top_ups`,
+    );
+    expect(lines).toEqual(expect.arrayContaining([`cds_top_ups_pending{currency="USD"} ${usd}`, `cds_top_ups_pending{currency="IDR"} ${idr}`]));
+    const value = (prefix: string) => Number(lines.find((l) => l.startsWith(prefix))?.split(' ')[1] ?? 'NaN');
+    expect(value('cds_payment_events_total{provider="simulated",outcome="bad_signature"}')).toBeGreaterThanOrEqual(4);
+    expect(value('cds_payment_events_total{provider="simulated",outcome="unmatched"}')).toBe(2);
+    expect(value('cds_payment_events_total{provider="simulated",outcome="duplicate"}')).toBeGreaterThanOrEqual(4);
+    expect(value('cds_payment_events_total{provider="simulated",outcome="bad_body"}')).toBe(2);
+    expect(value('cds_top_ups_ended_total{currency="USD",status="succeeded"}')).toBe(2);
+    expect(value('cds_top_ups_ended_total{currency="USD",status="failed"}')).toBe(1);
   });
 
   it('the checkout site: an unknown session is 404 on every route', async () => {
