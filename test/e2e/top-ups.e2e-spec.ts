@@ -206,6 +206,35 @@ describe('wallet top-ups', () => {
     expect((await t.sql(`SELECT data FROM audit_log WHERE target_id = $1 AND action = 'wallet.top_up.cancel'`, [id]))[0]).toEqual({ data: { via: 'api' } });
   });
 
+  it('POST cancel with the provider unreachable: 503 funding_unavailable, the top-up still pending, nothing audited', async () => {
+    const res = await create({ amount: '31', currency: 'USD' });
+    const id = res.body.top_up.id;
+    t.settings.paymentProviderDown = true;
+    try {
+      const cancel = await t.http.post(`/v1/wallet/top-ups/${id}/cancel`).set(rw);
+      expect(cancel.status).toBe(503);
+      expect(cancel.body).toEqual({ error: { code: 'funding_unavailable', message: expect.any(String), request_id: cancel.headers['x-request-id'], details: {} } });
+    } finally {
+      t.settings.paymentProviderDown = false;
+    }
+    expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body.status).toBe('pending');
+    expect(await t.sql(`SELECT action FROM audit_log WHERE target_id = $1`, [id])).toEqual([{ action: 'wallet.top_up.create' }]);
+    expect((await t.http.post(`/v1/wallet/top-ups/${id}/cancel`).set(rw)).status).toBe(200);
+  });
+
+  it('POST cancel after the customer paid at the checkout but before its event arrived: 409 invalid_state; the event then credits it', async () => {
+    const res = await create({ amount: '32', currency: 'USD' });
+    const id = res.body.top_up.id;
+    await t.sql(`UPDATE sim_checkout_sessions SET status = 'paid' WHERE top_up_id = $1`, [id]);
+    const cancel = await t.http.post(`/v1/wallet/top-ups/${id}/cancel`).set(rw);
+    expect(cancel.status).toBe(409);
+    expect(cancel.body.error).toMatchObject({ code: 'invalid_state', details: { status: 'pending' } });
+    expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body.status).toBe('pending');
+    const body = sessionEvent('checkout.session.completed', { id: await sessionOf(id), topUpId: id, amountTotal: 3200, currency: 'usd' });
+    expect((await post(body, signature(body))).status).toBe(200);
+    expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body.status).toBe('succeeded');
+  });
+
   it('the pending limit: the 6th is 409 quota_exceeded {limit: 5} (stored under a key), no session opened', async () => {
     const headers = bearer(apiToken('tl', 'bw'));
     for (let i = 0; i < 5; i++) expect((await create({ amount: '10', currency: 'USD' }, headers)).status).toBe(201);
@@ -351,7 +380,7 @@ describe('wallet top-ups', () => {
     expect(value('cds_payment_events_total{provider="simulated",outcome="unmatched"}')).toBe(2);
     expect(value('cds_payment_events_total{provider="simulated",outcome="duplicate"}')).toBeGreaterThanOrEqual(4);
     expect(value('cds_payment_events_total{provider="simulated",outcome="bad_body"}')).toBe(2);
-    expect(value('cds_top_ups_ended_total{currency="USD",status="succeeded"}')).toBe(2);
+    expect(value('cds_top_ups_ended_total{currency="USD",status="succeeded"}')).toBe(3);
     expect(value('cds_top_ups_ended_total{currency="USD",status="failed"}')).toBe(1);
   });
 
