@@ -19,7 +19,7 @@ import {
   topUpNotFound,
   topUpNotPending,
 } from '../domain/top-up';
-import { CheckoutSession, PaymentEvent, PaymentGateway } from './payment-gateway.port';
+import { CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway } from './payment-gateway.port';
 import { TopUpTransitions } from './top-up-transitions';
 import { EventOutcome, TopUpFilter, TopUpStore } from './top-ups.port';
 
@@ -198,7 +198,27 @@ export class ReceivePaymentEvent {
     private readonly transitions: TopUpTransitions,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
+    private readonly gateway: PaymentGateway,
   ) {}
+
+  /**
+   * POST /v1/payment-events/{provider}: 404 unless the configured provider, then the signature
+   * on the raw bytes and the body (400 naming Stripe-Signature or the member: nothing recorded),
+   * then execute().
+   */
+  async receive(provider: string, rawBody: Buffer, headers: Record<string, string | string[] | undefined>): Promise<EventOutcome | 'duplicate'> {
+    if (!this.gateway.enabled() || provider !== this.gateway.name) throw new DomainError('not_found', `No payment provider ${provider} is configured`);
+    let event: PaymentEvent;
+    try {
+      event = this.gateway.parseEvent(rawBody, headers);
+    } catch (err) {
+      if (!(err instanceof PaymentEventRefused)) throw err;
+      this.metrics.paymentEvent(provider, err.reason);
+      if (err.reason === 'bad_signature') this.logger.warn({ msg: 'payment event refused: bad signature', provider, bytes: rawBody.length });
+      throw invalidRequest(err.message, { field: err.field });
+    }
+    return this.execute(provider, event);
+  }
 
   async execute(provider: string, event: PaymentEvent): Promise<EventOutcome | 'duplicate'> {
     const result = await this.uow.run(async (): Promise<{ outcome: EventOutcome | 'duplicate'; ended?: TopUp }> => {

@@ -1,13 +1,10 @@
-import { Controller, HttpCode, Logger, Param, Post, Req } from '@nestjs/common';
+import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Request } from 'express';
 import { PayloadTooLargeError } from '../../../../shared/http/error-envelope';
 import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
-import { DomainError, invalidRequest } from '../../../../shared/kernel/errors/domain-error';
-import { Metrics } from '../../../../shared/observability/metrics';
 import { Public } from '../../../auth/interface/http/access.decorators';
-import { PaymentEventRefused, PaymentGateway } from '../../application/payment-gateway.port';
 import { ReceivePaymentEvent } from '../../application/top-ups.use-cases';
 import { PaymentEventReceivedResponse } from './top-ups.openapi';
 
@@ -21,13 +18,7 @@ import { PaymentEventReceivedResponse } from './top-ups.openapi';
 @Public()
 @SkipThrottle()
 export class PaymentEventsController {
-  private readonly logger = new Logger('PaymentEvents');
-
-  constructor(
-    private readonly gateway: PaymentGateway,
-    private readonly receive: ReceivePaymentEvent,
-    private readonly metrics: Metrics,
-  ) {}
+  constructor(private readonly receive: ReceivePaymentEvent) {}
 
   @Post(':provider')
   @HttpCode(200)
@@ -48,19 +39,8 @@ export class PaymentEventsController {
   @ApiOkResponse({ type: PaymentEventReceivedResponse, headers: REQUEST_ID_HEADER })
   @ApiErrors('not_found')
   async receiveEvent(@Param('provider') provider: string, @Req() req: Request): Promise<PaymentEventReceivedResponse> {
-    if (!this.gateway.enabled() || provider !== this.gateway.name) throw new DomainError('not_found', `No payment provider ${provider} is configured`);
     if (req.paymentEventBodyTooLarge) throw new PayloadTooLargeError('256 KiB');
-    const raw = req.paymentEventBody ?? Buffer.alloc(0);
-    let event;
-    try {
-      event = this.gateway.parseEvent(raw, req.headers);
-    } catch (err) {
-      if (!(err instanceof PaymentEventRefused)) throw err;
-      this.metrics.paymentEvent(provider, err.reason);
-      if (err.reason === 'bad_signature') this.logger.warn({ msg: 'payment event refused: bad signature', provider, bytes: raw.length });
-      throw invalidRequest(err.message, { field: err.field });
-    }
-    await this.receive.execute(provider, event);
+    await this.receive.receive(provider, req.paymentEventBody ?? Buffer.alloc(0), req.headers);
     return { received: true };
   }
 }
