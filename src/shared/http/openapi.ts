@@ -342,6 +342,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Regions', 'Regions and zones')
     .addTag('Health', 'Probes for load balancers and orchestrators')
     .addTag('Documentation', 'This document and its page')
+    .addTag('Payment provider callbacks', "Called by the payment provider (signed), not by API clients: the hosted checkout's events")
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the
