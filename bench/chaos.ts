@@ -35,6 +35,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { childEnv as processEnv, freePort } from './processes';
 import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
+import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
@@ -154,7 +155,7 @@ interface Context {
   stats: Stats;
   recent: Sent[];
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; bearer?: string }): Promise<Reply | undefined>;
+  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; bearer?: string; headers?: Record<string, string> }): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -366,6 +367,7 @@ const ACTIONS: Action[] = [
   ...accessActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
+  ...FUNDING_ACTIONS,
 ];
 
 function pickAction(): Action {
@@ -503,6 +505,7 @@ async function main(): Promise<void> {
       PROVIDER_LATENCY_MS: process.env.PROVIDER_LATENCY_MS ?? '20',
       PROVIDER_RETRY_BASE_MS: '200',
       ...WEBHOOK_SERVER_ENV,
+      ...FUNDING_SERVER_ENV,
     });
 
     // Migrate and seed through the CLI, as an operator would.
@@ -540,6 +543,7 @@ async function main(): Promise<void> {
         const headers: Record<string, string> = { Authorization: `Bearer ${opts.bearer ?? (opts.session ? org.session : org.token)}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
+        Object.assign(headers, opts.headers);
         try {
           const res = await fetch(server.url + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           const body = await res.text();

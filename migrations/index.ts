@@ -12,6 +12,8 @@ import { Scopes1764000000190 } from './1764000000190-scopes';
 import { ServerCatalog1764000000210 } from './1764000000210-server-catalog';
 import { Servers1764000000211 } from './1764000000211-servers';
 import { SshKeysAndFirewallRules1764000000230 } from './1764000000230-ssh-keys-and-firewall-rules';
+import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
+import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
@@ -31,6 +33,8 @@ export const MIGRATIONS = [
   ServerCatalog1764000000210,
   Servers1764000000211,
   SshKeysAndFirewallRules1764000000230,
+  WalletHistory1764000000240,
+  TopUps1764000000241,
   Webhooks1764000000250,
   Invitations1764000000260,
 ];

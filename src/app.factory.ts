@@ -7,6 +7,7 @@ import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
 import { deferredJsonBody } from './shared/http/body-parsing';
+import { paymentEventsRawBody } from './modules/funding/interface/http/payment-events-body';
 import { answerClientErrors } from './shared/http/client-errors';
 import { conditionalRequestsOnlyWithETag } from './shared/http/conditional-requests';
 import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
@@ -41,6 +42,8 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   app.use(compression());
   app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
   app.use(redirectRootToDocs);
+  // The payment provider's callback keeps its exact bytes (its signature covers them), before any JSON parsing.
+  app.use('/v1/payment-events', paymentEventsRawBody());
   app.use(deferredJsonBody());
   app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.

@@ -6,6 +6,7 @@ import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { DocsModule } from './modules/docs/docs.module';
+import { FundingModule } from './modules/funding/funding.module';
 import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OperationsWorkerModule } from './modules/operations/operations-worker.module';
@@ -57,6 +58,7 @@ export class AppModule {
         WebhooksModule,
         WebhooksWorkerModule,
         VerificationModule,
+        FundingModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

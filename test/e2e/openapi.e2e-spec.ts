@@ -42,13 +42,21 @@ describe('OpenAPI document and docs page', () => {
 
   it('documents every route the application serves, and only those, with HEAD for every GET (Express answers it); every path starts with /v1', () => {
     expect(routes.length).toBeGreaterThanOrEqual(9);
+    // The simulated payment provider's hosted checkout is its site, not the API: outside /v1 and the document.
+    const checkout = routes.filter((r) => r.path.startsWith('/checkout/'));
+    expect(checkout.flatMap((r) => r.methods.map((m) => `${m} ${r.path}`)).sort()).toEqual([
+      'GET /checkout/:session',
+      'POST /checkout/:session/cancel',
+      'POST /checkout/:session/pay',
+    ]);
     const served = routes
+      .filter((r) => !checkout.includes(r))
       .flatMap((r) => r.methods.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m])).map((m) => `${m} ${toOpenApiPath(r.path)}`))
       .sort();
     const documented = operations().map((o) => `${o.method.toUpperCase()} ${o.path}`).sort();
     expect(documented).toEqual(served);
     for (const path of Object.keys(doc.paths)) expect(path).toMatch(/^\/v1\//);
-    for (const r of routes) expect(r.path).toMatch(/^\/v1\//);
+    for (const r of routes) if (!checkout.includes(r)) expect(r.path).toMatch(/^\/v1\//);
   });
 
   it('declares the bearer scheme; the routes that answer 401 without a token require it and take X-Org-ID; the others are public', async () => {
@@ -288,6 +296,15 @@ describe('OpenAPI document and docs page', () => {
       'POST /v1/auth/logout': 'logout',
       'GET /v1/wallet': 'getWallet',
       'HEAD /v1/wallet': 'headWallet',
+      'GET /v1/wallet/transactions': 'listWalletTransactions',
+      'HEAD /v1/wallet/transactions': 'headWalletTransactions',
+      'POST /v1/wallet/top-ups': 'createTopUp',
+      'GET /v1/wallet/top-ups': 'listTopUps',
+      'HEAD /v1/wallet/top-ups': 'headTopUps',
+      'GET /v1/wallet/top-ups/{id}': 'getTopUp',
+      'HEAD /v1/wallet/top-ups/{id}': 'headTopUp',
+      'POST /v1/wallet/top-ups/{id}/cancel': 'cancelTopUp',
+      'POST /v1/payment-events/{provider}': 'receivePaymentEvent',
       'GET /v1/volume-options': 'getVolumeOptions',
       'HEAD /v1/volume-options': 'headVolumeOptions',
       'GET /v1/regions': 'listRegions',
@@ -448,6 +465,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/QuotaExceededDetails' },
       { $ref: '#/components/schemas/OperationInTheWayDetails' },
       { $ref: '#/components/schemas/ConflictDetails' },
+      { $ref: '#/components/schemas/ResourceStateDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

@@ -26,6 +26,8 @@ const CHECKS = [
   'accounts.organizations_per_user',
   'regions.vcpus_used_matches_servers',
   'webhooks.deliveries_on_schedule',
+  'wallet.ledger_chain',
+  'top_ups.credited_once',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -97,8 +99,8 @@ describe('verify: invariants of money, operations and servers', () => {
       `UPDATE wallet_ledger SET kind = 'capture' WHERE operation_id = '${ops.fr_failed}' AND kind = 'release'`,
       `UPDATE wallet_balances SET available = available - 200000 WHERE org_id = 'org_fr' AND currency = 'USD'`,
       // A pending renewal whose hold was already given back (balance moved as a release does).
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
-         VALUES ('org_us', 'USD', 'release', 200000, '${ops.us_pending}', 'tampered')`,
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo, public_id, seq, available_after, reserved_after)
+         SELECT 'org_us', 'USD', 'release', 200000, '${ops.us_pending}', 'tampered', 'wtx_tampered', max(seq) + 1, 0, 0 FROM wallet_ledger WHERE org_id = 'org_us'`,
       `UPDATE wallet_balances SET available = available + 200000, reserved = reserved - 200000 WHERE org_id = 'org_us' AND currency = 'USD'`,
       // A running operation whose worker's lease ended long ago.
       `UPDATE operations SET status = 'running', locked_by = 'gone:1:x', locked_until = now() - interval '5 minutes',
@@ -142,8 +144,15 @@ describe('verify: invariants of money, operations and servers', () => {
     const report = await verify.execute();
     expect(report.ok).toBe(false);
     // accounts.organizations_per_user is broken (and named) in organizations-invitations.e2e-spec.
-    expect(report.checks).toEqual(checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'accounts.organizations_per_user': 0 }));
-    expect(report.violations).toEqual([
+    // Money tampered with also breaks the ledger's chain of after-values: the last row against the
+    // balance (av, rs; fr and us also), the changed or forged row against its predecessor (fr, us).
+    // The capture deleted with its reserved amount restored (sc) leaves a consistent chain.
+    const chain = report.violations.filter((v) => v.check === 'wallet.ledger_chain');
+    expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
+    expect(report.checks).toEqual(
+      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0 }),
+    );
+    expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
       {
         check: 'wallet.available_matches_ledger',
         subject: 'org_av/USD',
@@ -262,13 +271,14 @@ describe('npm run cli -- verify', () => {
       const bad = runCli(['verify'], env);
       expect(bad.status).toBe(1);
       expect(JSON.parse(bad.stderr)).toEqual({
-        error: { code: 'invariant_violated', message: '2 violation(s) of wallet.available_matches_ledger, wallet.reserved_matches_holds' },
+        error: { code: 'invariant_violated', message: '3 violation(s) of wallet.available_matches_ledger, wallet.reserved_matches_holds, wallet.ledger_chain' },
       });
       const report = JSON.parse(bad.stdout) as VerificationReport;
       expect(report.ok).toBe(false);
       expect(report.violations.map((v) => [v.check, v.subject])).toEqual([
         ['wallet.available_matches_ledger', 'org_cli/IDR'],
         ['wallet.reserved_matches_holds', 'org_cli/IDR'],
+        ['wallet.ledger_chain', expect.stringMatching(/^org_cli\/IDR\/wtx_[0-9a-f]{32}$/)],
       ]);
     } finally {
       await t.close();

@@ -10,6 +10,8 @@ import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, orgWithDetachedVolumes, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 import { sealSecret } from '../../src/modules/webhooks/domain/secret-box';
+import { SimulatedProviderSecret } from '../../src/modules/funding/infrastructure/simulated-payment-gateway';
+import { stripeSignature } from '../../src/modules/funding/domain/stripe-signature';
 import { BodySpec, DocOperation, Huge, OpenApiDoc, Parameter, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
@@ -345,6 +347,51 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
   }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
+
+  it('the payment provider callback: bad signatures (mutated, stale, future, another secret, v0 only, several t) are 400 naming Stripe-Signature, nothing recorded', async () => {
+    const secret = t.app.get(SimulatedProviderSecret).value;
+    const events = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM payment_events`))[0].n;
+    const before = await events();
+    const body = JSON.stringify({
+      id: 'evt_sim_fuzz', object: 'event', type: 'checkout.session.completed', created: 1,
+      data: { object: { id: 'cs_sim_fuzz', object: 'checkout.session', client_reference_id: 'tu_fuzz', amount_total: 500, currency: 'usd', payment_status: 'paid', status: 'complete' } },
+    });
+    const now = () => Math.floor(Date.now() / 1000);
+    const header = fc.oneof(
+      // A valid signature with one hex digit changed.
+      fc.tuple(fc.nat(63), fc.constantFrom(...'0123456789abcdef')).map(([i, c]) => {
+        const t0 = now();
+        const v = stripeSignature(secret, t0, body);
+        const mutated = v.slice(0, i) + (v[i] === c ? (c === '0' ? '1' : '0') : c) + v.slice(i + 1);
+        return `t=${t0},v1=${mutated}`;
+      }),
+      // Signed too long ago or too far ahead.
+      fc.integer({ min: 301, max: 10_000_000 }).chain((d) => fc.constantFrom(-d, d)).map((d) => `t=${now() + d},v1=${stripeSignature(secret, now() + d, body)}`),
+      // Another secret, or the secret without its whsec_ prefix.
+      fc.constantFrom('whsec_other', secret.slice('whsec_'.length)).map((k) => `t=${now()},v1=${stripeSignature(k, now(), body)}`),
+      // v0 only, several t, no t, upper-case hex.
+      fc.constant(0).map(() => `t=${now()},v0=${stripeSignature(secret, now(), body)}`),
+      fc.constant(0).map(() => `t=${now()},t=${now()},v1=${stripeSignature(secret, now(), body)}`),
+      fc.constant(0).map(() => `v1=${stripeSignature(secret, now(), body)}`),
+      fc.constant(0).map(() => `t=${now()},v1=${stripeSignature(secret, now(), body).toUpperCase()}`),
+      // Anything at all.
+      fc.string({ maxLength: 300 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(header, async (value) => {
+        const res = await sendRaw(port, {
+          method: 'POST',
+          target: '/v1/payment-events/simulated',
+          headers: [['Content-Type', 'application/json'], ['Stripe-Signature', value]],
+          body: Buffer.from(body),
+        });
+        const parsed = JSON.parse(res.body.toString('utf8')) as { error?: { code: string; details: unknown } };
+        return res.status === 400 && parsed.error?.code === 'invalid_request' && JSON.stringify(parsed.error.details) === '{"field":"Stripe-Signature"}';
+      }),
+      { numRuns: 200, seed: SEED },
+    );
+    expect(await events()).toBe(before);
+  });
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 30000): Promise<void> {

@@ -73,6 +73,18 @@ export interface Settings {
   webhookDisableAfterS: number;
   /** Tests and local use: webhook URLs may be http and reach any address (private, loopback). */
   webhookAllowPrivateUrls: boolean;
+  /** The payment provider of wallet top-ups: the simulated hosted checkout, or off (top-ups 503; default off under NODE_ENV=production). */
+  paymentProvider: 'simulated' | 'off';
+  /** The simulated payment provider: every call, page and event fails (funding_unavailable, 503). */
+  paymentProviderDown: boolean;
+  /** The secret the simulated provider signs its events with (whsec_…); unset: random per process. Never logged. */
+  paymentProviderWebhookSecret: string | undefined;
+  /** The base of checkout_url (scheme, host, port); unset: http://localhost:<PORT>. */
+  publicBaseUrl: string | undefined;
+  /** How long a top-up's checkout stays open, in seconds. */
+  topUpExpiresS: number;
+  /** How often each worker process looks for pending top-ups past their expiry. */
+  topUpExpirySweepMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -145,6 +157,30 @@ function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): num
   return parts.map(Number);
 }
 
+/** PAYMENT_PROVIDER: simulated or off; unset: simulated, off under NODE_ENV=production (its page mints credit for anyone holding the URL). */
+function paymentProvider(env: NodeJS.ProcessEnv): 'simulated' | 'off' {
+  const raw = env.PAYMENT_PROVIDER;
+  if (raw === undefined || raw === '') return env.NODE_ENV === 'production' ? 'off' : 'simulated';
+  if (raw === 'simulated' || raw === 'off') return raw;
+  throw new Error(`Setting PAYMENT_PROVIDER must be simulated or off, got "${raw}"`);
+}
+
+/** PUBLIC_BASE_URL: unset, or an absolute http(s) URL without a path, query or user info (a trailing slash is dropped). */
+function publicBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const raw = env.PUBLIC_BASE_URL;
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+    throw new Error(`Setting PUBLIC_BASE_URL must be an absolute http(s) URL such as https://cloud.example.com, got "${raw}"`);
+  }
+  return url.origin;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -191,6 +227,12 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     webhookRetryScheduleS: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookDisableAfterS: int(env, 'WEBHOOK_DISABLE_AFTER_S', 432_000, 1, 31_536_000),
     webhookAllowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+    paymentProvider: paymentProvider(env),
+    paymentProviderDown: bool(env, 'PAYMENT_PROVIDER_DOWN', false),
+    paymentProviderWebhookSecret: env.PAYMENT_PROVIDER_WEBHOOK_SECRET || undefined,
+    publicBaseUrl: publicBaseUrl(env),
+    topUpExpiresS: int(env, 'TOP_UP_EXPIRES_S', 1800, 60, 86_400),
+    topUpExpirySweepMs: int(env, 'TOP_UP_EXPIRY_SWEEP_MS', 5000, 100, 3_600_000),
   };
 }
 

@@ -96,6 +96,13 @@ export class ConflictDetailsDto {
   field?: string;
 }
 
+/** The state in the way (invalid_state of a top-up cancel). */
+@ApiSchema({ name: 'ResourceStateDetails', description: 'invalid_state refused because of the resource\'s status: that status' })
+export class ResourceStateDetailsDto {
+  @ApiProperty({ example: 'succeeded' })
+  status: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -119,6 +126,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(QuotaExceededDetailsDto) },
       { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
       { $ref: getSchemaPath(ConflictDetailsDto) },
+      { $ref: getSchemaPath(ResourceStateDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -127,7 +135,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;
@@ -361,6 +369,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Documentation', 'This document and its page')
     .addTag('SSH keys', 'Public keys given to servers at their creation')
     .addTag('Firewall rules', 'Allow rules for inbound and outbound traffic of servers')
+    .addTag('Payment provider callbacks', "Called by the payment provider (signed), not by API clients: the hosted checkout's events")
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the

@@ -35,6 +35,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  private readonly topUpsEnded = new Counter({
+    name: 'cds_top_ups_ended_total',
+    help: 'Top-ups that left pending (or were credited late), by currency and the status reached',
+    labelNames: ['currency', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  private readonly paymentEvents = new Counter({
+    name: 'cds_payment_events_total',
+    help: 'Inbound payment provider events, by provider and outcome (applied, no_change, ignored, unmatched, duplicate, bad_signature, bad_body)',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry });
   }
@@ -47,5 +61,13 @@ export class Metrics {
 
   rateLimitRejected(route: string): void {
     this.rateLimited.inc({ route });
+  }
+
+  topUpEnded(currency: string, status: string): void {
+    this.topUpsEnded.inc({ currency, status });
+  }
+
+  paymentEvent(provider: string, outcome: string): void {
+    this.paymentEvents.inc({ provider, outcome });
   }
 }

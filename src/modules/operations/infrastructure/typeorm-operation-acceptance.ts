@@ -14,7 +14,9 @@ import { OPERATION_INSERT_COLUMNS, operationValues } from './typeorm-operations.
  * only if that balance covers the hold, and the one-unfinished-operation-per-volume index
  * decides whether the volume is free (ON CONFLICT … DO NOTHING: no plan to choose, and an
  * uncommitted operation of the volume is waited for); the hold, its ledger row and the audit
- * entry are written only for an inserted operation.
+ * entry are written only for an inserted operation. The audit entry waits for the ledger row
+ * (its subquery on `hold`), so the locks come in the order every writer takes them: the balance
+ * row, the ledger head (wallet_ledger's trigger), the audit head.
  */
 const ACCEPT_SQL = `
   WITH wallet AS (
@@ -35,9 +37,11 @@ const ACCEPT_SQL = `
   ), hold AS (
     INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
     SELECT $2::text, $19::text, 'hold', $18::numeric, id, 'reserved for operation' FROM accepted WHERE $18::numeric IS NOT NULL
+    RETURNING 1 AS appended
   ), audited AS (
     INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
     SELECT $20::text, $21::text, $22::text, $23::text, $24::text, $25::text, $26::text, $27::text, $28::text, $29::jsonb FROM accepted
+     WHERE (SELECT count(*) FROM hold) >= 0
   )
   SELECT EXISTS (SELECT 1 FROM accepted) AS accepted, (SELECT available::text FROM wallet) AS available`;
 

@@ -9,6 +9,8 @@ import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
+import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
+import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -254,6 +256,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new OrganizationsPerUserCheck(db),
       new RegionVcpusUsedCheck(db),
       new WebhookDeliveriesOnScheduleCheck(db, settings),
+      new WalletLedgerChainCheck(db),
+      new TopUpsCreditedOnceCheck(db),
     ];
   }
 

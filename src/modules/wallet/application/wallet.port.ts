@@ -21,8 +21,12 @@ export interface Settlement {
  * Every method writes the balance row and the ledger row together, in the active transaction.
  */
 export abstract class WalletLedger {
-  /** Adds credit (operator top-up, seed). Creates the balance row when missing. */
-  abstract credit(orgId: string, amount: Money, memo: string): Promise<Balance>;
+  /**
+   * Adds credit (operator credit, seed, a paid top-up). Creates the balance row when missing.
+   * With `topUpId`, the credit row names the top-up: the database refuses a second credit of it
+   * (unique violation), whatever the concurrency.
+   */
+  abstract credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Balance>;
   /** Every currency's balance of the organization; currencies never credited show zero. */
   abstract balances(orgId: string): Promise<Balance[]>;
   /**

@@ -21,7 +21,7 @@ export class TypeOrmWalletLedger extends WalletLedger {
     super();
   }
 
-  async credit(orgId: string, amount: Money, memo: string): Promise<Balance> {
+  async credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Balance> {
     if (amount.minor <= 0n) throw new RangeError('A credit must be positive');
     const [row] = await this.db.query<BalanceRow>(
       `INSERT INTO wallet_balances (org_id, currency, available) VALUES ($1, $2, $3)
@@ -30,11 +30,12 @@ export class TypeOrmWalletLedger extends WalletLedger {
        RETURNING currency, available::text, reserved::text`,
       [orgId, amount.currency, amount.minor.toString()],
     );
-    await this.db.query(`INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo) VALUES ($1, $2, 'credit', $3, $4)`, [
+    await this.db.query(`INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, top_up_id) VALUES ($1, $2, 'credit', $3, $4, $5)`, [
       orgId,
       amount.currency,
       amount.minor.toString(),
       memo,
+      topUpId ?? null,
     ]);
     return toBalance(row);
   }
@@ -90,36 +91,40 @@ export class TypeOrmWalletLedger extends WalletLedger {
   }
 
   /**
-   * One statement: the settlement rows appended first (the unique index refuses a second
-   * settlement of a hold before any balance moves; each hold is found by one probe of
-   * wallet_ledger_one_hold, LATERAL … LIMIT 1: a nested loop whatever the planner believes about
-   * the ledger's size, where a generic plan made while it was small read every hold of the
-   * ledger on every batch), then every balance row concerned locked in
-   * (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key takes KEY SHARE locks
-   * on the same rows; each found by one probe of the primary key, the hot balance rows' many
-   * dead versions never scanned) and written once with the sums. The CHECKs keep reserved and available
-   * non-negative. Every row of the totals must find its balance.
+   * One statement: each hold found by one probe of wallet_ledger_one_hold (LATERAL … LIMIT 1: a
+   * nested loop whatever the planner believes about the ledger's size, where a generic plan made
+   * while it was small read every hold of the ledger on every batch); then every balance row
+   * concerned locked in (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key
+   * takes KEY SHARE locks on the same rows; each found by one probe of the primary key, the hot
+   * balance rows' many dead versions never scanned); then the settlement rows appended in that
+   * order (the ledger's trigger takes each organization's ledger head after its balance rows,
+   * the lock order of every writer; the unique index refuses a second settlement of a hold, and
+   * the whole statement with it); and each balance row written once with the sums. The CHECKs
+   * keep reserved and available non-negative. Every row of the totals must find its balance.
    */
   async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
     if (captures.length + releases.length === 0) return;
     const { rows } = await this.db.exec<{ balances: string }>(
-      `WITH settled AS (
-         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
-         SELECT h.org_id, h.currency, s.kind, h.amount, h.operation_id,
-                CASE s.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
+      `WITH holds AS MATERIALIZED (
+         SELECT h.org_id, h.currency, s.kind, h.amount, h.operation_id
            FROM unnest($1::text[], $2::text[]) AS s(operation_id, kind)
           CROSS JOIN LATERAL (SELECT org_id, currency, amount, operation_id FROM wallet_ledger
                                WHERE operation_id = s.operation_id AND kind = 'hold' LIMIT 1) h
-         RETURNING org_id, currency, kind, amount
        ), totals AS (
          SELECT org_id, currency, sum(amount) AS settled, coalesce(sum(amount) FILTER (WHERE kind = 'release'), 0) AS released
-           FROM settled GROUP BY org_id, currency
+           FROM holds GROUP BY org_id, currency
        ), ordered AS MATERIALIZED (
          SELECT org_id, currency FROM totals ORDER BY org_id, currency
        ), locked AS MATERIALIZED (
          SELECT b.org_id, b.currency FROM ordered o
           CROSS JOIN LATERAL (SELECT org_id, currency FROM wallet_balances
                                WHERE org_id = o.org_id AND currency = o.currency LIMIT 1 FOR NO KEY UPDATE) b
+       ), settled AS (
+         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+         SELECT org_id, currency, kind, amount, operation_id,
+                CASE kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
+           FROM holds WHERE (SELECT count(*) FROM locked) >= 0
+          ORDER BY org_id, currency
        )
        UPDATE wallet_balances AS b
           SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()
@@ -135,27 +140,29 @@ export class TypeOrmWalletLedger extends WalletLedger {
   }
 
   /**
-   * Appends the settlement row first: the unique index (one capture-or-release per operation)
-   * refuses a second settlement before any balance moves. Then the balance, whose CHECKs keep
-   * reserved and available non-negative.
+   * One statement: the balance row written first (its row lock taken before the ledger head, the
+   * lock order of every writer; its CHECKs keep reserved and available non-negative), then the
+   * settlement row, which the unique index (one capture-or-release per operation) refuses for a
+   * hold already settled, the whole statement with it.
    */
   private async settle(operationId: string, kind: 'capture' | 'release'): Promise<Settlement | undefined> {
     const [row] = await this.db.query<{ org_id: string; currency: Currency; amount: string }>(
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
-       SELECT org_id, currency, $2, amount, operation_id, $3
-         FROM wallet_ledger WHERE operation_id = $1 AND kind = 'hold'
+      `WITH h AS (
+         SELECT org_id, currency, amount FROM wallet_ledger WHERE operation_id = $1 AND kind = 'hold'
+       ), moved AS (
+         UPDATE wallet_balances b
+            SET reserved = b.reserved - h.amount,
+                available = b.available + CASE WHEN $2::text = 'release' THEN h.amount ELSE 0 END, updated_at = now()
+           FROM h WHERE b.org_id = h.org_id AND b.currency = h.currency
+         RETURNING b.org_id, b.currency, h.amount
+       )
+       INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+       SELECT org_id, currency, $2::text, amount, $1::text, $3::text FROM moved
        RETURNING org_id, currency, amount::text`,
       [operationId, kind, kind === 'capture' ? 'charged for operation' : 'released from operation'],
+      'wallet_settle',
     );
     if (!row) return undefined;
-    const { affected } = await this.db.exec(
-      kind === 'capture'
-        ? `UPDATE wallet_balances SET reserved = reserved - $3::numeric, updated_at = now() WHERE org_id = $1 AND currency = $2`
-        : `UPDATE wallet_balances SET reserved = reserved - $3::numeric, available = available + $3::numeric, updated_at = now()
-            WHERE org_id = $1 AND currency = $2`,
-      [row.org_id, row.currency, row.amount],
-    );
-    if (affected !== 1) throw new Error(`No wallet balance for the hold of operation ${operationId}`);
     return { orgId: row.org_id, operationId, amount: Money.ofMinor(row.currency, BigInt(row.amount)) };
   }
 }

@@ -1,22 +1,42 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Query } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE } from '../../../auth/domain/principal';
 import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
 import { GetWalletBalances } from '../../application/get-wallet-balances.use-case';
-import { WalletResponse } from './wallet.openapi';
+import { ListWalletTransactions } from '../../application/list-wallet-transactions.use-case';
+import { WalletTransaction } from '../../domain/wallet-transaction';
+import { WalletResponse, WalletTransactionPageResponse, WalletTransactionResponse, WalletTransactionsQueryDto } from './wallet.openapi';
+
+export function presentWalletTransaction(t: WalletTransaction): WalletTransactionResponse {
+  return {
+    id: t.id,
+    type: t.type,
+    currency: t.currency,
+    amount: t.amount.format(),
+    available_after: t.availableAfter.format(),
+    reserved_after: t.reservedAfter.format(),
+    source: t.source,
+    operation_id: t.operationId,
+    top_up_id: t.topUpId,
+    created_at: t.createdAt.toISOString(),
+  };
+}
 
 @ApiTags('Wallet')
 @Controller('v1/wallet')
 export class WalletController {
-  constructor(private readonly getBalances: GetWalletBalances) {}
+  constructor(
+    private readonly getBalances: GetWalletBalances,
+    private readonly listTransactions: ListWalletTransactions,
+  ) {}
 
   /** The organization's balance in each currency: available to spend, and reserved by pending operations. */
   @Get()
-  @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
+  @RequireAccess({ anyScope: ['billing:read', 'vm:read'], roles: ANY_ROLE })
   @ApiAuthenticated()
-  @ApiOperation({ operationId: 'getWallet', summary: "The organization's balance in each currency", description: 'API key scope vm:read, or any member with a session.' })
+  @ApiOperation({ operationId: 'getWallet', summary: "The organization's balance in each currency", description: 'API key scope billing:read or vm:read, or any member with a session.' })
   @ApiOkResponse({ description: 'The balances', type: WalletResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('unauthorized', 'forbidden', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal): Promise<WalletResponse> {
@@ -24,5 +44,24 @@ export class WalletController {
     return {
       balances: balances.map((b) => ({ currency: b.currency, available: b.available.format(), reserved: b.reserved.format() })),
     };
+  }
+
+  /** Every movement of the organization's money, newest first, as a bank statement shows it. */
+  @Get('transactions')
+  @RequireAccess({ anyScope: ['billing:read', 'vm:read'], roles: ANY_ROLE })
+  @ApiAuthenticated()
+  @ApiOperation({
+    operationId: 'listWalletTransactions',
+    summary: "The wallet's history, newest first",
+    description:
+      'API key scope billing:read or vm:read, or any member with a session. One entry per movement (credit, hold, capture, release) with the balance of its ' +
+      'currency right after it. Filters: currency, type, since (inclusive), until (exclusive), operation_id, top_up_id. Cursor pagination (limit 1-100, default 20) ' +
+      'that never repeats or skips an entry while new ones are written.',
+  })
+  @ApiOkResponse({ type: WalletTransactionPageResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
+  async transactions(@CurrentPrincipal() principal: Principal, @Query() query: WalletTransactionsQueryDto): Promise<WalletTransactionPageResponse> {
+    const page = await this.listTransactions.execute(principal, query);
+    return { transactions: page.transactions.map(presentWalletTransaction), next_cursor: page.nextCursor };
   }
 }

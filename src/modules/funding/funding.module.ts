@@ -1,0 +1,40 @@
+import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { WalletModule } from '../wallet/wallet.module';
+import { PaymentGateway } from './application/payment-gateway.port';
+import { TopUpTransitions } from './application/top-up-transitions';
+import { TopUpStore } from './application/top-ups.port';
+import { CancelTopUp, CreateTopUp, ExpireTopUps, ReadTopUps, ReceivePaymentEvent } from './application/top-ups.use-cases';
+import { SimulatedCheckout } from './infrastructure/simulated-checkout';
+import { SimulatedPaymentGateway, SimulatedProviderSecret } from './infrastructure/simulated-payment-gateway';
+import { TypeOrmTopUpStore } from './infrastructure/typeorm-top-ups';
+import { CheckoutController } from './interface/http/checkout.controller';
+import { PaymentEventsController } from './interface/http/payment-events.controller';
+import { TopUpsController } from './interface/http/top-ups.controller';
+import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-jobs';
+import { TopUpGauges } from './interface/metrics/top-up-gauges';
+
+/** Wallet top-ups through a hosted checkout, the payment provider's callback, and the simulated provider. */
+@Module({
+  imports: [WalletModule, AuditModule, IdempotencyModule],
+  controllers: [TopUpsController, PaymentEventsController, CheckoutController],
+  providers: [
+    { provide: TopUpStore, useClass: TypeOrmTopUpStore },
+    SimulatedProviderSecret,
+    SimulatedPaymentGateway,
+    { provide: PaymentGateway, useExisting: SimulatedPaymentGateway },
+    SimulatedCheckout,
+    TopUpTransitions,
+    CreateTopUp,
+    ReadTopUps,
+    CancelTopUp,
+    ReceivePaymentEvent,
+    ExpireTopUps,
+    TopUpExpiryJob,
+    SimulatedEventRetryJob,
+    TopUpGauges,
+  ],
+  exports: [TopUpStore, PaymentGateway, ExpireTopUps, SimulatedCheckout, SimulatedProviderSecret],
+})
+export class FundingModule {}
