@@ -24,7 +24,7 @@
  *    Per phase, the ceiling (then the ceiling with one query) then the service, DURATION_S each, CONNECTIONS
  *    connections: GET /v1/volume-options?region=bench-opt (API keys of every organization in turn),
  *    GET /v1/operations/{id} (an operation of each organization), GET /v1/volumes?limit=20,
- *    POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
+ *    GET /v1/wallet, POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
  *    only (its wallet row is the contended one). Each renewal has its own Idempotency-Key.
  *
  * Prints one table (requests/s, p50, p99, errors = failed requests and unexpected statuses, the
@@ -35,9 +35,10 @@
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
- * a comma list of options,operation,volumes,renew,renew-one), WORKER_INTERVAL_MS (50),
+ * a comma list of options,operation,volumes,wallet,renew,renew-one), WORKER_INTERVAL_MS (50),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
- * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults).
+ * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults),
+ * BENCH_SERVER_NODE_ARGS_ONLY (true: without the options of `npm start`; bench/flags.ts).
  */
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
@@ -101,8 +102,15 @@ const SERVER_SETTINGS = {
   LOG_LEVEL: 'warn',
 };
 
-/** Node options of the measured server: those of `npm start`, then BENCH_SERVER_NODE_ARGS (a later option wins). */
-const serverNodeArgs = (): string[] => [...startNodeArgs(), ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+/**
+ * Node options of the measured server: those of `npm start`, then BENCH_SERVER_NODE_ARGS (a later
+ * option wins). BENCH_SERVER_NODE_ARGS_ONLY=true drops those of `npm start` (an empty
+ * BENCH_SERVER_NODE_ARGS then runs the server with V8's defaults; bench/flags.ts uses it).
+ */
+const serverNodeArgs = (): string[] => [
+  ...(process.env.BENCH_SERVER_NODE_ARGS_ONLY === 'true' ? [] : startNodeArgs()),
+  ...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean),
+];
 
 /** Step 1: the server's first start on an empty database (migrations, demo seed): peak RSS until ready. */
 async function firstStart(): Promise<{ peak_rss_mib: number | null; ready_after_s: number }> {
@@ -143,7 +151,7 @@ function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: nu
         name: `Bench ${o + 1}`,
         wallet: { USD: '1000000.00000' },
         members: [],
-        api_keys: [{ name: 'bench', scopes: ['vm:read', 'vm:write'] }],
+        api_keys: [{ name: 'bench', scopes: ['vm:read', 'vm:write', 'billing:read'] }],
         servers: Array.from({ length: servers }, (_, s) => ({ name: `srv-${s + 1}`, region: 'bench-opt', zone: s % 2 === 0 ? 'bench-opt-a' : 'bench-opt-b' })),
         volumes: Array.from({ length: volumes + (o === 0 ? hotVolumes : 0) }, (_, v) => vol(`vol-${v + 1}`, 'bench-r', 'bench-r-a')),
       })),
@@ -177,10 +185,16 @@ function seed(db: Database, file: object): Seeded {
   }
 }
 
-/** One load phase: the route, how each request is made, and which statuses count as answered. */
+/**
+ * One load phase: the route, how each request is made, and which statuses count as answered.
+ * Adding a phase (a new endpoint): an entry in the `phases` list of main() (its `key` is what
+ * PHASES selects, `route` the canned answer's key in bench/ceiling.ts, which gets a handler on
+ * the same method and path), the data it reads in seedFile() when the seed does not hold it yet,
+ * and its key in DEFAULT_PHASES. Every GET phase is measured against `ceiling+1q` too.
+ */
 interface Phase {
-  key: 'options' | 'operation' | 'volumes' | 'renew' | 'renew-one';
-  route: 'volume-options' | 'operation' | 'volumes' | 'renew';
+  key: string;
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet';
   label: string;
   method: 'GET' | 'POST';
   ok: number;
@@ -230,6 +244,9 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
   };
 }
 
+/** The phases of a run without PHASES, in order. */
+const DEFAULT_PHASES = 'options,operation,volumes,wallet,renew,renew-one';
+
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
   const cells = rows.map((r) => columns.map((c) => (r[c] === null || r[c] === undefined ? '-' : String(r[c]))));
@@ -247,7 +264,7 @@ async function main(): Promise<void> {
   const connections = envInt('CONNECTIONS', 50, 1000);
   const durationS = envInt('DURATION_S', 10, 120);
   const workerIntervalMs = envInt('WORKER_INTERVAL_MS', 50, 60_000, 10);
-  const wanted = (process.env.PHASES || 'options,operation,volumes,renew,renew-one').split(',').map((s) => s.trim());
+  const wanted = (process.env.PHASES || DEFAULT_PHASES).split(',').map((s) => s.trim());
   process.env.HOT_VOLUMES = String(hotVolumes);
 
   const log = (s: string): void => void process.stderr.write(`${s}\n`);
@@ -296,6 +313,7 @@ async function main(): Promise<void> {
       { key: 'options', route: 'volume-options', label: 'GET /v1/volume-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volume-options?region=bench-opt&type=premium', headers: auth(n) }) },
       { key: 'operation', route: 'operation', label: 'GET /v1/operations/{id}', method: 'GET', ok: 200, next: (n: number) => ({ path: `/v1/operations/${operations[n % operations.length]}`, headers: auth(n % operations.length) }) },
       { key: 'volumes', route: 'volumes', label: 'GET /v1/volumes?limit=20', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volumes?limit=20', headers: auth(n) }) },
+      { key: 'wallet', route: 'wallet', label: 'GET /v1/wallet', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/wallet', headers: auth(n) }) },
       {
         key: 'renew',
         route: 'renew',
@@ -366,6 +384,8 @@ async function main(): Promise<void> {
         ratio: top.requests_per_s > 0 ? Math.round((svc.requests_per_s / top.requests_per_s) * 100) / 100 : null,
         'ceiling+1q req/s': topDb?.requests_per_s ?? null,
         'ratio+1q': topDb && topDb.requests_per_s > 0 ? Math.round((svc.requests_per_s / topDb.requests_per_s) * 100) / 100 : null,
+        // The service's p99 over ceiling+1q's (the target: at most 1.5).
+        'p99/1q': topDb && topDb.p99_ms > 0 ? Math.round((svc.p99_ms / topDb.p99_ms) * 100) / 100 : null,
         'rss_peak_mib': mib(phasePeak),
         cpu_ms_per_req: perRequest(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
         db_cpu_ms_per_req: db.client ? perRequest(dbCpu) : null,

@@ -27,7 +27,13 @@ interface CannedResponse {
   body: string;
 }
 
-type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew';
+/**
+ * The routes of bench.ts's phases (Phase.route). A new phase on a new route adds its key here
+ * and a handler below with the route's method and path (the same Express routing cost as the
+ * service's route): e.g. 'server-options' on @Get('server-options'), 'servers' on @Get('servers'),
+ * 'create-server' on @Post('servers').
+ */
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet';
 
 let canned: Record<RouteKey, CannedResponse>;
 let pool: Pool | undefined;
@@ -65,6 +71,11 @@ class CeilingController {
   @HttpCode(202)
   renew(@Res() res: Response): void {
     send(res, 'renew');
+  }
+
+  @Get('wallet')
+  wallet(@Res() res: Response): void {
+    send(res, 'wallet');
   }
 }
 

@@ -20,9 +20,11 @@ import { Metrics } from './shared/observability/metrics';
  * Builds the HTTP application exactly as production runs it; tests use this too, so they
  * exercise the same middleware, guards, pipes and filter.
  */
-export async function createApp(settings: Settings, options: { clock?: Clock; logger?: false } = {}): Promise<INestApplication> {
+export async function createApp(settings: Settings, options: { clock?: Clock; logger?: false; abortOnError?: false } = {}): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, options.clock), {
     bodyParser: false,
+    // abortOnError false (tests): a failed start throws instead of ending the process with exit code 1.
+    ...(options.abortOnError === false ? { abortOnError: false } : {}),
     logger: options.logger === false ? false : undefined,
     // Nest's own logs wait for pino (structured JSON, LOG_LEVEL) instead of going to the console.
     bufferLogs: options.logger !== false,

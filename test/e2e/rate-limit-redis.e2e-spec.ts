@@ -4,7 +4,7 @@ import { FixedWindowRateLimitStorage } from '../../src/modules/auth/infrastructu
 import { randomBase62 } from '../../src/shared/kernel/ids/ids';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
-import { ServerProcess, startServerProcess } from '../support/processes';
+import { ServerProcess, freePort, startServerProcess } from '../support/processes';
 import { expectRateLimited } from '../support/assertions';
 import { processHttp } from '../support/openapi-validation';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -112,9 +112,9 @@ describeWithRedisAndPostgres('rate limits shared through Redis by two server pro
       WORKER_ENABLED: 'false',
       DB_POOL_SIZE: '3',
     };
-    // One after the other: the first applies the migrations.
-    servers.push(await startServerProcess({ ...env, PORT: '4411' }));
-    servers.push(await startServerProcess({ ...env, PORT: '4412', MIGRATIONS_RUN: 'false' }));
+    // One after the other: the first applies the migrations. Each on a free port of its own.
+    servers.push(await startServerProcess(env));
+    servers.push(await startServerProcess({ ...env, MIGRATIONS_RUN: 'false' }));
   }, 90_000);
   afterAll(async () => {
     for (const s of servers) await s.stop();
@@ -127,7 +127,9 @@ describeWithRedisAndPostgres('rate limits shared through Redis by two server pro
 
   it('spreads requests over both processes: one counter, the 6th request gets 429', async () => {
     const [a, b] = servers;
-    expect([a.url, b.url]).toEqual(['http://localhost:4411', 'http://localhost:4412']);
+    expect(a.url).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(b.url).toMatch(/^http:\/\/localhost:\d+$/);
+    expect(b.url).not.toBe(a.url);
     const signup = await (await processHttp(a.url)).post('/v1/auth/signup').send({ email: 'two@procs.test', password: 'a long password', organization_name: 'Two' });
     expect(signup.status).toBe(201);
     const token: string = signup.body.token;
@@ -167,8 +169,8 @@ describe('rate limits when Redis cannot be reached', () => {
   const token = apiToken('noredis', 'rw');
 
   beforeAll(async () => {
-    // Nothing listens on this port (in this suite's range): every Redis command fails.
-    t = await startTestApp({ redisUrl: 'redis://127.0.0.1:4499', rateLimitPerMinute: 3 });
+    // Nothing listens on this port (free when asked): every Redis command fails.
+    t = await startTestApp({ redisUrl: `redis://127.0.0.1:${await freePort()}`, rateLimitPerMinute: 3 });
     await t.seed({ regions: [region()], organizations: [organization('noredis')] });
   });
   afterAll(async () => t?.close());

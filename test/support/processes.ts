@@ -1,5 +1,6 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,6 +11,19 @@ export function ensureBuilt(): void {
   if (existsSync(join(ROOT, 'dist/src/main.js')) && existsSync(join(ROOT, 'dist/src/cli/main.js'))) return;
   const r = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`build failed: ${r.stdout}${r.stderr}`);
+}
+
+/** A TCP port free on 127.0.0.1 when asked (tests never use fixed ports: files run in parallel). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const address = s.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 export function tempDir(prefix: string): { path: string; remove(): void } {
