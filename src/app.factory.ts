@@ -5,7 +5,6 @@ import type { Express } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
-import { deferredJsonBody } from './shared/http/body-parsing';
 import { answerClientErrors } from './shared/http/client-errors';
 import { conditionalRequestsOnlyWithETag } from './shared/http/conditional-requests';
 import { OpenApiDocument, buildOpenApiDocument } from './shared/http/openapi';
@@ -36,7 +35,8 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
   app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
-  app.use(deferredJsonBody());
+  // No body parser here: a request body is read only after authentication, the rate limit and the
+  // access check, by the last global guard (BodyErrorGuard, shared/http/body-parsing.ts).
   app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.
   return app;

@@ -231,10 +231,10 @@ export function bodySpec(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
     },
     // A member written twice (the parser keeps the last).
     { weight: 2, arbitrary: fc.tuple(objectish, member, wrongValue).map(([o, key, value]): BodySpec => ({ kind: 'json', value: o, duplicate: { key, value } })) },
-    // About 1 MB: just under and just over the 1 MiB limit.
+    // Around the limits: 16 KiB (signup, login), 64 KiB (every other route), and about 1 MB.
     {
       weight: 1,
-      arbitrary: fc.tuple(objectish, fc.constantFrom(1_000_000, 1_048_000, 1_048_577, 1_200_000)).map(([value, bytes]): BodySpec => ({ kind: 'padded', value, bytes })),
+      arbitrary: fc.tuple(objectish, fc.constantFrom(16_000, 16_385, 65_000, 65_537, 1_048_577)).map(([value, bytes]): BodySpec => ({ kind: 'padded', value, bytes })),
     },
     { weight: 1, arbitrary: fc.record({ $deep: fc.integer({ min: 30, max: 5000 }), kind: fc.constantFrom('array' as const, 'object' as const) }).map((value): BodySpec => ({ kind: 'json', value })) },
     // Not an object at all, or not JSON.

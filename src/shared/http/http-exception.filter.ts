@@ -5,7 +5,7 @@ import type { Express, Request, Response } from 'express';
 import { DomainError, ErrorCode } from '../kernel/errors/domain-error';
 import { Metrics } from '../observability/metrics';
 import { routeOf } from '../observability/route-label';
-import { ErrorEnvelope, PayloadTooLargeError, STATUS_OF, domainErrorResponse, errorEnvelope } from './error-envelope';
+import { ErrorEnvelope, PayloadTooLargeError, STATUS_OF, UnsupportedContentEncodingError, domainErrorResponse, errorEnvelope } from './error-envelope';
 import { requestIdOf } from './request-id';
 import { allowedMethods } from './route-methods';
 
@@ -56,6 +56,9 @@ export class HttpExceptionFilter implements ExceptionFilter {
   private toResponse(exception: unknown, req: Request, res: Response, requestId: string): { status: number; body: ErrorEnvelope } {
     if (exception instanceof PayloadTooLargeError) {
       return { status: HttpStatus.PAYLOAD_TOO_LARGE, body: domainErrorResponse(exception, requestId).body };
+    }
+    if (exception instanceof UnsupportedContentEncodingError) {
+      return { status: HttpStatus.UNSUPPORTED_MEDIA_TYPE, body: domainErrorResponse(exception, requestId).body };
     }
     if (exception instanceof DomainError) {
       return domainErrorResponse(exception, requestId);

@@ -1,5 +1,6 @@
 import { Body, Controller, HttpCode, Post } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ANONYMOUS_BODY_LIMIT_BYTES, BodyLimit } from '../../../../shared/http/body-parsing';
 import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { LogIn, LogOut, SignUp } from '../../application/sessions.use-cases';
 import type { Principal } from '../../domain/principal';
@@ -18,6 +19,7 @@ export class AuthController {
 
   @Post('signup')
   @Public()
+  @BodyLimit(ANONYMOUS_BODY_LIMIT_BYTES)
   @HttpCode(201)
   @ApiOperation({ operationId: 'signup', summary: 'Create an account and its organization', description: 'The new user owns the new organization. Answers with a session token. Rate limited per client IP.' })
   @ApiCreatedResponse({ description: 'Account, organization and session created', type: SignupResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
@@ -34,6 +36,7 @@ export class AuthController {
 
   @Post('login')
   @Public()
+  @BodyLimit(ANONYMOUS_BODY_LIMIT_BYTES)
   @HttpCode(200)
   @ApiOperation({
     operationId: 'login',
