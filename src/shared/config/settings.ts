@@ -59,6 +59,8 @@ export interface Settings {
   providerRetryBaseMs: number;
   /** How often each worker process sweeps the provider for disks of deleted volumes (the orphan disk sweep). */
   orphanDiskSweepIntervalMs: number;
+  /** How often each worker process compares live volumes with their disks at the provider and repairs what differs (the reconciliation sweep). */
+  reconcileSweepIntervalMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -157,6 +159,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     providerRetryWindowMs: int(env, 'PROVIDER_RETRY_WINDOW_MS', 600_000, 0, 86_400_000),
     providerRetryBaseMs: int(env, 'PROVIDER_RETRY_BASE_MS', 1_000, 1, 60_000),
     orphanDiskSweepIntervalMs: int(env, 'ORPHAN_DISK_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    reconcileSweepIntervalMs: int(env, 'RECONCILE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
   };
 }
 

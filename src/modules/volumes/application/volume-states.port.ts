@@ -22,4 +22,11 @@ export abstract class VolumeStates {
   abstract apply(volumeId: string, change: VolumeStateChange): Promise<void>;
   /** Of these volume ids, those whose volume is deleted (or does not exist) and has no unfinished operation. */
   abstract goneAmong(volumeIds: readonly string[]): Promise<string[]>;
+  /**
+   * A page of the volumes the reconciliation sweep compares with the provider: not deleted, past
+   * `creating`, no unfinished operation; those whose id comes after `after`, by id.
+   */
+  abstract settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string }[]>;
+  /** Whether the volume has an unfinished (pending or running) operation. */
+  abstract busy(volumeId: string): Promise<boolean>;
 }

@@ -42,4 +42,23 @@ export class TypeOrmVolumeStates extends VolumeStates {
     );
     return rows.map((r) => r.id);
   }
+
+  async settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string }[]> {
+    const rows = await this.db.query<{ id: string; org_id: string }>(
+      `SELECT v.id, v.org_id FROM volumes v
+        WHERE v.deleted_at IS NULL AND v.status <> 'creating' AND v.id > $1
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))
+        ORDER BY v.id LIMIT $2`,
+      [after, limit],
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id }));
+  }
+
+  async busy(volumeId: string): Promise<boolean> {
+    const rows = await this.db.query<{ busy: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = $1 AND o.status IN ('pending', 'running')) AS busy`,
+      [volumeId],
+    );
+    return rows[0]?.busy === true;
+  }
 }
