@@ -9,6 +9,8 @@ import { AuditLogTimeOrder1764000000170 } from './1764000000170-audit-log-time-o
 import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-key-digests';
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 import { Scopes1764000000190 } from './1764000000190-scopes';
+import { VolumeDiskMissing1764000000200 } from './1764000000200-volume-disk-missing';
+import { LoginFailuresIndex1764000000201 } from './1764000000201-login-failures-index';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 export const MIGRATIONS = [
@@ -23,4 +25,6 @@ export const MIGRATIONS = [
   IdempotencyKeyDigests1764000000171,
   RegionUsedGbPerStatement1764000000180,
   Scopes1764000000190,
+  VolumeDiskMissing1764000000200,
+  LoginFailuresIndex1764000000201,
 ];

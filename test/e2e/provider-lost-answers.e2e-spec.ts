@@ -138,4 +138,41 @@ describe('lost provider answers: failed operations follow the provider, the reco
     expect(await t.app.get(ReconcileVolumesWithProvider).execute()).toBe(0);
     await expectVerified(t);
   });
+
+  it('a volume whose disk is gone at the provider is flagged by the sweep: renew and attach answer 409 invalid_state, nothing charged', async () => {
+    const res = await t.http.post('/v1/volumes').set(rw).send({ region: 'id-jkt', size_gb: 10, term_months: 1, currency: 'USD', name: 'vanished' });
+    const id = res.body.volume.id as string;
+    await drain();
+    await t.sql(`UPDATE provider_disks SET deleted_at = now() WHERE volume_id = $1`, [id]);
+    expect(await t.app.get(ReconcileVolumesWithProvider).execute()).toBe(1);
+    const [flag] = await t.sql<{ since: Date | null; status: string }>(`SELECT disk_missing_since AS since, status FROM volumes WHERE id = $1`, [id]);
+    expect(flag.status).toBe('available');
+    expect(flag.since).toBeInstanceOf(Date);
+    const wallet = async () => (await t.sql(`SELECT available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_la' AND currency = 'USD'`))[0];
+    const before = await wallet();
+
+    const renew = await t.http.post(`/v1/volumes/${id}/renew`).set(rw).send({ term_months: 1 });
+    expect(renew.status).toBe(409);
+    expect(renew.body).toEqual({
+      error: {
+        code: 'invalid_state',
+        message: `Volume ${id} has no disk at the storage provider (missing since ${flag.since!.toISOString()}); it cannot be renewed`,
+        request_id: renew.headers['x-request-id'],
+        details: {},
+      },
+    });
+    const attach = await t.http.post(`/v1/volumes/${id}/attach`).set(rw).send({ server_id: 'vm_laweb1' });
+    expect(attach.status).toBe(409);
+    expect(attach.body.error).toEqual({
+      code: 'invalid_state',
+      message: `Volume ${id} has no disk at the storage provider (missing since ${flag.since!.toISOString()}); it cannot be attached`,
+      request_id: attach.headers['x-request-id'],
+      details: {},
+    });
+    expect(await wallet()).toEqual(before);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE volume_id = $1 AND type IN ('volume.renew', 'volume.attach')`, [id])).toEqual([{ n: 0 }]);
+    expect(await t.sql(`SELECT data->>'reason' AS reason FROM audit_log WHERE action = 'volume.reconciled' AND target_id = $1`, [id])).toEqual([{ reason: 'available volume has no disk at the provider' }]);
+    // A second sweep reports it again without another audit entry.
+    expect(await t.app.get(ReconcileVolumesWithProvider).execute()).toBe(0);
+  });
 });

@@ -61,6 +61,9 @@ export class HttpExceptionFilter implements ExceptionFilter {
       return { status: HttpStatus.UNSUPPORTED_MEDIA_TYPE, body: domainErrorResponse(exception, requestId).body };
     }
     if (exception instanceof DomainError) {
+      // A refusal that says when to come back (a throttled login): Retry-After, as every 429 has.
+      const retryAfter = (exception as DomainError & { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
       return domainErrorResponse(exception, requestId);
     }
     if (exception instanceof ThrottlerException) {

@@ -24,12 +24,18 @@ export type Repair =
  * provider. Forward-only for what a lost answer may have done (a delete or a detach that took
  * effect is recorded as done); the row wins for a failed attach (the disk is detached again at
  * the provider: the attach's compensation, durable because every sweep retries it). A disk that
- * is gone under a volume that was not being deleted is reported, never invented.
+ * is gone under a volume that was not being deleted is flagged (disk_missing_since: renewal and
+ * attach answer 409) and reported, never invented.
  */
 export function planRepair(volume: Volume, disk: ProviderDisk | null, now: Date): Repair | undefined {
   if (volume.status === 'creating' || volume.deletedAt) return undefined;
   if (volume.status === 'deleting') return { kind: 'record', change: settledDeleting(volume, disk, now), reason: disk ? 'the delete did not take effect at the provider' : 'the disk was deleted at the provider' };
-  if (!disk) return { kind: 'report', reason: `${volume.status} volume has no disk at the provider` };
+  if (!disk) {
+    // Reported, never invented; flagged once so that renewal and attach are refused (409).
+    if (volume.diskMissingSince) return { kind: 'report', reason: `${volume.status} volume has no disk at the provider` };
+    return { kind: 'record', change: { diskMissingSince: now }, reason: `${volume.status} volume has no disk at the provider` };
+  }
+  if (volume.diskMissingSince) return { kind: 'record', change: { diskMissingSince: null }, reason: 'the disk is at the provider again' };
   if (volume.status === 'attached' && volume.server) {
     if (disk.serverId === null) return { kind: 'record', change: { status: 'available', serverId: null, mountPath: null, mounted: false }, reason: 'the disk was detached at the provider' };
     if (disk.serverId === volume.server.id && disk.mounted !== volume.mounted) return { kind: 'record', change: { mounted: disk.mounted }, reason: `the disk is ${disk.mounted ? 'mounted' : 'unmounted'} at the provider` };
@@ -141,5 +147,6 @@ function changeData(c: VolumeStateChange): Record<string, unknown> {
   if (c.serverId !== undefined) out.server_id = c.serverId;
   if (c.mounted !== undefined) out.mounted = c.mounted;
   if (c.deletedAt !== undefined) out.deleted_at = c.deletedAt.toISOString();
+  if (c.diskMissingSince !== undefined) out.disk_missing_since = c.diskMissingSince?.toISOString() ?? null;
   return out;
 }

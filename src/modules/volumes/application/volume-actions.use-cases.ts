@@ -9,7 +9,7 @@ import { OperationRepository } from '../../operations/application/operations.por
 import { Operation, OperationStep, OperationType, JsonObject } from '../../operations/domain/operation';
 import { Catalog } from '../../options/application/catalog.port';
 import { Server } from '../domain/server';
-import { Volume } from '../domain/volume';
+import { Volume, assertDiskPresent } from '../domain/volume';
 import {
   assertAttachable, assertDeletable, assertDetachable, attachSteps, checkMountPath, defaultMountPath, deleteSteps, detachSteps,
   operationInTheWay, serverFull,
@@ -123,7 +123,10 @@ export class AttachVolume {
           throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; volume ${volume.id} is in ${volume.zoneId}`, { field: 'server_id' });
         }
       },
-      checkState: assertAttachable,
+      checkState: (volume) => {
+        assertAttachable(volume);
+        assertDiskPresent(volume, 'attached');
+      },
       plan: async (volume) => {
         if (!server) throw new Error('attach planned before its check');
         const offer = await this.catalog.offer(volume.regionId, volume.type);

@@ -12,6 +12,8 @@ export interface VolumeStateChange {
   expiresAt?: Date;
   /** Set: the volume is deleted (its capacity goes back to the region through the counter's trigger). */
   deletedAt?: Date;
+  /** Set: the reconciliation sweep found the disk gone at the provider; null: found again. */
+  diskMissingSince?: Date | null;
 }
 
 /**
