@@ -114,6 +114,37 @@ export function rawJsonShapeProblem(text: Uint8Array, maxDepth = MAX_BODY_DEPTH,
   return undefined;
 }
 
+/**
+ * The path (`note`, `labels.env`, `items.2.name`) of the first member name or string value of a
+ * parsed body that is not well-formed UTF-16 (a lone surrogate, which JSON's \ud800 escapes can
+ * carry and no database text column can store), or undefined. Iterative; the body's size is
+ * bounded by MAX_BODY_MEMBERS already.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+export function illFormedTextAt(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (!wellFormed(node)) return path === '' ? 'body' : path;
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], join(path, String(i))]);
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      if (!wellFormed(key)) return join(path, key);
+      stack.push([(node as Record<string, unknown>)[key], join(path, key)]);
+    }
+  }
+  return undefined;
+}
+
 const BODY_SHAPE = 'entity.shape';
 
 const bodyShapeError = (problem: 'depth' | 'members'): Error =>
@@ -173,8 +204,12 @@ export function readJsonBody(req: Request, res: Response, limit: number = BODY_L
         req.body = undefined;
       } else {
         const problem = bodyShapeProblem(req.body);
+        const illFormed = problem ? undefined : illFormedTextAt(req.body);
         if (problem) {
           req.bodyError = bodyShapeError(problem);
+          req.body = undefined;
+        } else if (illFormed !== undefined) {
+          req.bodyError = invalidRequest(`${illFormed} must be valid Unicode text (no lone UTF-16 surrogates)`, { field: illFormed });
           req.body = undefined;
         }
       }

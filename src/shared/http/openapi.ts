@@ -49,6 +49,11 @@ export const RATE_LIMIT_HEADERS: HeadersObject = {
 
 export const RATE_LIMITED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS };
 
+/** The answer carries a secret (a session token, an API key's token): no cache or proxy may keep it. */
+export const NO_STORE_HEADER: HeadersObject = {
+  'Cache-Control': { required: true, description: '`no-store`: the answer carries a secret that no cache may keep', schema: { type: 'string', enum: ['no-store'] } },
+};
+
 /** Why a field was refused (invalid_request). */
 @ApiSchema({ name: 'FieldErrorDetails', description: 'invalid_request: the offending field, query parameter, path parameter or header' })
 export class FieldErrorDetailsDto {
