@@ -25,7 +25,9 @@ export interface Settings {
   demoSeed: boolean;
   dbPoolSize: number;
   metricsPort: number;
-  /** Interface the API and the metrics endpoint listen on. */
+  /** Interface the metrics endpoint listens on: loopback by default (a scraper on the same host or through a sidecar); METRICS_HOST=0.0.0.0 opens it. */
+  metricsHost: string;
+  /** Interface the API listens on. */
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
   shutdownTimeoutMs: number;
@@ -145,6 +147,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     demoSeed: bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production'),
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     host: env.HOST || '0.0.0.0',
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     trustProxy: trustProxy(env),
