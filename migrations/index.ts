@@ -11,6 +11,7 @@ import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-us
 import { Scopes1764000000190 } from './1764000000190-scopes';
 import { VolumeDiskMissing1764000000200 } from './1764000000200-volume-disk-missing';
 import { LoginFailuresIndex1764000000201 } from './1764000000201-login-failures-index';
+import { FailedLoginRetention1764000000202 } from './1764000000202-failed-login-retention';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   Scopes1764000000190,
   VolumeDiskMissing1764000000200,
   LoginFailuresIndex1764000000201,
+  FailedLoginRetention1764000000202,
 ];
