@@ -114,15 +114,15 @@ export function rawJsonShapeProblem(text: Uint8Array, maxDepth = MAX_BODY_DEPTH,
   return undefined;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
 /**
  * The path (`note`, `labels.env`, `items.2.name`) of the first member name or string value of a
  * parsed body that is not well-formed UTF-16 (a lone surrogate, which JSON's \ud800 escapes can
  * carry and no database text column can store), or undefined. Iterative; the body's size is
  * bounded by MAX_BODY_MEMBERS already.
  */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
-
 export function illFormedTextAt(value: unknown): string | undefined {
   const stack: [unknown, string][] = [[value, '']];
   const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
