@@ -33,6 +33,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { providerMix } from './chaos-provider-mix';
 import { childEnv as processEnv, freePort } from './processes';
 import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
 import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
@@ -506,6 +507,7 @@ async function main(): Promise<void> {
       PROVIDER_RETRY_BASE_MS: '200',
       ...WEBHOOK_SERVER_ENV,
       ...FUNDING_SERVER_ENV,
+      ...providerMix.env(),
     });
 
     // Migrate and seed through the CLI, as an operator would.
@@ -547,7 +549,7 @@ async function main(): Promise<void> {
         try {
           const res = await fetch(server.url + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           const body = await res.text();
-          if (res.status >= 500) {
+          if (res.status >= 500 && !providerMix.expected(res.status, body)) {
             // The server's log line for that request id says why.
             const requestId = res.headers.get('x-request-id') ?? '';
             await sleep(100);
@@ -584,8 +586,10 @@ async function main(): Promise<void> {
         victim.killed = true;
         victim.child.kill('SIGKILL');
         faults.kills += 1;
+        const restartEnv = providerMix.restartEnv(serverEnv);
         restarts.push(
-          startServer(serverEnv).then((replacement) => {
+          startServer(restartEnv).then((replacement) => {
+            providerMix.started(replacement, restartEnv);
             servers.push(replacement);
             faults.restarts += 1;
           }),
@@ -637,6 +641,7 @@ async function main(): Promise<void> {
     if (process.env.CHAOS_LOGS) for (const s of servers) writeFileSync(`${process.env.CHAOS_LOGS}.${s.id}.log`, s.output());
     for (const s of servers) if (s.crashed()) stats.problem(`server ${s.id} exited on its own: ${s.output().slice(-2000)}`, true);
 
+    const mix = await providerMix.settle(own, servers, startServer, serverEnv);
     const verifyOut = cli(['verify']);
     const report = verifyOut ? (JSON.parse(verifyOut) as { ok: boolean; checks: { name: string; violations: number }[]; violations: unknown[] }) : undefined;
     if (!report?.ok) stats.problem(`verify found ${report ? report.violations.length : 'an error, no report'}`);
@@ -646,6 +651,7 @@ async function main(): Promise<void> {
       duration_s: chaosMs / 1000,
       database: dbName,
       servers_started: servers.length,
+      ...mix,
       requests: Object.fromEntries([...stats.byAction].map(([a, m]) => [a, Object.fromEntries([...m].sort())])),
       requests_by_status: [...stats.byAction.values()].reduce<Record<string, number>>((acc, m) => {
         for (const [status, n] of m) acc[status] = (acc[status] ?? 0) + n;

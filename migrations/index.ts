@@ -9,6 +9,9 @@ import { AuditLogTimeOrder1764000000170 } from './1764000000170-audit-log-time-o
 import { IdempotencyKeyDigests1764000000171 } from './1764000000171-idempotency-key-digests';
 import { RegionUsedGbPerStatement1764000000180 } from './1764000000180-region-used-gb-per-statement';
 import { Scopes1764000000190 } from './1764000000190-scopes';
+import { VolumeDiskMissing1764000000200 } from './1764000000200-volume-disk-missing';
+import { LoginFailuresIndex1764000000201 } from './1764000000201-login-failures-index';
+import { FailedLoginRetention1764000000202 } from './1764000000202-failed-login-retention';
 import { ServerCatalog1764000000210 } from './1764000000210-server-catalog';
 import { Servers1764000000211 } from './1764000000211-servers';
 import { SshKeysAndFirewallRules1764000000230 } from './1764000000230-ssh-keys-and-firewall-rules';
@@ -30,6 +33,9 @@ export const MIGRATIONS = [
   IdempotencyKeyDigests1764000000171,
   RegionUsedGbPerStatement1764000000180,
   Scopes1764000000190,
+  VolumeDiskMissing1764000000200,
+  LoginFailuresIndex1764000000201,
+  FailedLoginRetention1764000000202,
   ServerCatalog1764000000210,
   Servers1764000000211,
   SshKeysAndFirewallRules1764000000230,

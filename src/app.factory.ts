@@ -6,7 +6,6 @@ import type { Express, NextFunction, Request, Response } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { Settings } from './shared/config/settings';
-import { deferredJsonBody } from './shared/http/body-parsing';
 import { paymentEventsRawBody } from './modules/funding/interface/http/payment-events-body';
 import { answerClientErrors } from './shared/http/client-errors';
 import { conditionalRequestsOnlyWithETag } from './shared/http/conditional-requests';
@@ -44,9 +43,11 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   app.use(compression());
   app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
   app.use(redirectRootToDocs);
-  // The payment provider's callback keeps its exact bytes (its signature covers them), before any JSON parsing.
+  // The payment provider's callback keeps its exact bytes (its signature covers them; it has no
+  // bearer token and is authenticated by that signature): read raw, never inflated, at most 256 KiB.
   app.use('/v1/payment-events', paymentEventsRawBody());
-  app.use(deferredJsonBody());
+  // No other body parser here: a request body is read only after authentication, the rate limit and the
+  // access check, by the last global guard (BodyErrorGuard, shared/http/body-parsing.ts).
   app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.
   return app;

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import type { Server } from 'node:http';
 import jestOpenAPI from 'jest-openapi';
@@ -145,7 +146,13 @@ describe('contract: jest-openapi against the running service', () => {
   const provoke: Record<string, (method: string, path: string, op: DocOperation) => Promise<Response>> = {
     invalid_request: (m, p, op) => call(api, m, target(p)).set(op.security?.length ? (p.endsWith('logout') ? session : rw) : {}).set('Content-Type', 'application/json').send('{"term_months":'),
     payload_too_large: (m, p, op) =>
-      call(api, m, target(p)).set(op.security?.length ? (p.endsWith('logout') ? session : rw) : {}).set('Content-Type', 'application/json').send(`"${'x'.repeat(1024 * 1024 + 10)}"`),
+      call(api, m, target(p)).set(op.security?.length ? (p.endsWith('logout') ? session : rw) : {}).set('Content-Type', 'application/json').send(`"${'x'.repeat(64 * 1024 + 10)}"`),
+    unsupported_encoding: (m, p, op) =>
+      call(api, m, target(p))
+        .set(op.security?.length ? (p.endsWith('logout') ? session : rw) : {})
+        .set('Content-Type', 'application/json')
+        .set('Content-Encoding', 'gzip')
+        .send(gzipSync('{"term_months":1}')),
     unauthorized: (m, p) => call(api, m, target(p)),
     invalid_credentials: (m, p) => call(api, m, p).send({ email: 'owner@ct.test', password: `${OWNER_PASSWORD}!` }),
     forbidden: (m, p) => call(api, m, target(p)).set(p.endsWith('logout') ? rw : m === 'get' ? noVmScope : readOnly).send({ term_months: 1 }),
@@ -300,7 +307,7 @@ describe('contract: jest-openapi against the running service', () => {
               else if (make) res = await make(method, path, op);
               else throw new Error(`no way to provoke ${where}`);
             }
-            expect({ where, status: res.status, code: (res.body as { error?: { code?: string } }).error?.code }).toEqual({ where, status: Number(status), code: status === '413' ? 'invalid_request' : code });
+            expect({ where, status: res.status, code: (res.body as { error?: { code?: string } }).error?.code }).toEqual({ where, status: Number(status), code: status === '413' || status === '415' ? 'invalid_request' : code });
             expect(res).toSatisfyApiSpec();
             seen.push(where);
           }

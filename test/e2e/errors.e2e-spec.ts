@@ -152,13 +152,13 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     });
   });
 
-  it('answers a body over 1 MiB with 413 invalid_request', async () => {
-    const big = JSON.stringify({ email: 'a@b.test', password: 'x'.repeat(1024 * 1024) });
+  it('answers a body over its limit with 413 invalid_request: 16 KiB on login, 64 KiB elsewhere', async () => {
+    const big = JSON.stringify({ email: 'a@b.test', password: 'x'.repeat(16 * 1024) });
     const res = await t.http.post('/v1/auth/login').set('Content-Type', 'application/json').send(big);
     expect(res.status).toBe(413);
     expect(res.headers['x-request-id']).toMatch(REQUEST_ID);
     expect(res.body).toEqual({
-      error: { code: 'invalid_request', message: 'Request body is larger than 1 MiB', request_id: res.headers['x-request-id'], details: {} },
+      error: { code: 'invalid_request', message: 'Request body is larger than 16 KiB', request_id: res.headers['x-request-id'], details: {} },
     });
     // Refused after the rate limit, like every body error: counted, with the headers.
     expect(res.headers['x-ratelimit-limit']).toBe('600');
@@ -166,13 +166,16 @@ describe('error envelope, request ids, 404/405/413/400/500', () => {
     expect(res.headers['x-ratelimit-reset']).toMatch(/^\d{10}$/);
     expect(await t.sql('SELECT id FROM sessions')).toEqual([]);
 
-    // On an authenticated route too, with the credential's headers.
-    const authed = await t.http.get('/v1/wallet').set(bearer(token)).set('Content-Type', 'application/json').send(big);
+    // On an authenticated route too, with the credential's headers: 64 KiB there.
+    const authed = await t.http.get('/v1/wallet').set(bearer(token)).set('Content-Type', 'application/json').send(JSON.stringify({ x: 'x'.repeat(64 * 1024) }));
     expect(authed.status).toBe(413);
     expect(authed.body).toEqual({
-      error: { code: 'invalid_request', message: 'Request body is larger than 1 MiB', request_id: authed.headers['x-request-id'], details: {} },
+      error: { code: 'invalid_request', message: 'Request body is larger than 64 KiB', request_id: authed.headers['x-request-id'], details: {} },
     });
     expect(authed.headers['x-ratelimit-limit']).toBe('600');
+    // Just under 64 KiB is read (and ignored by a GET).
+    const under = await t.http.get('/v1/wallet').set(bearer(token)).set('Content-Type', 'application/json').send(JSON.stringify({ x: 'x'.repeat(60 * 1024) }));
+    expect(under.status).toBe(200);
   });
 
   it('answers a validation failure with 400 naming the field, and writes nothing', async () => {

@@ -104,8 +104,8 @@ describe('OpenAPI document and docs page', () => {
         const codes = Object.values(json?.examples ?? {}).map((e) => e.value.error.code);
         expect(codes.length).toBeGreaterThan(0);
         for (const code of codes) {
-          const expected = status === '413' ? 'invalid_request' : code;
-          expect({ where, status, code, statusOfCode: status === '413' ? 413 : STATUS_OF[code as keyof typeof STATUS_OF] }).toEqual({
+          const expected = status === '413' || status === '415' ? 'invalid_request' : code;
+          expect({ where, status, code, statusOfCode: status === '413' || status === '415' ? Number(status) : STATUS_OF[code as keyof typeof STATUS_OF] }).toEqual({
             where,
             status,
             code: expected,
@@ -198,7 +198,7 @@ describe('OpenAPI document and docs page', () => {
       description: expect.stringContaining('Idempotent-Replayed: true'),
       schema: { type: 'string', minLength: 1, maxLength: 255, example: '3f1c9a52-7a4e-4d0b-9a8e-2b6f0d1c7e45' },
     });
-    expect(Object.keys(renew.responses).sort()).toEqual(['202', '400', '401', '402', '403', '404', '409', '413', '429', '500']);
+    expect(Object.keys(renew.responses).sort()).toEqual(['202', '400', '401', '402', '403', '404', '409', '413', '415', '429', '500']);
     const codes409 = Object.keys(renew.responses['409'].content?.['application/json'].examples ?? {}).sort();
     expect(codes409).toEqual(['idempotency_conflict', 'invalid_state']);
     const headers = (renew.responses['202'] as unknown as { headers: Record<string, unknown> }).headers;

@@ -1,3 +1,4 @@
+import { ReconcileVolumesWithProvider } from '../../src/modules/volumes/application/reconcile-volumes.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { OperationRepository } from '../../src/modules/operations/application/operations.port';
 import { Operation, OperationStep } from '../../src/modules/operations/domain/operation';
@@ -234,7 +235,7 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
     expect((await verify()).violations).toEqual([]);
   });
 
-  it('a delete that fails returns the volume to what it is at the provider (available), nothing deleted', async () => {
+  it('a delete that fails while the provider cannot be read stays deleting; the reconciliation sweep returns it to what it is at the provider (available), nothing deleted', async () => {
     const { volumeId } = await acceptPurchase('keepme');
     await advance.runUntilIdle();
     const used = await usedGb();
@@ -244,10 +245,13 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
     t.settings.providerRetryWindowMs = 0;
     await advance.runUntilIdle();
     expect(await operation(del)).toMatchObject({ status: 'failed', error: { code: 'provider_unavailable' }, steps: [{ name: 'deleting', status: 'failed' }] });
+    // The delete may have taken effect: never `available` before the provider says so.
+    expect(await volumeRow(volumeId)).toMatchObject({ status: 'deleting', deleted: false });
+    t.settings.providerDown = false;
+    expect(await t.app.get(ReconcileVolumesWithProvider).execute()).toBe(1);
     expect(await volumeRow(volumeId)).toMatchObject({ status: 'available', deleted: false });
     expect(await disk(volumeId)).toMatchObject({ deleted: false });
     expect(await usedGb()).toBe(used);
-    t.settings.providerDown = false;
     expect((await verify()).violations).toEqual([]);
   });
 

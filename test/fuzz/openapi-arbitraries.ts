@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 
 /**
@@ -205,6 +206,7 @@ export type BodySpec =
   | { kind: 'json'; value: unknown; duplicate?: { key: string; value: unknown }; many?: number }
   | { kind: 'raw'; text: string }
   | { kind: 'padded'; value: unknown; bytes: number }
+  | { kind: 'compressed'; value: unknown; encoding: 'br' | 'gzip' | 'deflate' }
   | { kind: 'none' };
 
 /** Valid and broken bodies for a body schema (or for a route that takes none). */
@@ -231,10 +233,10 @@ export function bodySpec(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
     },
     // A member written twice (the parser keeps the last).
     { weight: 2, arbitrary: fc.tuple(objectish, member, wrongValue).map(([o, key, value]): BodySpec => ({ kind: 'json', value: o, duplicate: { key, value } })) },
-    // About 1 MB: just under and just over the 1 MiB limit.
+    // Around the limits: 16 KiB (signup, login), 64 KiB (every other route), and about 1 MB.
     {
       weight: 1,
-      arbitrary: fc.tuple(objectish, fc.constantFrom(1_000_000, 1_048_000, 1_048_577, 1_200_000)).map(([value, bytes]): BodySpec => ({ kind: 'padded', value, bytes })),
+      arbitrary: fc.tuple(objectish, fc.constantFrom(16_000, 16_385, 65_000, 65_537, 1_048_577)).map(([value, bytes]): BodySpec => ({ kind: 'padded', value, bytes })),
     },
     { weight: 1, arbitrary: fc.record({ $deep: fc.integer({ min: 30, max: 5000 }), kind: fc.constantFrom('array' as const, 'object' as const) }).map((value): BodySpec => ({ kind: 'json', value })) },
     // Not an object at all, or not JSON.
@@ -243,10 +245,17 @@ export function bodySpec(schema: Schema | undefined): fc.Arbitrary<BodySpec> {
       weight: 2,
       arbitrary: fc
         .oneof(
-          fc.constantFrom('', '{', '{"a":', '{"a":1,}', "{'a':1}", '\ufeff{}', '{}garbage', 'null', '[]', '"x"', '1e999', '{"a":1e999}', '{"__proto__":{"x":1}}', '\u0000', '{"a":"\\u0000"}', '{"a":"\\ud800"}', '{"a":NaN}', '[' .repeat(100_000)),
+          fc.constantFrom('', '{', '{"a":', '{"a":1,}', "{'a':1}", '\ufeff{}', '{}garbage', 'null', '[]', '"x"', '1e999', '{"a":1e999}', '{"__proto__":{"x":1}}', '\u0000', '{"a":"\\u0000"}', '{"a":"\\ud800"}', '{"note":"\\udc00"}', '{"labels":{"a":"\\ud800"}}', '{"labels":{"\\ud800":"a"}}', '{"labels":{"constructor":"x","__proto__":"y","prototype":"z"}}', '{"constructor":{"name":"x"}}', '{"a":NaN}', '[' .repeat(100_000)),
           fc.string({ unit: 'binary', maxLength: 50 }),
         )
         .map((text): BodySpec => ({ kind: 'raw', text })),
+    },
+    // Compressed (Content-Encoding): refused with 415 after the guards, never inflated; a bomb among them.
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.oneof(objectish, fc.constant(`"${'x'.repeat(1_000_000)}"`)), fc.constantFrom('br' as const, 'gzip' as const, 'deflate' as const))
+        .map(([value, encoding]): BodySpec => ({ kind: 'compressed', value, encoding })),
     },
     { weight: 1, arbitrary: fc.constant<BodySpec>({ kind: 'none' }) },
   );
@@ -280,6 +289,10 @@ export function bodyBytes(spec: BodySpec): Buffer | undefined {
       return undefined;
     case 'raw':
       return Buffer.from(spec.text, 'utf8');
+    case 'compressed': {
+      const text = Buffer.from(typeof spec.value === 'string' ? spec.value : jsonText(spec.value), 'utf8');
+      return spec.encoding === 'br' ? brotliCompressSync(text) : spec.encoding === 'gzip' ? gzipSync(text) : deflateSync(text);
+    }
     case 'padded': {
       const base = jsonText(spec.value);
       const inner = base === '{}' ? '' : base.slice(1, -1) + ',';

@@ -240,6 +240,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     };
     if (authValue[spec.auth]) headers.push(['Authorization', authValue[spec.auth]!]);
     if (spec.contentType && spec.body.kind !== 'none') headers.push(['Content-Type', spec.contentType]);
+    if (spec.body.kind === 'compressed') headers.push(['Content-Encoding', spec.body.encoding]);
     for (const [k, v] of spec.headers) headers.push([k, text(v)]);
     return { method: spec.method, target: path + spec.pathSuffix + (query ? `?${query}` : ''), headers, body: bodyBytes(spec.body) };
   }

@@ -213,7 +213,7 @@ describe('CleanUpOrphanDisks', () => {
       pages.push(page ? { after: page.after, limit: page.limit } : 'all');
       return listDisks(page);
     };
-    const states = { goneAmong: async (ids: readonly string[]) => ids.filter((id) => gone.has(id)), apply: async () => undefined } as VolumeStates;
+    const states = { goneAmong: async (ids: readonly string[]) => ids.filter((id) => gone.has(id)), apply: async () => undefined } as unknown as VolumeStates;
     sweep = new CleanUpOrphanDisks(new ProviderGateway(storage), states);
   });
 

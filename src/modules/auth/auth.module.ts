@@ -18,6 +18,8 @@ import { CredentialCache } from './application/credential-cache';
 import { Credentials } from './application/credentials.port';
 import { PurgeExpiredSessions } from './application/purge-expired-sessions.use-case';
 import { LogIn, LogOut, SignUp } from './application/sessions.use-cases';
+import { LoginFailures } from './application/login-throttle';
+import { AuditLoginFailures } from './infrastructure/audit-login-failures';
 import { TypeOrmAccounts } from './infrastructure/typeorm-accounts.repository';
 import { FixedWindowRateLimitStorage } from './infrastructure/rate-limit.storage';
 import { TypeOrmCredentials } from './infrastructure/typeorm-credentials.repository';
@@ -40,6 +42,7 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     Authenticate,
     SignUp,
     LogIn,
+    { provide: LoginFailures, useClass: AuditLoginFailures },
     LogOut,
     CreateApiKey,
     RevokeApiKey,

@@ -14,6 +14,7 @@ import { VolumeStates } from './application/volume-states.port';
 import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
 import { StorageProviderModule } from './storage-provider.module';
 import { CleanUpOrphanDisks } from './application/clean-up-orphan-disks.use-case';
+import { ReconcileVolumesWithProvider } from './application/reconcile-volumes.use-case';
 import { PurchaseVolume } from './application/purchase-volume.use-case';
 import { AttachVolume, DeleteVolume, DetachVolume, VolumeActionRunner } from './application/volume-actions.use-cases';
 import { VolumeQueries } from './application/volume-queries';
@@ -39,6 +40,7 @@ import { VolumesController } from './interface/http/volumes.controller';
     DetachVolumeExecutor,
     DeleteVolumeExecutor,
     CleanUpOrphanDisks,
+    ReconcileVolumesWithProvider,
     UpdateVolume,
     CreateQuote,
     QuoteQueries,
@@ -48,6 +50,6 @@ import { VolumesController } from './interface/http/volumes.controller';
     DetachVolume,
     DeleteVolume,
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks, ReconcileVolumesWithProvider],
 })
 export class VolumesModule {}

@@ -25,7 +25,9 @@ export interface Settings {
   demoSeed: boolean;
   dbPoolSize: number;
   metricsPort: number;
-  /** Interface the API and the metrics endpoint listen on. */
+  /** Interface the metrics endpoint listens on: loopback by default (a scraper on the same host or through a sidecar); METRICS_HOST=0.0.0.0 opens it. */
+  metricsHost: string;
+  /** Interface the API listens on. */
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
   shutdownTimeoutMs: number;
@@ -85,6 +87,8 @@ export interface Settings {
   topUpExpiresS: number;
   /** How often each worker process looks for pending top-ups past their expiry. */
   topUpExpirySweepMs: number;
+  /** How often each worker process compares live volumes with their disks at the provider and repairs what differs (the reconciliation sweep). */
+  reconcileSweepIntervalMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -205,6 +209,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     demoSeed,
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
+    metricsHost: env.METRICS_HOST || '127.0.0.1',
     // While the demo data (public password) may be loaded, only this machine reaches the service unless HOST says otherwise.
     host: env.HOST || (demoSeed ? '127.0.0.1' : '0.0.0.0'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
@@ -233,6 +238,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     publicBaseUrl: publicBaseUrl(env),
     topUpExpiresS: int(env, 'TOP_UP_EXPIRES_S', 1800, 60, 86_400),
     topUpExpirySweepMs: int(env, 'TOP_UP_EXPIRY_SWEEP_MS', 5000, 100, 3_600_000),
+    reconcileSweepIntervalMs: int(env, 'RECONCILE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
   };
 }
 

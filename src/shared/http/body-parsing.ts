@@ -1,10 +1,29 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, SetMetadata } from '@nestjs/common';
 import { HEADERS_METADATA } from '@nestjs/common/constants';
-import express, { NextFunction, Request, Response } from 'express';
+import express, { Request, RequestHandler, Response } from 'express';
 import { invalidRequest } from '../kernel/errors/domain-error';
-import { PayloadTooLargeError } from './error-envelope';
+import { PayloadTooLargeError, UnsupportedContentEncodingError } from './error-envelope';
 
-export const BODY_LIMIT = '1mb';
+/**
+ * The largest request body, in bytes: above the largest legitimate one (a server's 32 KiB
+ * user_data in its JSON body). Larger bodies are refused with 413 without being read further.
+ */
+export const BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * The limit of the routes that take a body from anyone (signup, login: no bearer token to check
+ * first): their bodies are a few hundred bytes, so an anonymous client never makes the server read
+ * or parse more than this.
+ */
+export const ANONYMOUS_BODY_LIMIT_BYTES = 16 * 1024;
+
+/** "64 KiB", as the 413's message says it. */
+export const describeLimit = (bytes: number): string => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
+
+const BODY_LIMIT_METADATA = 'cds:body-limit';
+
+/** A route's own (smaller) body limit, in bytes: `@BodyLimit(ANONYMOUS_BODY_LIMIT_BYTES)` on signup and login. */
+export const BodyLimit = (bytes: number): MethodDecorator => SetMetadata(BODY_LIMIT_METADATA, bytes);
 
 /** Deepest nesting of objects and arrays a body may have; deeper ones would blow the stack of recursive code (validation, fingerprints). */
 export const MAX_BODY_DEPTH = 64;
@@ -95,6 +114,37 @@ export function rawJsonShapeProblem(text: Uint8Array, maxDepth = MAX_BODY_DEPTH,
   return undefined;
 }
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+const wellFormed = (text: string): boolean => !LONE_SURROGATE.test(text);
+
+/**
+ * The path (`note`, `labels.env`, `items.2.name`) of the first member name or string value of a
+ * parsed body that is not well-formed UTF-16 (a lone surrogate, which JSON's \ud800 escapes can
+ * carry and no database text column can store), or undefined. Iterative; the body's size is
+ * bounded by MAX_BODY_MEMBERS already.
+ */
+export function illFormedTextAt(value: unknown): string | undefined {
+  const stack: [unknown, string][] = [[value, '']];
+  const join = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+  while (stack.length > 0) {
+    const [node, path] = stack.pop()!;
+    if (typeof node === 'string') {
+      if (!wellFormed(node)) return path === '' ? 'body' : path;
+      continue;
+    }
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) {
+      for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], join(path, String(i))]);
+      continue;
+    }
+    for (const key of Object.keys(node)) {
+      if (!wellFormed(key)) return join(path, key);
+      stack.push([(node as Record<string, unknown>)[key], join(path, key)]);
+    }
+  }
+  return undefined;
+}
+
 const BODY_SHAPE = 'entity.shape';
 
 const bodyShapeError = (problem: 'depth' | 'members'): Error =>
@@ -111,56 +161,80 @@ declare module 'express-serve-static-core' {
   }
 }
 
+/** One JSON parser per limit: no inflation (a compressed body is refused, 415), shape measured before parsing. */
+const parsers = new Map<number, RequestHandler>();
+function parserFor(limit: number): RequestHandler {
+  let parser = parsers.get(limit);
+  if (!parser) {
+    parser = express.json({
+      limit,
+      // Compressed request bodies are refused (415): a few bytes of brotli must never become a
+      // large parse, and no client of this API needs to compress bodies of at most 64 KiB.
+      inflate: false,
+      // Before parsing: a body too deep or of too many members is refused without building it (rawJsonShapeProblem).
+      verify: (_req, _res, buf) => {
+        const problem = rawJsonShapeProblem(buf);
+        if (problem) throw Object.assign(new Error(`body shape: ${problem}`), { type: BODY_SHAPE, problem });
+      },
+    });
+    parsers.set(limit, parser);
+  }
+  return parser;
+}
+
 /**
- * Parses JSON bodies up to 1 MiB, but does not answer a parse failure itself: it records it
- * so that the error is reported after authentication, rate limit and permission checks
- * (decisions.md check order), by BodyErrorGuard and the global filter.
+ * Reads and parses the JSON body of a request, up to `limit` bytes, and records (on
+ * req.bodyError) what was wrong with it instead of answering. Called by BodyErrorGuard, that is
+ * only after authentication, the rate limit and the access check: until then no byte of a body
+ * is read, inflated or parsed (decisions.md check order 401, 429, 403, then the body's 400/413/415).
  */
-export function deferredJsonBody(): (req: Request, res: Response, next: NextFunction) => void {
-  const parse = express.json({
-    limit: BODY_LIMIT,
-    // Before parsing: a body too deep or of too many members is refused without building it (rawJsonShapeProblem).
-    verify: (_req, _res, buf) => {
-      const problem = rawJsonShapeProblem(buf);
-      if (problem) throw Object.assign(new Error(`body shape: ${problem}`), { type: BODY_SHAPE, problem });
-    },
-  });
-  return (req, res, next) => {
-    parse(req, res, (err?: unknown) => {
+export function readJsonBody(req: Request, res: Response, limit: number = BODY_LIMIT_BYTES): Promise<void> {
+  return new Promise((resolve) => {
+    parserFor(limit)(req, res, (err?: unknown) => {
       if (err) {
-        const e = err as { type?: string; problem?: 'depth' | 'members' };
+        const e = err as { type?: string; problem?: 'depth' | 'members'; encoding?: string };
         req.bodyError =
           e.type === 'entity.too.large'
-            ? new PayloadTooLargeError('1 MiB')
-            : e.type === BODY_SHAPE && e.problem
-              ? bodyShapeError(e.problem)
-              : invalidRequest('Request body is not valid JSON', { field: 'body' });
+            ? new PayloadTooLargeError(describeLimit(limit))
+            : e.type === 'encoding.unsupported'
+              ? new UnsupportedContentEncodingError(String(e.encoding ?? req.headers['content-encoding']))
+              : e.type === BODY_SHAPE && e.problem
+                ? bodyShapeError(e.problem)
+                : invalidRequest('Request body is not valid JSON', { field: 'body' });
         req.body = undefined;
       } else {
         const problem = bodyShapeProblem(req.body);
+        const illFormed = problem ? undefined : illFormedTextAt(req.body);
         if (problem) {
           req.bodyError = bodyShapeError(problem);
           req.body = undefined;
+        } else if (illFormed !== undefined) {
+          req.bodyError = invalidRequest(`${illFormed} must be valid Unicode text (no lone UTF-16 surrogates)`, { field: illFormed });
+          req.body = undefined;
         }
       }
-      next();
+      resolve();
     });
-  };
+  });
 }
 
 /**
  * The last global guard (AuthModule registers the guards in their order): after authentication,
- * rate limit and permission, a body that failed to parse becomes the request's error. It is
- * answered as an error of the route itself: with the headers the route's `@Header()` sets on
- * every answer (which Nest sets only after the guards), as ApiHeadersOnEveryResponse declares.
+ * rate limit and permission, the body is read and parsed (readJsonBody), with the route's own
+ * limit if it declares one (BodyLimit), and a body that could not be taken becomes the request's
+ * error. It is answered as an error of the route itself: with the headers the route's `@Header()`
+ * sets on every answer (which Nest sets only after the guards), as ApiHeadersOnEveryResponse declares.
  */
 @Injectable()
 export class BodyErrorGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const limit = (Reflect.getMetadata(BODY_LIMIT_METADATA, context.getHandler()) as number | undefined) ?? BODY_LIMIT_BYTES;
+    await readJsonBody(req, res, limit);
     if (!req.bodyError) return true;
     const headers = Reflect.getMetadata(HEADERS_METADATA, context.getHandler()) as { name: string; value: string }[] | undefined;
-    for (const { name, value } of headers ?? []) context.switchToHttp().getResponse<Response>().setHeader(name, value);
+    for (const { name, value } of headers ?? []) res.setHeader(name, value);
     throw req.bodyError;
   }
 }

@@ -41,3 +41,14 @@ export class PayloadTooLargeError extends DomainError {
     super('invalid_request', `Request body is larger than ${limit}`);
   }
 }
+
+/**
+ * Thrown for a compressed request body (any Content-Encoding but identity): 415 with code
+ * invalid_request. Request bodies are never inflated: a small compressed body could stand for a
+ * large one, and none of this API's bodies is large enough to need compressing.
+ */
+export class UnsupportedContentEncodingError extends DomainError {
+  constructor(encoding: string) {
+    super('invalid_request', `Compressed request bodies are not accepted (Content-Encoding: ${encoding.slice(0, 40)}); send the body uncompressed`);
+  }
+}

@@ -5,7 +5,7 @@ import type { Express, Request, Response } from 'express';
 import { DomainError, ErrorCode } from '../kernel/errors/domain-error';
 import { Metrics } from '../observability/metrics';
 import { routeOf } from '../observability/route-label';
-import { ErrorEnvelope, PayloadTooLargeError, STATUS_OF, domainErrorResponse, errorEnvelope } from './error-envelope';
+import { ErrorEnvelope, PayloadTooLargeError, STATUS_OF, UnsupportedContentEncodingError, domainErrorResponse, errorEnvelope } from './error-envelope';
 import { requestIdOf } from './request-id';
 import { allowedMethods } from './route-methods';
 
@@ -57,7 +57,13 @@ export class HttpExceptionFilter implements ExceptionFilter {
     if (exception instanceof PayloadTooLargeError) {
       return { status: HttpStatus.PAYLOAD_TOO_LARGE, body: domainErrorResponse(exception, requestId).body };
     }
+    if (exception instanceof UnsupportedContentEncodingError) {
+      return { status: HttpStatus.UNSUPPORTED_MEDIA_TYPE, body: domainErrorResponse(exception, requestId).body };
+    }
     if (exception instanceof DomainError) {
+      // A refusal that says when to come back (a throttled login): Retry-After, as every 429 has.
+      const retryAfter = (exception as DomainError & { retryAfterSeconds?: unknown }).retryAfterSeconds;
+      if (typeof retryAfter === 'number') res.setHeader('Retry-After', String(retryAfter));
       return domainErrorResponse(exception, requestId);
     }
     if (exception instanceof ThrottlerException) {

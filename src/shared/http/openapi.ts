@@ -49,6 +49,11 @@ export const RATE_LIMIT_HEADERS: HeadersObject = {
 
 export const RATE_LIMITED_RESPONSE_HEADERS: HeadersObject = { ...REQUEST_ID_HEADER, ...RATE_LIMIT_HEADERS };
 
+/** The answer carries a secret (a session token, an API key's token): no cache or proxy may keep it. */
+export const NO_STORE_HEADER: HeadersObject = {
+  'Cache-Control': { required: true, description: '`no-store`: the answer carries a secret that no cache may keep', schema: { type: 'string', enum: ['no-store'] } },
+};
+
 /** Why a field was refused (invalid_request). */
 @ApiSchema({ name: 'FieldErrorDetails', description: 'invalid_request: the offending field, query parameter, path parameter or header' })
 export class FieldErrorDetailsDto {
@@ -190,32 +195,38 @@ const EXAMPLES: Record<ErrorCode, { message: string; details?: Record<string, un
   provider_unavailable: { message: 'The infrastructure provider is temporarily unavailable; retry shortly' },
 };
 
-/** A body over 1 MiB: status 413, code invalid_request. */
+/** A body over the limit (64 KiB; 16 KiB on signup and login): status 413, code invalid_request. */
 export const PAYLOAD_TOO_LARGE = 'payload_too_large';
-export type DocumentedError = ErrorCode | typeof PAYLOAD_TOO_LARGE;
+/** A compressed body (Content-Encoding other than identity): status 415, code invalid_request. */
+export const UNSUPPORTED_ENCODING = 'unsupported_encoding';
+export type DocumentedError = ErrorCode | typeof PAYLOAD_TOO_LARGE | typeof UNSUPPORTED_ENCODING;
 
 function statusOf(error: DocumentedError): number {
-  return error === PAYLOAD_TOO_LARGE ? 413 : STATUS_OF[error];
+  return error === PAYLOAD_TOO_LARGE ? 413 : error === UNSUPPORTED_ENCODING ? 415 : STATUS_OF[error];
 }
 
 function example(error: DocumentedError): { summary: string; value: unknown } {
-  const code: ErrorCode = error === PAYLOAD_TOO_LARGE ? 'invalid_request' : error;
+  const code: ErrorCode = error === PAYLOAD_TOO_LARGE || error === UNSUPPORTED_ENCODING ? 'invalid_request' : error;
   const { message, details } =
-    error === PAYLOAD_TOO_LARGE ? { message: 'Request body is larger than 1 MiB', details: undefined } : EXAMPLES[error];
+    error === PAYLOAD_TOO_LARGE
+      ? { message: 'Request body is larger than 64 KiB', details: undefined }
+      : error === UNSUPPORTED_ENCODING
+        ? { message: 'Compressed request bodies are not accepted (Content-Encoding: br); send the body uncompressed', details: undefined }
+        : EXAMPLES[error];
   return { summary: code, value: { error: { code, message, request_id: EXAMPLE_REQUEST_ID, details: details ?? {} } } };
 }
 
 /**
  * What every route can answer, whatever it declares: a body that is not JSON or nests too deep
- * (400 invalid_request; the body is parsed, and refused after the guards, on every method), a
- * body over 1 MiB (413), a NUL in a path parameter (400), an unexpected failure (500).
+ * (400 invalid_request; the body is read after the guards, on every method), a body over the
+ * limit (413), a compressed body (415), a NUL in a path parameter (400), an unexpected failure (500).
  */
-export const ANY_ROUTE_ERRORS: DocumentedError[] = ['invalid_request', PAYLOAD_TOO_LARGE, 'internal'];
+export const ANY_ROUTE_ERRORS: DocumentedError[] = ['invalid_request', PAYLOAD_TOO_LARGE, UNSUPPORTED_ENCODING, 'internal'];
 
 /**
  * Documents the error answers of a route, grouped by status, each with the ErrorEnvelope
  * schema and an example per code: `@ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')`.
- * ANY_ROUTE_ERRORS (400, 413, 500) are added to every route.
+ * ANY_ROUTE_ERRORS (400, 413, 415, 500) are added to every route.
  */
 export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & ClassDecorator {
   const all = [...new Set<DocumentedError>([...errors, ...ANY_ROUTE_ERRORS])];
@@ -224,7 +235,7 @@ export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & Class
   const decorators = [...byStatus.entries()]
     .sort(([a], [b]) => a - b)
     .map(([status, list]) => {
-      const codes = [...new Set(list.map((e) => (e === PAYLOAD_TOO_LARGE ? 'invalid_request' : e)))];
+      const codes = [...new Set(list.map((e) => (e === PAYLOAD_TOO_LARGE || e === UNSUPPORTED_ENCODING ? 'invalid_request' : e)))];
       const headers: HeadersObject = { ...REQUEST_ID_HEADER };
       if (status === 429) {
         Object.assign(headers, RATE_LIMIT_HEADERS, {
@@ -234,12 +245,12 @@ export function ApiErrors(...errors: DocumentedError[]): MethodDecorator & Class
       // Explicit JSON content: errors are JSON even on a route that produces CSS or HTML.
       return ApiResponse({
         status,
-        description: `Error${codes.length > 1 ? 's' : ''}: ${codes.map((c) => `\`${c}\``).join(', ')}${status === 413 ? ' (body over 1 MiB)' : ''}`,
+        description: `Error${codes.length > 1 ? 's' : ''}: ${codes.map((c) => `\`${c}\``).join(', ')}${status === 413 ? ' (body over 64 KiB; 16 KiB on signup and login)' : status === 415 ? ' (compressed body: send it uncompressed)' : ''}`,
         headers,
         content: {
           'application/json': {
             schema: { $ref: getSchemaPath(ErrorEnvelopeDto) },
-            examples: Object.fromEntries(list.map((e) => [e === PAYLOAD_TOO_LARGE ? 'payload_too_large' : e, example(e)])),
+            examples: Object.fromEntries(list.map((e) => [e, example(e)])),
           },
         },
       });

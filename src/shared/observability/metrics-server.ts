@@ -7,7 +7,8 @@ import { Metrics } from './metrics';
 /**
  * Serves GET /metrics (Prometheus text format) on its own port, METRICS_PORT, so the public API
  * keeps only /v1 paths. Started with the application, closed before the database is.
- * METRICS_PORT=0 takes a free port: `port()` tells which.
+ * METRICS_PORT=0 takes a free port: `port()` tells which. It listens on METRICS_HOST, loopback by
+ * default: metrics describe the service's traffic and are no one else's business.
  */
 @Injectable()
 export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -23,13 +24,20 @@ export class MetricsServer implements OnApplicationBootstrap, BeforeApplicationS
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.settings.metricsPort, this.settings.host, () => {
+      server.listen(this.settings.metricsPort, this.settings.metricsHost, () => {
         server.off('error', reject);
         resolve();
       });
     });
     this.server = server;
-    this.logger.log(`Metrics on http://${this.settings.host}:${this.port()}/metrics`);
+    this.logger.log(`Metrics on http://${this.settings.metricsHost}:${this.port()}/metrics`);
+  }
+
+  /** The address the metrics endpoint listens on (127.0.0.1 unless METRICS_HOST says otherwise). */
+  boundAddress(): string {
+    const address = this.server?.address();
+    if (!address || typeof address === 'string') throw new Error('The metrics server is not listening');
+    return address.address;
   }
 
   /** The port the metrics endpoint listens on. */

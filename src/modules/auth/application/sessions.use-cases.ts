@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest } from '../../../shared/kernel/errors/domain-error';
@@ -12,6 +12,7 @@ import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPa
 import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
 import { CredentialCache } from './credential-cache';
 import { Credentials } from './credentials.port';
+import { LOGIN_FAILURE_WINDOW_MS, LoginFailures, LoginThrottled, loginDelayMs } from './login-throttle';
 
 export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -83,10 +84,18 @@ export class LogIn {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    @Optional() private readonly failures?: LoginFailures,
   ) {}
 
   async execute(input: { email: string; password: string; ip: string | null }): Promise<SessionIssued & { organizations: MembershipView[] }> {
     const user = await this.accounts.findUserByEmail(input.email.toLowerCase());
+    // Per account, beside the per-IP limit: after repeated failures the next attempt waits
+    // (loginDelayMs), whatever address it comes from; the password is not even tried before.
+    if (user && this.failures) {
+      const recent = await this.failures.recent(user.id, LOGIN_FAILURE_WINDOW_MS);
+      const waitMs = loginDelayMs(recent.count) - (recent.lastAgoMs ?? Number.POSITIVE_INFINITY);
+      if (waitMs > 0) throw new LoginThrottled(Math.max(1, Math.ceil(waitMs / 1000)));
+    }
     // Hash even when the user is missing, so the answer takes as long either way; the failure is
     // recorded the same way in both cases (one audit row), and answered with the same error.
     const ok = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_PASSWORD_HASH);

@@ -11,6 +11,7 @@ import { EventRecord } from '../../webhooks/domain/events';
 import { JsonObject, Operation, OperationError } from '../domain/operation';
 import { inJsonbOrder, presentOperation } from '../domain/operation-json';
 import { OperationExecutors, OperationStepExecutor, StepUnavailable } from './operation-executors';
+import { ProviderTruth } from './provider-truth';
 import { NoOperationSignals, OperationSignals } from './operation-signals.port';
 import { OperationRepository } from './operations.port';
 import { NoOperationsTelemetry, OperationsTelemetry } from './operations-telemetry.port';
@@ -326,11 +327,13 @@ export class AdvanceOperations {
   private async fail(id: string, failure: OperationError): Promise<ExecutionOutcome> {
     let ended: Operation | undefined;
     try {
+      // Before giving anything back: what the provider holds now (outside any transaction).
+      const truth = await this.observe(id);
       ended = await this.uow.run(async () => {
         const op = await this.operations.lock(id);
         if (!op || !op.isHeldBy(this.workerId)) return undefined;
         op.fail(failure, this.clock.now());
-        await this.executors.get(op.type)?.failed?.(op, failure);
+        await this.executors.get(op.type)?.failed?.(op, failure, truth);
         await this.wallet.release(op.id);
         await this.operations.save(op);
         await this.outbox.record(endedEvent(op));
@@ -344,6 +347,14 @@ export class AdvanceOperations {
     this.reportEnded(ended);
     await this.compensate(ended);
     return 'failed';
+  }
+
+  /** The executor's reading of the provider's truth about the operation's resource, when it observes. */
+  private async observe(id: string): Promise<ProviderTruth<unknown> | undefined> {
+    const op = await this.uow.run(() => this.operations.lock(id));
+    const executor = op && this.executors.get(op.type);
+    if (!op || !executor?.observe) return undefined;
+    return executor.observe(op);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { JsonObject, Operation, OperationError, OperationType } from '../domain/operation';
+import type { ProviderTruth } from './provider-truth';
 
 /**
  * Thrown by a step's `perform` when the external service it calls is unavailable for a while
@@ -65,8 +66,18 @@ export interface OperationExecutor {
    * Executors with `compensate` or `failed` run one operation at a time, never in the worker's batch transaction.
    */
   compensate?(operation: Operation): Promise<void>;
-  /** In the transaction that records the operation failed (and releases its hold): gives back what the accepting request took (capacity, the volume's status). */
-  failed?(operation: Operation, error: OperationError): Promise<void>;
+  /**
+   * Reads, outside any transaction, what the external provider now holds of the operation's
+   * resource (provider-truth.ts), before the operation is recorded failed: a call whose answer
+   * was lost may have taken effect. Its result is handed to `failed`.
+   */
+  observe?(operation: Operation): Promise<ProviderTruth<unknown>>;
+  /**
+   * In the transaction that records the operation failed (and releases its hold): gives back what
+   * the accepting request took (capacity, the volume's status), from what `observe` read when the
+   * executor observes (undefined otherwise).
+   */
+  failed?(operation: Operation, error: OperationError, truth?: ProviderTruth<unknown>): Promise<void>;
 }
 
 /** The executors by operation type. */

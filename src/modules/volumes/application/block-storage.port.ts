@@ -49,6 +49,12 @@ export abstract class BlockStorage {
    */
   abstract listDisks(page?: DiskPage): Promise<ProviderDisk[]>;
   /**
+   * The provider's truth about one volume's disk: the live disk, or null when there is none
+   * (never created, or deleted). A read: it changes nothing and may be called any time, so the
+   * worker reads it before giving anything back after a call whose answer was lost.
+   */
+  abstract getDisk(volumeId: string): Promise<ProviderDisk | null>;
+  /**
    * A cheap health probe (no disk touched): resolves when the provider answers, throws
    * ProviderUnavailable otherwise. Lets the circuit learn that the provider is down (or back)
    * while no operation calls it.

@@ -64,6 +64,9 @@ export class ProviderGateway extends ProviderHealth implements OnApplicationBoot
   listDisks(page?: DiskPage): Promise<ProviderDisk[]> {
     return this.call(() => this.storage.listDisks(page));
   }
+  getDisk(volumeId: string): Promise<ProviderDisk | null> {
+    return this.call(() => this.storage.getDisk(volumeId));
+  }
 
   private call<T>(work: () => Promise<T>): Promise<T> {
     return this.circuit.call(work);

@@ -9,7 +9,7 @@ import { OperationAcceptance } from '../../operations/application/operation-acce
 import { Operation } from '../../operations/domain/operation';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
-import { TermMonths, Volume } from '../domain/volume';
+import { TermMonths, Volume, assertDiskPresent } from '../domain/volume';
 import { operationInTheWay } from '../domain/volume-actions';
 import { auditActor } from './audit-actor';
 import { renewalParams } from './renewal-params';
@@ -48,6 +48,7 @@ export class RenewVolume {
       // index on unfinished operations is the last word should anything slip past it.
       const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
       if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
+      assertDiskPresent(volume, 'renewed');
       const quote = quoteRenewal(volume, input.termMonths, input.currency);
       const operation = Operation.create({
         id: newId('op'),

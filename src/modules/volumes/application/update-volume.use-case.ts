@@ -77,6 +77,10 @@ export class UpdateVolume {
         changes.labels = labels;
         diff.labels = { old: volume.labels, new: labels };
       }
+      // A delete under way goes on whatever the flag says: changing it then would claim otherwise.
+      if (input.deleteProtection !== undefined && volume.status === 'deleting') {
+        throw invalidState(`Volume ${volume.id} is being deleted; its delete_protection cannot change`);
+      }
       if (input.deleteProtection !== undefined && input.deleteProtection !== volume.deleteProtection) {
         if (!input.deleteProtection && !mayTurnProtectionOff(principal)) throw protectionOffForbidden(principal);
         changes.deleteProtection = input.deleteProtection;

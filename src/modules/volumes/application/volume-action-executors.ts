@@ -2,13 +2,15 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
+import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { ProviderDisk } from './block-storage.port';
 import { Volume } from '../domain/volume';
 import { presentVolume } from '../domain/volume-json';
 import { ProviderGateway } from './provider-gateway';
 import { attachParams, purchaseParams } from './volume-action-params';
-import { VolumeStates } from './volume-states.port';
+import { VolumeStateChange, VolumeStates } from './volume-states.port';
 import { VolumeRepository } from './volumes.port';
 
 /**
@@ -73,6 +75,11 @@ abstract class VolumeActionExecutor implements OperationExecutor, OnModuleInit {
         await this.states.apply(this.volumeId(op), { mounted: false });
       },
     };
+  }
+
+  /** The provider's truth about the operation's disk (read before a failed operation gives anything back). */
+  observe(op: Operation): Promise<ProviderTruth<ProviderDisk | null>> {
+    return readProviderTruth(() => this.provider.getDisk(this.volumeId(op)));
   }
 
   /** The provider call of `detaching` (volume.detach and volume.delete; each records it its own way). */
@@ -221,8 +228,19 @@ export class DetachVolumeExecutor extends VolumeActionExecutor {
     },
   ];
 
-  async failed(): Promise<void> {
-    // Left attached as the provider holds it (mounted false once an unmount was recorded).
+  /**
+   * Forward-only: a detach whose answer was lost may have taken effect. The volume shows what the
+   * provider holds: `available` when the disk is detached there, still `attached` (mounted as the
+   * disk is) when it is not. When the provider cannot be read, it stays `attached` and the
+   * reconciliation sweep settles it once the provider answers.
+   */
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
+    if (!truth?.known || !truth.value) return;
+    const disk = truth.value as ProviderDisk;
+    const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
+    if (!volume || volume.deletedAt) return;
+    if (disk.serverId === null) await this.states.apply(volume.id, { status: 'available', serverId: null, mountPath: null, mounted: false });
+    else if (volume.server) await this.states.apply(volume.id, { mounted: disk.mounted });
   }
 }
 
@@ -262,9 +280,25 @@ export class DeleteVolumeExecutor extends VolumeActionExecutor {
     },
   ];
 
-  async failed(op: Operation): Promise<void> {
+  /**
+   * Forward-only: a delete whose answer was lost may have taken effect. The volume shows what the
+   * provider holds: `deleted` (capacity back) when the disk is gone, `attached` or `available` as
+   * the disk is when it is still there, and it stays `deleting` when the provider cannot be read
+   * (the reconciliation sweep settles it once the provider answers). Never `available` for a disk
+   * that is gone.
+   */
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
     if (!volume || volume.deletedAt || volume.status !== 'deleting') return;
-    await this.states.apply(volume.id, { status: volume.server ? 'attached' : 'available' });
+    if (!truth?.known) return;
+    const disk = truth.value as ProviderDisk | null;
+    await this.states.apply(volume.id, settledDeleting(volume, disk, this.clock.now()));
   }
+}
+
+/** What a `deleting` volume with no operation in flight becomes, given its disk at the provider (null: gone). */
+export function settledDeleting(volume: Volume, disk: ProviderDisk | null, now: Date): VolumeStateChange {
+  if (!disk) return { status: 'deleted', deletedAt: now, serverId: null, mountPath: null, mounted: false };
+  if (disk.serverId !== null && volume.server && disk.serverId === volume.server.id) return { status: 'attached', mounted: disk.mounted };
+  return { status: 'available', serverId: null, mountPath: null, mounted: false };
 }

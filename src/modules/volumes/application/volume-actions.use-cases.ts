@@ -9,7 +9,7 @@ import { OperationRepository } from '../../operations/application/operations.por
 import { Operation, OperationStep, OperationType, JsonObject } from '../../operations/domain/operation';
 import { Catalog } from '../../options/application/catalog.port';
 import { Server } from '../domain/server';
-import { Volume } from '../domain/volume';
+import { Volume, assertDiskPresent } from '../domain/volume';
 import {
   assertAttachable, assertDeletable, assertDetachable, attachSteps, checkMountPath, defaultMountPath, deleteSteps, detachSteps,
   operationInTheWay, serverFull,
@@ -126,7 +126,10 @@ export class AttachVolume {
           throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
         }
       },
-      checkState: assertAttachable,
+      checkState: (volume) => {
+        assertAttachable(volume);
+        assertDiskPresent(volume, 'attached');
+      },
       plan: async (volume) => {
         if (!server) throw new Error('attach planned before its check');
         const offer = await this.catalog.offer(volume.regionId, volume.type);

@@ -12,6 +12,8 @@ export interface VolumeStateChange {
   expiresAt?: Date;
   /** Set: the volume is deleted (its capacity goes back to the region through the counter's trigger). */
   deletedAt?: Date;
+  /** Set: the reconciliation sweep found the disk gone at the provider; null: found again. */
+  diskMissingSince?: Date | null;
 }
 
 /**
@@ -22,4 +24,11 @@ export abstract class VolumeStates {
   abstract apply(volumeId: string, change: VolumeStateChange): Promise<void>;
   /** Of these volume ids, those whose volume is deleted (or does not exist) and has no unfinished operation. */
   abstract goneAmong(volumeIds: readonly string[]): Promise<string[]>;
+  /**
+   * A page of the volumes the reconciliation sweep compares with the provider: not deleted, past
+   * `creating`, no unfinished operation; those whose id comes after `after`, by id.
+   */
+  abstract settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string }[]>;
+  /** Whether the volume has an unfinished (pending or running) operation. */
+  abstract busy(volumeId: string): Promise<boolean>;
 }

@@ -1,3 +1,4 @@
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
 import { Labels } from './volume-attributes';
@@ -34,6 +35,15 @@ export interface Volume {
   deleteProtection: boolean;
   createdAt: Date;
   deletedAt: Date | null;
+  /** Set when the reconciliation sweep found the volume's disk gone at the provider: renewal and attach are refused (409). */
+  diskMissingSince?: Date | null;
+}
+
+/** 409 invalid_state for an action that needs the volume's disk when the provider no longer holds it. */
+export function assertDiskPresent(volume: Pick<Volume, 'id' | 'diskMissingSince'>, action: string): void {
+  if (volume.diskMissingSince) {
+    throw invalidState(`Volume ${volume.id} has no disk at the storage provider (missing since ${volume.diskMissingSince.toISOString()}); it cannot be ${action}`);
+  }
 }
 
 /** The charge for `termMonths` months of the volume at the price it was bought at. Exact. */

@@ -105,6 +105,12 @@ export class SimulatedBlockStorage extends BlockStorage {
     return rows.map((r) => toProviderDisk(toSimulated(r)));
   }
 
+  async getDisk(volumeId: string): Promise<ProviderDisk | null> {
+    await this.before();
+    const rows = await this.uow.run(() => this.db.query<DiskRow>(`SELECT ${DISK_COLUMNS} FROM provider_disks WHERE deleted_at IS NULL AND volume_id = $1`, [volumeId]));
+    return rows.length === 0 ? null : toProviderDisk(toSimulated(rows[0]));
+  }
+
   async ping(): Promise<void> {
     if (this.settings.providerDown) throw new ProviderUnavailable('The storage provider is down (PROVIDER_DOWN)');
   }

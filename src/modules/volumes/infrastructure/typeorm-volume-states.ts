@@ -25,6 +25,7 @@ export class TypeOrmVolumeStates extends VolumeStates {
     }
     if (c.expiresAt !== undefined) set('expires_at', c.expiresAt);
     if (c.deletedAt !== undefined) set('deleted_at', c.deletedAt);
+    if (c.diskMissingSince !== undefined) set('disk_missing_since', c.diskMissingSince);
     if (sets.length === 0) return;
     const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
     if (affected !== 1) throw new Error(`Volume ${volumeId} does not exist`);
@@ -41,5 +42,24 @@ export class TypeOrmVolumeStates extends VolumeStates {
       [volumeIds],
     );
     return rows.map((r) => r.id);
+  }
+
+  async settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string }[]> {
+    const rows = await this.db.query<{ id: string; org_id: string }>(
+      `SELECT v.id, v.org_id FROM volumes v
+        WHERE v.deleted_at IS NULL AND v.status <> 'creating' AND v.id > $1
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))
+        ORDER BY v.id LIMIT $2`,
+      [after, limit],
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id }));
+  }
+
+  async busy(volumeId: string): Promise<boolean> {
+    const rows = await this.db.query<{ busy: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = $1 AND o.status IN ('pending', 'running')) AS busy`,
+      [volumeId],
+    );
+    return rows[0]?.busy === true;
   }
 }

@@ -34,6 +34,7 @@ export interface VolumeRow {
   delete_protection: boolean;
   created_at: Date;
   deleted_at: Date | null;
+  disk_missing_since?: Date | null;
 }
 
 /** SELECT list of a volume joined with its server's name: `FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`. */
@@ -41,7 +42,7 @@ export const VOLUME_SELECT = `
   SELECT v.id, v.org_id, v.name, v.status, v.type, v.region_id, v.zone_id, v.size_gb, v.server_id,
          s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
          v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
-         v.labels, v.delete_protection, v.created_at, v.deleted_at
+         v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since
     FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
 
 export function toVolume(r: VolumeRow): Volume {
@@ -66,6 +67,7 @@ export function toVolume(r: VolumeRow): Volume {
     deleteProtection: r.delete_protection,
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
+    diskMissingSince: r.disk_missing_since ?? null,
   };
 }
 

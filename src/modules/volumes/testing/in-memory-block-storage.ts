@@ -52,6 +52,11 @@ export class InMemoryBlockStorage extends BlockStorage {
     const live = [...this.disks.values()].filter((d) => !d.deleted).sort((a, b) => (a.volumeId < b.volumeId ? -1 : a.volumeId > b.volumeId ? 1 : 0));
     return live.filter((d) => d.volumeId > (page?.after ?? '')).slice(0, page?.limit).map(toProviderDisk);
   }
+  async getDisk(volumeId: string): Promise<ProviderDisk | null> {
+    this.before();
+    const disk = this.disks.get(volumeId);
+    return disk && !disk.deleted ? toProviderDisk(disk) : null;
+  }
   async ping(): Promise<void> {
     if (this.down) throw new ProviderUnavailable('down (test)');
   }

@@ -1,7 +1,8 @@
+import { invalidRequest } from '../../../../shared/kernel/errors/domain-error';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, NO_STORE_HEADER, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { idempotencyScope, jsonResponse, noContentResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { ApiKeyRecord, CreateApiKey, ListApiKeys, RevokeApiKey, actorOf } from '../../application/api-keys.use-cases';
@@ -55,7 +56,7 @@ export class ApiKeysController {
       'With an Idempotency-Key, a retry gets the same answer, the same token included (stored encrypted under the Idempotency-Key, which the service keeps only as a hash), and creates no second key.',
   })
   @ApiIdempotencyKey([201, 409])
-  @ApiCreatedResponse({ type: ApiKeyCreatedResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiCreatedResponse({ type: ApiKeyCreatedResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'idempotency_conflict', 'quota_exceeded', 'rate_limited')
   async create(
     @CurrentPrincipal() principal: Principal,
@@ -65,6 +66,10 @@ export class ApiKeysController {
     @Res() res: Response,
   ): Promise<void> {
     const expiresAt = body.expires_at == null ? null : new Date(body.expires_at);
+    // ISO 8601 allows forms (basic: 20300101T000000Z) that Date does not read: 400, not an invalid date.
+    if (expiresAt && Number.isNaN(expiresAt.getTime())) {
+      throw invalidRequest('expires_at must be an ISO 8601 timestamp such as 2027-01-01T00:00:00Z', { field: 'expires_at' });
+    }
     const scope = idempotencyScope(req, principal.orgId);
     const outcome = await this.idempotent.run(
       scope,
@@ -76,6 +81,8 @@ export class ApiKeysController {
       storableErrors(req, ['quota_exceeded']),
       { seal: true },
     );
+    // The 201 carries the key's token: no cache (nor a proxy) may keep it, replays included.
+    if (outcome.response.status === 201) res.setHeader('Cache-Control', 'no-store');
     sendOutcome(res, outcome);
   }
 

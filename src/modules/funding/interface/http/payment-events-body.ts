@@ -18,7 +18,7 @@ declare module 'express-serve-static-core' {
  * every other body parser (app.factory.ts).
  */
 export function paymentEventsRawBody(): (req: Request, res: Response, next: NextFunction) => void {
-  const read = express.raw({ type: () => true, limit: PAYMENT_EVENT_BODY_LIMIT });
+  const read = express.raw({ type: () => true, limit: PAYMENT_EVENT_BODY_LIMIT, inflate: false });
   return (req, res, next) => {
     if (req.method !== 'POST') return next();
     read(req, res, (err?: unknown) => {

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
@@ -97,6 +97,8 @@ export class UpdateVolumeBody {
   @ValidateIf((body: UpdateVolumeBody) => body.labels !== undefined)
   // The map as parsed: class-transformer would rebuild it and silently drop a "__proto__" key (a valid label key).
   @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  // Copied as a plain map (not through the value's own `constructor`, which a label key may name).
+  @Type(() => Object)
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', example: true })
@@ -213,6 +215,8 @@ export class PurchaseVolumeBody {
   @IsObject({ message: 'labels must be an object of string values' })
   @ValidateIf((body: PurchaseVolumeBody) => body.labels !== undefined)
   @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  // Copied as a plain map (not through the value's own `constructor`, which a label key may name).
+  @Type(() => Object)
   labels?: Record<string, string>;
 
   @ApiPropertyOptional({ description: 'While true, DELETE is refused. Default false', example: false })
