@@ -375,11 +375,14 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Audit log', 'Who did what, when and from where')
     .addTag('Operations', 'Progress of actions that take time')
     .addTag('Volume options', 'What can be bought in a region')
+    .addTag('Server options', 'Server plans, prices, terms, stock, zones and images of a region')
+    .addTag('Servers', 'Virtual servers: reads and edits')
     .addTag('Regions', 'Regions and zones')
     .addTag('Health', 'Probes for load balancers and orchestrators')
     .addTag('Documentation', 'This document and its page')
     .addTag('SSH keys', 'Public keys given to servers at their creation')
     .addTag('Firewall rules', 'Allow rules for inbound and outbound traffic of servers')
+    .addTag('Webhook endpoints', 'Where events are delivered, signed, and the log of their deliveries')
     .addTag('Payment provider callbacks', "Called by the payment provider (signed), not by API clients: the hosted checkout's events")
     .build();
   const document = SwaggerModule.createDocument(app, config, {

@@ -8,7 +8,7 @@ import { DELIVERY_ERRORS, DELIVERY_STATUSES } from '../../domain/webhook';
 const EVENTS_DESCRIPTION = 'Event types to send, or exactly ["*"] for every type (future ones too); duplicates are dropped, order kept. Not `ping`.';
 
 export class CreateWebhookEndpointDto {
-  @ApiProperty({ maxLength: 2048, description: 'Absolute https URL, any port, no user info, reaching only public addresses', example: 'https://example.com/webhooks/cds' })
+  @ApiProperty({ type: String, maxLength: 2048, description: 'Absolute https URL, any port, no user info, reaching only public addresses', example: 'https://example.com/webhooks/cds' })
   @Allow()
   url: unknown;
 
@@ -22,7 +22,7 @@ export class CreateWebhookEndpointDto {
 }
 
 export class UpdateWebhookEndpointDto {
-  @ApiPropertyOptional({ maxLength: 2048, example: 'https://example.com/webhooks/cds' })
+  @ApiPropertyOptional({ type: String, maxLength: 2048, example: 'https://example.com/webhooks/cds' })
   @Allow()
   url?: unknown;
 
