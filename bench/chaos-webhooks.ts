@@ -4,7 +4,11 @@
  * 0,1,2,4 s), one always 2xx, one answering 500 (30%) or hanging (10%) and 410 after its 50th
  * request. After the run: every signature verified (standardwebhooks), every ended operation
  * received at its organization's 2xx endpoint at least once with data equal to the operation's
- * final GET (member for member; volume.deleted: the volume's), and the 410 endpoint disabled once it answered 410.
+ * final GET (member for member; volume.deleted: the volume's), every top-up paid after the
+ * endpoints existed received as wallet.top_up.succeeded and wallet.credited with data equal, byte
+ * for byte, to its GET and to its credit as GET /v1/wallet/transactions lists it (a failed or
+ * expired top-up's event: to its GET unless a late payment since made it succeeded), and the 410
+ * endpoint disabled once it answered 410.
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -48,7 +52,9 @@ export class ChaosWebhooks {
   private readonly hanging = new Set<http.ServerResponse>();
   /** Events received with a valid signature at a healthy endpoint, by event id. */
   private readonly healthy = new Map<string, { type: string; data: { id: string } }>();
-  readonly stats = { requests: 0, bad_signatures: 0, answered: {} as Record<string, number>, events_received: 0, operations_checked: 0, volumes_checked: 0 };
+  readonly stats = { requests: 0, bad_signatures: 0, answered: {} as Record<string, number>, events_received: 0, operations_checked: 0, volumes_checked: 0, top_up_events_checked: 0, credits_checked: 0 };
+  /** When the endpoints existed: top-ups paid since then must have sent their events. */
+  private startedAt = new Date();
 
   private constructor(private readonly problem: (text: string) => void) {}
 
@@ -71,6 +77,7 @@ export class ChaosWebhooks {
         w.endpoints.set(`/${kind}/${org.id}`, { id: body.webhook_endpoint.id, org: org.id, kind, verifier: new Webhook(body.secret), requests: 0, answered410: false });
       }
     }
+    w.startedAt = new Date();
     return w;
   }
 
@@ -159,6 +166,7 @@ export class ChaosWebhooks {
       }
     };
     await Promise.all(Array.from({ length: 8 }, worker));
+    await this.checkWallet(own, baseUrl, tokens);
 
     // An endpoint that answered 410 is disabled (gone).
     for (const e of this.endpoints.values()) {
@@ -166,6 +174,44 @@ export class ChaosWebhooks {
       const row = (await own.query(`SELECT status, disabled_reason FROM webhook_endpoints WHERE id = $1`, [e.id])).rows[0] as { status: string; disabled_reason: string | null } | undefined;
       if (row?.status !== 'disabled' || row.disabled_reason !== 'gone') this.problem(`webhook endpoint ${e.id} answered 410 but is ${row?.status} (${row?.disabled_reason})`);
     }
+  }
+
+  /** The wallet's events: each top-up event's data its GET (byte for byte), each credit its history entry; every paid top-up announced. */
+  private async checkWallet(own: Client, baseUrl: string, tokens: Map<string, string>): Promise<void> {
+    const topUps = (await own.query(`SELECT id, org_id, status, paid_at FROM top_ups`)).rows as { id: string; org_id: string; status: string; paid_at: Date | null }[];
+    const byId = new Map(topUps.map((t) => [t.id, t]));
+    const seen = new Map<string, Set<string>>();
+    const get = async (org: string, path: string): Promise<{ status: number; text: string } | undefined> => {
+      const token = tokens.get(org);
+      if (!token) return undefined;
+      const res = await fetch(`${baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
+      return { status: res.status, text: await res.text() };
+    };
+    for (const e of this.healthy.values()) {
+      if (!e.type.startsWith('wallet.')) continue;
+      const data = e.data as unknown as { id: string; status?: string; top_up_id?: string | null };
+      const topUpId = e.type === 'wallet.credited' ? data.top_up_id : data.id;
+      const topUp = topUpId ? byId.get(topUpId) : undefined;
+      if (topUpId) seen.set(topUpId, (seen.get(topUpId) ?? new Set()).add(e.type));
+      if (!topUp) continue;
+      if (e.type === 'wallet.credited') {
+        const res = await get(topUp.org_id, `/v1/wallet/transactions?top_up_id=${topUp.id}`);
+        if (!res) continue;
+        this.stats.credits_checked += 1;
+        const listed = res.status === 200 ? JSON.stringify((JSON.parse(res.text) as { transactions: unknown[] }).transactions[0]) : res.text;
+        if (listed !== JSON.stringify(e.data)) this.problem(`wallet.credited of ${topUp.id} differs from its history entry (${res.status}): ${JSON.stringify(e.data)} vs ${listed}`);
+        continue;
+      }
+      const res = await get(topUp.org_id, `/v1/wallet/top-ups/${topUp.id}`);
+      if (!res) continue;
+      this.stats.top_up_events_checked += 1;
+      // A failed or expired top-up may since have been paid late (money received is never dropped).
+      const superseded = e.type !== 'wallet.top_up.succeeded' && topUp.status === 'succeeded';
+      if (!superseded && (res.status !== 200 || res.text !== JSON.stringify(e.data))) this.problem(`${e.type} event data of ${topUp.id} differs from its GET (${res.status}): ${JSON.stringify(e.data)} vs ${res.text}`);
+    }
+    const unannounced = topUps.filter((t) => t.status === 'succeeded' && t.paid_at !== null && t.paid_at > this.startedAt && tokens.has(t.org_id))
+      .filter((t) => !seen.get(t.id)?.has('wallet.top_up.succeeded') || !seen.get(t.id)?.has('wallet.credited'));
+    if (unannounced.length > 0) this.problem(`${unannounced.length} paid top-ups never reached their organization's 2xx webhook endpoint as wallet.top_up.succeeded and wallet.credited: ${unannounced.slice(0, 10).map((t) => t.id).join(', ')}`);
   }
 
   summary(): object {

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AuditModule } from '../audit/audit.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WalletModule } from '../wallet/wallet.module';
+import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { PaymentGateway } from './application/payment-gateway.port';
 import { TopUpTransitions } from './application/top-up-transitions';
 import { TopUpStore } from './application/top-ups.port';
@@ -17,7 +18,7 @@ import { TopUpGauges } from './interface/metrics/top-up-gauges';
 
 /** Wallet top-ups through a hosted checkout, the payment provider's callback, and the simulated provider. */
 @Module({
-  imports: [WalletModule, AuditModule, IdempotencyModule],
+  imports: [WalletModule, AuditModule, IdempotencyModule, EventOutboxModule],
   controllers: [TopUpsController, PaymentEventsController, CheckoutController],
   providers: [
     { provide: TopUpStore, useClass: TypeOrmTopUpStore },

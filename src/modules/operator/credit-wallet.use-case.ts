@@ -5,8 +5,10 @@ import { Money, isCurrency } from '../../shared/kernel/money/money';
 import { AuditTrail } from '../audit/application/audit-trail.port';
 import { Accounts } from '../auth/application/accounts.port';
 import { Balance, WalletLedger } from '../wallet/application/wallet.port';
+import { presentWalletTransaction } from '../wallet/domain/wallet-transaction-json';
+import { EventOutbox } from '../webhooks/application/event-outbox.port';
 
-/** Operator top-up of an organization's wallet (CLI wallet:credit). */
+/** Operator top-up of an organization's wallet (CLI wallet:credit); emits `wallet.credited` with the credit. */
 @Injectable()
 export class CreditWallet {
   constructor(
@@ -14,6 +16,7 @@ export class CreditWallet {
     private readonly accounts: Accounts,
     private readonly wallet: WalletLedger,
     private readonly audit: AuditTrail,
+    private readonly outbox: EventOutbox,
   ) {}
 
   async execute(input: { orgId: string; currency: string; amount: string }): Promise<Balance> {
@@ -22,8 +25,9 @@ export class CreditWallet {
     if (amount.minor <= 0n) throw invalidRequest('amount must be greater than zero', { field: 'amount' });
     return this.uow.run(async () => {
       if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
-      const balance = await this.wallet.credit(input.orgId, amount, 'operator credit');
+      const { balance, transaction } = await this.wallet.credit(input.orgId, amount, 'operator credit');
       await this.audit.record({ orgId: input.orgId, actorType: 'system', actorId: null, action: 'wallet.credit', ipAddress: null, data: { currency: amount.currency, amount: amount.format() } });
+      await this.outbox.record({ orgId: input.orgId, type: 'wallet.credited', createdAt: transaction.createdAt, data: presentWalletTransaction(transaction) });
       return balance;
     });
   }

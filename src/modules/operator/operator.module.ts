@@ -3,12 +3,13 @@ import { AuthModule } from '../auth/auth.module';
 import { OptionsModule } from '../options/options.module';
 import { VolumesModule } from '../volumes/volumes.module';
 import { WalletModule } from '../wallet/wallet.module';
+import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { CreditWallet } from './credit-wallet.use-case';
 import { LoadSeed } from './load-seed.use-case';
 
 /** Operator use cases (seed, wallet credit), driven by the CLI and the first-run demo seed. */
 @Module({
-  imports: [AuthModule, OptionsModule, VolumesModule, WalletModule],
+  imports: [AuthModule, OptionsModule, VolumesModule, WalletModule, EventOutboxModule],
   providers: [LoadSeed, CreditWallet],
   exports: [LoadSeed, CreditWallet],
 })

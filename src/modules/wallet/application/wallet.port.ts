@@ -1,9 +1,16 @@
 import { Currency, Money } from '../../../shared/kernel/money/money';
+import { WalletTransaction } from '../domain/wallet-transaction';
 
 export interface Balance {
   currency: Currency;
   available: Money;
   reserved: Money;
+}
+
+/** A credit written: the balance after it, and its ledger row as GET /v1/wallet/transactions lists it. */
+export interface Credit {
+  balance: Balance;
+  transaction: WalletTransaction;
 }
 
 /** The outcome of a hold: taken (with the balance after it), or refused with what was available. */
@@ -24,9 +31,10 @@ export abstract class WalletLedger {
   /**
    * Adds credit (operator credit, seed, a paid top-up). Creates the balance row when missing.
    * With `topUpId`, the credit row names the top-up: the database refuses a second credit of it
-   * (unique violation), whatever the concurrency.
+   * (unique violation), whatever the concurrency. Returns the ledger row as written (its `seq`,
+   * `created_at` and after-values assigned by the ledger's trigger), for the `wallet.credited` event.
    */
-  abstract credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Balance>;
+  abstract credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Credit>;
   /** Every currency's balance of the organization; currencies never credited show zero. */
   abstract balances(orgId: string): Promise<Balance[]>;
   /**

@@ -4,7 +4,7 @@ import { Currency, Money } from '../../../shared/kernel/money/money';
 import { WalletHistory } from '../application/wallet-history.port';
 import { TransactionType, WalletTransaction, WalletTransactionCursor, WalletTransactionFilter } from '../domain/wallet-transaction';
 
-interface Row {
+export interface WalletLedgerRow {
   seq: string;
   public_id: string;
   kind: TransactionType;
@@ -17,7 +17,7 @@ interface Row {
   created_at: Date;
 }
 
-function toTransaction(r: Row): WalletTransaction {
+export function toTransaction(r: WalletLedgerRow): WalletTransaction {
   return {
     id: r.public_id,
     type: r.kind,
@@ -70,7 +70,7 @@ export class TypeOrmWalletHistory extends WalletHistory {
     if (filter.until !== undefined) add((p) => `l.created_at < ${p} AND l.seq < ${firstSeqAt(p)}`, filter.until);
     if (after !== undefined) add((p) => `l.seq < ${p}::bigint`, after.seq);
     params.push(limit + 1);
-    const rows = await this.db.query<Row>(
+    const rows = await this.db.query<WalletLedgerRow>(
       `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
               l.available_after::text AS available_after, l.reserved_after::text AS reserved_after,
               l.operation_id, l.top_up_id, l.created_at

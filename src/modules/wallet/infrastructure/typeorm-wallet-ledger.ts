@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
-import { Balance, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+import { Balance, Credit, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+import { WalletLedgerRow, toTransaction } from './typeorm-wallet-history';
 
 interface BalanceRow {
   currency: Currency;
@@ -21,7 +22,7 @@ export class TypeOrmWalletLedger extends WalletLedger {
     super();
   }
 
-  async credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Balance> {
+  async credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Credit> {
     if (amount.minor <= 0n) throw new RangeError('A credit must be positive');
     const [row] = await this.db.query<BalanceRow>(
       `INSERT INTO wallet_balances (org_id, currency, available) VALUES ($1, $2, $3)
@@ -30,14 +31,14 @@ export class TypeOrmWalletLedger extends WalletLedger {
        RETURNING currency, available::text, reserved::text`,
       [orgId, amount.currency, amount.minor.toString()],
     );
-    await this.db.query(`INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, top_up_id) VALUES ($1, $2, 'credit', $3, $4, $5)`, [
-      orgId,
-      amount.currency,
-      amount.minor.toString(),
-      memo,
-      topUpId ?? null,
-    ]);
-    return toBalance(row);
+    // RETURNING sees the row as the BEFORE INSERT trigger completed it (seq, created_at, after-values).
+    const [written] = await this.db.query<WalletLedgerRow>(
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, top_up_id) VALUES ($1, $2, 'credit', $3, $4, $5)
+       RETURNING seq::text AS seq, public_id, kind, currency, amount::text AS amount, available_after::text AS available_after,
+                 reserved_after::text AS reserved_after, operation_id, top_up_id, created_at`,
+      [orgId, amount.currency, amount.minor.toString(), memo, topUpId ?? null],
+    );
+    return { balance: toBalance(row), transaction: toTransaction(written) };
   }
 
   async balances(orgId: string): Promise<Balance[]> {

@@ -1,5 +1,5 @@
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
-import { Balance, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+import { Balance, Credit, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
 
 export interface LedgerEntry {
   orgId: string;
@@ -25,11 +25,24 @@ export class InMemoryWalletLedger extends WalletLedger {
     return { currency, available: Money.ofMinor(currency, r.available), reserved: Money.ofMinor(currency, r.reserved) };
   }
 
-  async credit(orgId: string, amount: Money, _memo: string): Promise<Balance> {
+  async credit(orgId: string, amount: Money, _memo: string, topUpId?: string): Promise<Credit> {
     if (amount.minor <= 0n) throw new RangeError('A credit must be positive');
     this.row(orgId, amount.currency).available += amount.minor;
     this.entries.push({ orgId, kind: 'credit', amount, operationId: null });
-    return this.toBalance(orgId, amount.currency);
+    const balance = this.toBalance(orgId, amount.currency);
+    const transaction = {
+      id: `wtx_${this.entries.length.toString(16).padStart(32, '0')}`,
+      type: 'credit' as const,
+      currency: amount.currency,
+      amount,
+      availableAfter: balance.available,
+      reservedAfter: balance.reserved,
+      source: topUpId === undefined ? ('operator' as const) : ('top_up' as const),
+      operationId: null,
+      topUpId: topUpId ?? null,
+      createdAt: new Date(),
+    };
+    return { balance, transaction };
   }
 
   async balances(orgId: string): Promise<Balance[]> {

@@ -11,23 +11,11 @@ import { IdempotencyScope, StoredResponse } from '../../../idempotency/domain/id
 import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { CancelTopUp, CreateTopUp, ReadTopUps, pendingLimitReached } from '../../application/top-ups.use-cases';
 import { TopUp, parseTopUpRequest } from '../../domain/top-up';
+import { presentTopUp as presentTopUpJson } from '../../domain/top-up-json';
 import { CreateTopUpDto, ListTopUpsQueryDto, TopUpEnvelopeResponse, TopUpPageResponse, TopUpResponse } from './top-ups.openapi';
 
 export function presentTopUp(t: TopUp): TopUpResponse {
-  return {
-    id: t.id,
-    status: t.status,
-    amount: t.amount.format(),
-    currency: t.amount.currency,
-    provider: t.provider,
-    checkout_url: t.status === 'pending' ? t.checkoutUrl : null,
-    return_url: t.returnUrl,
-    created_at: t.createdAt.toISOString(),
-    expires_at: t.expiresAt.toISOString(),
-    updated_at: t.updatedAt.toISOString(),
-    paid_at: t.paidAt?.toISOString() ?? null,
-    failure_reason: t.failureReason,
-  };
+  return presentTopUpJson(t);
 }
 
 /** Thrown inside a keyed transaction only to learn whether a stored answer exists (the transaction rolls back, the key with it). */

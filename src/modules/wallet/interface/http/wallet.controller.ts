@@ -7,21 +7,11 @@ import { CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/ac
 import { GetWalletBalances } from '../../application/get-wallet-balances.use-case';
 import { ListWalletTransactions } from '../../application/list-wallet-transactions.use-case';
 import { WalletTransaction } from '../../domain/wallet-transaction';
+import { presentWalletTransaction as presentWalletTransactionJson } from '../../domain/wallet-transaction-json';
 import { WalletResponse, WalletTransactionPageResponse, WalletTransactionResponse, WalletTransactionsQueryDto } from './wallet.openapi';
 
 export function presentWalletTransaction(t: WalletTransaction): WalletTransactionResponse {
-  return {
-    id: t.id,
-    type: t.type,
-    currency: t.currency,
-    amount: t.amount.format(),
-    available_after: t.availableAfter.format(),
-    reserved_after: t.reservedAfter.format(),
-    source: t.source,
-    operation_id: t.operationId,
-    top_up_id: t.topUpId,
-    created_at: t.createdAt.toISOString(),
-  };
+  return presentWalletTransactionJson(t);
 }
 
 @ApiTags('Wallet')

@@ -1,0 +1,19 @@
+import { WalletTransaction } from './wallet-transaction';
+
+/** A wallet transaction as GET /v1/wallet/transactions lists it (and the wallet.credited event carries it). */
+export function presentWalletTransaction(t: WalletTransaction) {
+  return {
+    id: t.id,
+    type: t.type,
+    currency: t.currency,
+    amount: t.amount.format(),
+    available_after: t.availableAfter.format(),
+    reserved_after: t.reservedAfter.format(),
+    source: t.source,
+    operation_id: t.operationId,
+    top_up_id: t.topUpId,
+    created_at: t.createdAt.toISOString(),
+  };
+}
+
+export type WalletTransactionJson = ReturnType<typeof presentWalletTransaction>;
