@@ -1,4 +1,5 @@
-import { UNFINISHED_OPERATION_COUNTS_SQL } from '../../src/modules/monitoring/infrastructure/typeorm-service-stats';
+import { SERVICE_SNAPSHOT_SQL, UNFINISHED_OPERATION_COUNTS_SQL } from '../../src/modules/monitoring/infrastructure/typeorm-service-stats';
+import { Db } from '../../src/shared/database/transaction';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
@@ -12,12 +13,29 @@ async function scrape(t: TestApp, path = '/metrics'): Promise<{ status: number; 
   return { status: res.status, type: res.headers.get('content-type'), lines: (await res.text()).split('\n') };
 }
 
+/**
+ * The SQL statements of the service gauges while `during` runs (every statement goes through Db's
+ * exec): the snapshot, or any other statement on the tables it reads. The gauges of other modules
+ * (top-ups, webhook deliveries) read their own tables.
+ */
+async function statementsDuring(t: TestApp, during: () => Promise<unknown>): Promise<string[]> {
+  const db = t.app.get(Db) as unknown as { exec: (sql: string) => Promise<unknown> };
+  const spy = jest.spyOn(db, 'exec');
+  try {
+    await during();
+    return spy.mock.calls.map(([sql]) => sql).filter((sql) => sql === SERVICE_SNAPSHOT_SQL || /\b(operations|wallet_ledger|wallet_balances)\b/.test(sql));
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 describe('Prometheus metrics on the metrics port', () => {
   let t: TestApp;
   const token = apiToken('met', 'rw');
 
   beforeAll(async () => {
-    t = await startTestApp({ rateLimitPerMinute: 2 }, new FixedClock(NOW));
+    // No cache period: each scrape reads the database afresh (see the describe below for the cache).
+    t = await startTestApp({ rateLimitPerMinute: 2, metricsGaugeCacheMs: 0 }, new FixedClock(NOW));
     await t.seed({ regions: [region()], organizations: [organization('met')] });
   });
   afterAll(async () => t?.close());
@@ -71,8 +89,9 @@ describe('Prometheus metrics on the metrics port', () => {
     );
   });
 
-  it('reads operations by type and status, worker lag and wallet holds from the database at each scrape', async () => {
-    const before = await scrape(t);
+  it('reads operations by type and status, worker lag and wallet holds from the database at each scrape, in one statement', async () => {
+    let before!: Awaited<ReturnType<typeof scrape>>;
+    expect(await statementsDuring(t, async () => (before = await scrape(t)))).toEqual([SERVICE_SNAPSHOT_SQL]);
     expect(before.lines).toEqual(
       expect.arrayContaining([
         'cds_worker_lag_seconds 0',
@@ -172,5 +191,32 @@ describe('Prometheus metrics on the metrics port', () => {
     expect(api.status).toBe(404);
     expect(api.body.error.code).toBe('not_found');
     expect((await t.http.get('/v1/metrics')).status).toBe(404);
+  });
+});
+
+describe('metrics: the gauges read the database once per cache period', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ metricsGaugeCacheMs: 60_000 }, new FixedClock(NOW));
+    await t.seed({ regions: [region()], organizations: [organization('mca')] });
+  });
+  afterAll(async () => t?.close());
+
+  it('three scrapes in a row: one statement, the same figures', async () => {
+    const scrapes: string[][] = [];
+    const statements = await statementsDuring(t, async () => {
+      for (let i = 0; i < 3; i++) scrapes.push((await scrape(t)).lines.filter((l) => /^cds_(operations|worker_lag|wallet_)/.test(l)));
+    });
+    expect(statements).toEqual([SERVICE_SNAPSHOT_SQL]);
+    expect(scrapes[0]).toEqual([
+      'cds_worker_lag_seconds 0',
+      'cds_wallet_holds_outstanding{currency="USD"} 0',
+      'cds_wallet_holds_outstanding{currency="IDR"} 0',
+      'cds_wallet_reserved_minor_units{currency="USD"} 0',
+      'cds_wallet_reserved_minor_units{currency="IDR"} 0',
+    ]);
+    expect(scrapes[1]).toEqual(scrapes[0]);
+    expect(scrapes[2]).toEqual(scrapes[0]);
   });
 });

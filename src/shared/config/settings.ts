@@ -27,6 +27,8 @@ export interface Settings {
   metricsPort: number;
   /** Interface the metrics endpoint listens on: loopback by default (a scraper on the same host or through a sidecar); METRICS_HOST=0.0.0.0 opens it. */
   metricsHost: string;
+  /** How long the database gauges of a scrape (one statement) are reused by the next scrapes. */
+  metricsGaugeCacheMs: number;
   /** Interface the API listens on. */
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
@@ -210,6 +212,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     dbPoolSize: int(env, 'DB_POOL_SIZE', 10, 1, 200),
     metricsPort: int(env, 'METRICS_PORT', 9464, 0, 65535),
     metricsHost: env.METRICS_HOST || '127.0.0.1',
+    metricsGaugeCacheMs: int(env, 'METRICS_GAUGE_CACHE_MS', 5_000, 0, 300_000),
     // While the demo data (public password) may be loaded, only this machine reaches the service unless HOST says otherwise.
     host: env.HOST || (demoSeed ? '127.0.0.1' : '0.0.0.0'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),

@@ -14,12 +14,18 @@ export interface HoldTotals {
   reservedMinor: bigint;
 }
 
+/** What the gauges show, read at once. */
+export interface ServiceSnapshot {
+  /** Unfinished operations (pending, running) by type and status; finished ones are not counted (that would scan the table). */
+  operations: OperationCount[];
+  /** Creation time of the oldest operation still pending; null when none is. */
+  oldestPending: Date | null;
+  /** One entry per currency. */
+  holds: HoldTotals[];
+}
+
 /** Figures read from the database when Prometheus scrapes. */
 export abstract class ServiceStats {
-  /** Unfinished operations (pending, running) by type and status; finished ones are not counted (that would scan the table). */
-  abstract operationCounts(): Promise<OperationCount[]>;
-  /** Creation time of the oldest operation still pending; null when none is. */
-  abstract oldestPendingOperation(): Promise<Date | null>;
-  /** One entry per currency. */
-  abstract holds(): Promise<HoldTotals[]>;
+  /** Every figure in one statement. */
+  abstract snapshot(): Promise<ServiceSnapshot>;
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { CURRENCIES } from '../../../shared/kernel/money/money';
-import { HoldTotals, OperationCount, ServiceStats } from '../application/service-stats.port';
+import { ServiceSnapshot, ServiceStats } from '../application/service-stats.port';
 
 /**
  * Unfinished operations by type and status. Its condition is the predicate of the partial index
@@ -10,40 +10,50 @@ import { HoldTotals, OperationCount, ServiceStats } from '../application/service
 export const UNFINISHED_OPERATION_COUNTS_SQL =
   "SELECT type, status, count(*)::text AS count FROM operations WHERE status IN ('pending', 'running') GROUP BY 1, 2 ORDER BY 1, 2";
 
+/**
+ * Every gauge's figures in one statement (one round trip): the unfinished operations (above), the
+ * oldest pending one (the partial index operations_claim_idx serves it), the holds of unfinished
+ * operations that nothing settled yet (the claim index bounds the scan) and the reserved balances.
+ */
+export const SERVICE_SNAPSHOT_SQL = `
+  SELECT (SELECT COALESCE(json_agg(c), '[]'::json) FROM (${UNFINISHED_OPERATION_COUNTS_SQL}) c) AS operations,
+         (SELECT min(created_at) FROM operations WHERE status = 'pending') AS oldest,
+         (SELECT COALESCE(json_agg(held), '[]'::json) FROM (
+            SELECT h.currency, count(*)::text AS outstanding
+              FROM operations o
+              JOIN wallet_ledger h ON h.operation_id = o.id AND h.kind = 'hold'
+             WHERE o.status IN ('pending', 'running')
+               AND NOT EXISTS (SELECT 1 FROM wallet_ledger s WHERE s.operation_id = h.operation_id AND s.kind IN ('capture', 'release'))
+             GROUP BY h.currency) held) AS open_holds,
+         (SELECT COALESCE(json_agg(b), '[]'::json) FROM (SELECT currency, sum(reserved)::text AS reserved FROM wallet_balances GROUP BY currency) b) AS reserved`;
+
+interface Row {
+  operations: { type: string; status: string; count: string }[];
+  oldest: Date | null;
+  open_holds: { currency: string; outstanding: string }[];
+  reserved: { currency: string; reserved: string }[];
+}
+
 @Injectable()
 export class TypeOrmServiceStats extends ServiceStats {
   constructor(private readonly db: Db) {
     super();
   }
 
-  async operationCounts(): Promise<OperationCount[]> {
-    const rows = await this.db.query<{ type: string; status: string; count: string }>(UNFINISHED_OPERATION_COUNTS_SQL);
-    return rows.map((r) => ({ type: r.type, status: r.status, count: Number(r.count) }));
-  }
-
-  async oldestPendingOperation(): Promise<Date | null> {
-    // The partial index operations_claim_idx (created_at) WHERE status IN ('pending', 'running') serves this.
-    const row = await this.db.one<{ oldest: Date | null }>("SELECT min(created_at) AS oldest FROM operations WHERE status = 'pending'");
-    return row?.oldest ?? null;
-  }
-
-  async holds(): Promise<HoldTotals[]> {
-    // Holds of unfinished operations (the claim index bounds the scan) that nothing settled yet.
-    const open = await this.db.query<{ currency: string; outstanding: string }>(
-      `SELECT h.currency, count(*)::text AS outstanding
-         FROM operations o
-         JOIN wallet_ledger h ON h.operation_id = o.id AND h.kind = 'hold'
-        WHERE o.status IN ('pending', 'running')
-          AND NOT EXISTS (SELECT 1 FROM wallet_ledger s WHERE s.operation_id = h.operation_id AND s.kind IN ('capture', 'release'))
-        GROUP BY h.currency`,
-    );
-    const reserved = await this.db.query<{ currency: string; reserved: string }>(
-      'SELECT currency, sum(reserved)::text AS reserved FROM wallet_balances GROUP BY currency',
-    );
-    return CURRENCIES.map((currency) => ({
-      currency,
-      outstanding: Number(open.find((r) => r.currency === currency)?.outstanding ?? '0'),
-      reservedMinor: BigInt(reserved.find((r) => r.currency === currency)?.reserved ?? '0'),
-    }));
+  async snapshot(): Promise<ServiceSnapshot> {
+    const row = await this.db.one<Row>(SERVICE_SNAPSHOT_SQL, [], 'metrics_snapshot');
+    if (!row) throw new Error('the metrics snapshot returned no row');
+    const json = <T>(value: T | string): T => (typeof value === 'string' ? (JSON.parse(value) as T) : value);
+    const open = json(row.open_holds);
+    const reserved = json(row.reserved);
+    return {
+      operations: json(row.operations).map((r) => ({ type: r.type, status: r.status, count: Number(r.count) })),
+      oldestPending: row.oldest === null ? null : new Date(row.oldest),
+      holds: CURRENCIES.map((currency) => ({
+        currency,
+        outstanding: Number(open.find((r) => r.currency === currency)?.outstanding ?? '0'),
+        reservedMinor: BigInt(reserved.find((r) => r.currency === currency)?.reserved ?? '0'),
+      })),
+    };
   }
 }

@@ -1,13 +1,17 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../../../../shared/observability/metrics';
+import { Settings } from '../../../../shared/config/settings';
 import { Clock } from '../../../../shared/kernel/clock/clock';
-import { ServiceStats } from '../../application/service-stats.port';
+import { ServiceSnapshot, ServiceStats } from '../../application/service-stats.port';
 
 /**
- * Gauges read from the database at each scrape: unfinished operations by type and status, worker lag
- * (age of the oldest pending operation) and wallet holds. A failed read leaves the gauge empty
- * for that scrape (and logs a warning) rather than failing the whole scrape.
+ * Gauges read from the database: unfinished operations by type and status, worker lag (age of the
+ * oldest pending operation) and wallet holds. All four read one snapshot (one statement), shared by
+ * the gauges of a scrape and reused by the scrapes of the next METRICS_GAUGE_CACHE_MS, so scrapers
+ * in a hurry (or several of them) cost the database one statement per period at most. A failed
+ * read leaves the gauges empty for that scrape (and logs a warning) rather than failing the whole
+ * scrape, and is not reused.
  */
 @Injectable()
 export class ServiceGauges implements OnModuleInit {
@@ -17,10 +21,39 @@ export class ServiceGauges implements OnModuleInit {
     private readonly metrics: Metrics,
     private readonly stats: ServiceStats,
     private readonly clock: Clock,
+    private readonly settings: Settings,
   ) {}
 
+  private cached: { at: number; snapshot: Promise<ServiceSnapshot> } | undefined;
+  /** Whether `cached` is still being read: the gauges of one scrape share it even with no cache period. */
+  private inFlight = false;
+
+  /** The snapshot read less than metricsGaugeCacheMs ago (or being read), otherwise a new one. Monotonic time. */
+  private snapshot(): Promise<ServiceSnapshot> {
+    const now = performance.now();
+    if (this.cached && now - this.cached.at < Math.max(this.settings.metricsGaugeCacheMs, 0)) return this.cached.snapshot;
+    if (this.cached && this.inFlight) return this.cached.snapshot;
+    const snapshot = this.stats.snapshot();
+    const entry = { at: now, snapshot };
+    this.cached = entry;
+    this.inFlight = true;
+    snapshot.then(
+      () => {
+        if (this.cached === entry) this.inFlight = false;
+      },
+      () => {
+        if (this.cached === entry) {
+          this.cached = undefined;
+          this.inFlight = false;
+        }
+      },
+    );
+    return snapshot;
+  }
+
   onModuleInit(): void {
-    const { stats, clock } = this;
+    const { clock } = this;
+    const read = (): Promise<ServiceSnapshot> => this.snapshot();
     const registers = [this.metrics.registry];
     const failed = (gauge: string, err: unknown): void =>
       this.logger.warn({ msg: 'metrics: reading the database failed', gauge, err: err instanceof Error ? err.message : String(err) });
@@ -33,7 +66,7 @@ export class ServiceGauges implements OnModuleInit {
       async collect() {
         this.reset();
         try {
-          for (const r of await stats.operationCounts()) this.set({ type: r.type, status: r.status }, r.count);
+          for (const r of (await read()).operations) this.set({ type: r.type, status: r.status }, r.count);
         } catch (err) {
           failed('cds_operations', err);
         }
@@ -47,7 +80,7 @@ export class ServiceGauges implements OnModuleInit {
       async collect() {
         this.reset();
         try {
-          const oldest = await stats.oldestPendingOperation();
+          const oldest = (await read()).oldestPending;
           this.set(oldest ? Math.max(0, (clock.now().getTime() - oldest.getTime()) / 1000) : 0);
         } catch (err) {
           failed('cds_worker_lag_seconds', err);
@@ -63,7 +96,7 @@ export class ServiceGauges implements OnModuleInit {
       async collect() {
         this.reset();
         try {
-          for (const h of await stats.holds()) this.set({ currency: h.currency }, h.outstanding);
+          for (const h of (await read()).holds) this.set({ currency: h.currency }, h.outstanding);
         } catch (err) {
           failed('cds_wallet_holds_outstanding', err);
         }
@@ -79,7 +112,7 @@ export class ServiceGauges implements OnModuleInit {
         this.reset();
         try {
           // Exact as long as the sum stays below 2^53 minor units (90 billion USD).
-          for (const h of await stats.holds()) this.set({ currency: h.currency }, Number(h.reservedMinor));
+          for (const h of (await read()).holds) this.set({ currency: h.currency }, Number(h.reservedMinor));
         } catch (err) {
           failed('cds_wallet_reserved_minor_units', err);
         }
