@@ -77,7 +77,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
 
   beforeAll(async () => {
     // The worker runs, so renewals end (captured or released) while the fuzz goes on.
-    t = await startTestApp({ rateLimitPerMinute: 1_000_000, workerEnabled: true, workerIntervalMs: 100 });
+    t = await startTestApp({ rateLimitPerMinute: 1_000_000, authFailuresPerMinute: 1_000_000, workerEnabled: true, workerIntervalMs: 100 });
     const org = (s: string) => ({
       ...orgWithDetachedVolumes(s, 3),
       servers: organization(s).servers,

@@ -28,6 +28,7 @@ import { ApiKeysController } from './interface/http/api-keys.controller';
 import { AuthController } from './interface/http/auth.controller';
 import { MembersController } from './interface/http/members.controller';
 import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.guard';
+import { FailedAuthenticationLimit } from './interface/http/failed-authentication-limit';
 
 @Module({
   imports: [IdempotencyModule],
@@ -62,6 +63,7 @@ import { RateLimitGuard, rateLimitOptions } from './interface/http/rate-limit.gu
     { provide: getOptionsToken(), useFactory: rateLimitOptions, inject: [Settings] },
     FixedWindowRateLimitStorage,
     { provide: getStorageToken(), useExisting: FixedWindowRateLimitStorage },
+    FailedAuthenticationLimit,
     // Global guards, run in this order (decisions.md check order):
     // 401 authentication, then 429 rate limit, then 403 permission, then the body's own 400/413.
     { provide: APP_GUARD, useClass: AuthenticationGuard },

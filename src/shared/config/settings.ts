@@ -15,6 +15,8 @@ export interface Settings {
   /** Prefix of every Redis key this service writes (several deployments or test runs can share one Redis). */
   redisKeyPrefix: string;
   rateLimitPerMinute: number;
+  /** Invalid bearer tokens one client address may present a minute; the next ones are answered 429. */
+  authFailuresPerMinute: number;
   workerIntervalMs: number;
   workerEnabled: boolean;
   /** How long a worker holds a claimed operation; after that another process may take it over. */
@@ -203,6 +205,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'cds:',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 500, 10, 3_600_000),
     workerEnabled: bool(env, 'WORKER_ENABLED', true),
     workerLeaseMs: int(env, 'WORKER_LEASE_MS', 30_000, 100, 3_600_000),

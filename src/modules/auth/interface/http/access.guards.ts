@@ -1,10 +1,11 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
-import { forbidden } from '../../../../shared/kernel/errors/domain-error';
-import { Authenticate } from '../../application/authenticate.use-case';
+import type { Request, Response } from 'express';
+import { DomainError, forbidden } from '../../../../shared/kernel/errors/domain-error';
+import { Authenticate, INVALID_TOKEN } from '../../application/authenticate.use-case';
 import { Credential, SESSIONS_ONLY, checkAccess } from '../../domain/principal';
 import { ACCESS_METADATA, AccessDeclaration } from './access.decorators';
+import { FailedAuthenticationLimit, TooManyFailedAuthentications, failedAuthenticationAddress } from './failed-authentication-limit';
 
 /** Each route's declaration, read from its metadata once (the guards ask on every request). */
 const declarations = new WeakMap<object, Map<object, AccessDeclaration | undefined>>();
@@ -26,12 +27,17 @@ function userLevelAccess(credential: Credential): true {
   return true;
 }
 
-/** First global guard: who is calling (401), before the rate limit (429) and permission (403). */
+/**
+ * First global guard: who is calling (401), before the rate limit (429) and permission (403).
+ * Invalid tokens are counted per client address (FailedAuthenticationLimit): past the limit the
+ * address is answered 429 before its token is looked up.
+ */
 @Injectable()
 export class AuthenticationGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: Authenticate,
+    private readonly failures: FailedAuthenticationLimit,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -41,7 +47,31 @@ export class AuthenticationGuard implements CanActivate {
     }
     if (declaration === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
-    req.credential = await this.authenticate.identify(req.header('authorization'));
+    const authorization = req.header('authorization');
+    if (!authorization) {
+      req.credential = await this.authenticate.identify(authorization);
+      return true;
+    }
+    const address = failedAuthenticationAddress(req);
+    try {
+      this.failures.check(address);
+      try {
+        req.credential = await this.authenticate.identify(authorization);
+      } catch (err) {
+        // A token presented and refused (unknown, revoked, expired, not a token): counted.
+        if (err instanceof DomainError && err.code === 'unauthorized' && err.message === INVALID_TOKEN) await this.failures.failed(address);
+        throw err;
+      }
+    } catch (err) {
+      if (err instanceof TooManyFailedAuthentications) {
+        // The headers of every 429, describing the limit that refused.
+        const res = context.switchToHttp().getResponse<Response>();
+        res.setHeader('X-RateLimit-Limit', String(err.limit));
+        res.setHeader('X-RateLimit-Remaining', '0');
+        res.setHeader('X-RateLimit-Reset', String(Math.ceil(err.resetAtMs / 1000)));
+      }
+      throw err;
+    }
     return true;
   }
 }
