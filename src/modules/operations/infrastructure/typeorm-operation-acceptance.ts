@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { RetryTransaction } from '../../../shared/database/connection-retry';
 import { Db } from '../../../shared/database/transaction';
 import { AUDIT_INSERT_COLUMNS, auditValues } from '../../audit/infrastructure/typeorm-audit-trail';
 import { AcceptanceOutcome, OperationAcceptance, OperationToAccept } from '../application/operation-acceptance.port';
@@ -72,7 +73,17 @@ export class TypeOrmOperationAcceptance extends OperationAcceptance {
     const amount = hold && hold.minor > 0n ? hold : undefined;
     const params = [...operationValues(operation), amount?.minor.toString() ?? null, amount?.currency ?? null, ...auditValues(audit)];
     for (let attempt = 1; ; attempt++) {
-      const row = await this.db.one<{ accepted: boolean; available: string | null }>(ACCEPT_SQL, params, 'operations_accept');
+      const row = await this.db.one<{ accepted: boolean; available: string | null }>(ACCEPT_SQL, params, 'operations_accept').catch((err: unknown) => {
+        // The statement checks the balance on the locked row before holding; should a race it did
+        // not foresee still make the CHECK refuse the hold, nothing was written: run the
+        // transaction again (it then accepts or refuses with 402) instead of answering 500.
+        const e = err as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } };
+        const constraint = e.driverError?.constraint ?? e.constraint;
+        if ((e.driverError?.code ?? e.code) === '23514' && constraint === 'wallet_available_not_negative') {
+          throw new RetryTransaction(`Operation ${operation.id}: the hold was refused by ${String(constraint)}`, err);
+        }
+        throw err;
+      });
       if (row?.accepted) {
         if (operation.snapshot().status === 'pending') await this.signals.announceWork();
         return { kind: 'accepted' };
