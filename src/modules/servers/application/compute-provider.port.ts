@@ -1,0 +1,94 @@
+/**
+ * The compute provider, as the worker sees it (servers.md "The compute provider and the
+ * operations"), beside the storage provider's BlockStorage. Every call that changes something is
+ * idempotent by (server id, step), where `step` is `<operation id>/<step name>`: called again for
+ * the same server and step after a crash or a lost answer, it does not create, power or delete
+ * twice and answers as the first call did. A call never runs inside a database transaction or
+ * under a row lock.
+ *
+ * An adapter throws ComputeUnavailable when the provider cannot be reached or refuses for a while
+ * (the application layer retries with backoff and keeps the circuit, as for disks); any
+ * DomainError it throws is final for the operation.
+ */
+export type InstancePower = 'running' | 'stopped';
+
+export interface ProviderInstance {
+  /** The provider's own id of the instance. */
+  instanceId: string;
+  serverId: string;
+  zoneId: string;
+  vcpus: number | null;
+  memoryGb: number | null;
+  diskGb: number | null;
+  image: string | null;
+  /** Its public IPv4 address, kept through stop and start. */
+  ipv4: string;
+  power: InstancePower;
+}
+
+export class ComputeUnavailable extends Error {
+  constructor(message = 'The compute provider is unavailable') {
+    super(message);
+    this.name = 'ComputeUnavailable';
+  }
+}
+
+/** One page of ComputeProvider.listInstances: the instances whose server id is greater than `after` (all when unset), at most `limit`. */
+export interface InstancePage {
+  after?: string;
+  limit: number;
+}
+
+/** Every changing call names the step it performs; the pair (serverId, step) is its idempotency key. */
+export abstract class ComputeProvider {
+  /**
+   * Creates the instance (powered on, booting) with its public IPv4 address. `sshPublicKeys` and
+   * `userData` are injected at creation only (never stored by the service past the step).
+   */
+  abstract createInstance(input: {
+    serverId: string;
+    step: string;
+    zoneId: string;
+    vcpus: number;
+    memoryGb: number;
+    diskGb: number;
+    image: string;
+    sshPublicKeys: string[];
+    userData: string | null;
+  }): Promise<ProviderInstance>;
+  /** Waits until the instance answers after a power-on, boot or reboot (the `booting` steps). */
+  abstract awaitBoot(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  abstract powerOn(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /**
+   * ACPI shutdown: the guest gets 120 s to halt. A guest that does not halt in time is a final
+   * DomainError invalid_state ("stop with force").
+   */
+  abstract shutdown(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /** Cuts the power at once. */
+  abstract powerOff(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /** ACPI reboot. */
+  abstract reboot(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /** Hard reset. */
+  abstract reset(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /** Deleting an instance that does not exist (never created, or deleted already) succeeds. */
+  abstract deleteInstance(input: { serverId: string; step: string }): Promise<void>;
+  /**
+   * The provider's truth about one server's instance: the live instance, or null when there is
+   * none (never created, or deleted). A read: it changes nothing, so the worker reads it before
+   * giving anything back after a call whose answer was lost.
+   */
+  abstract getInstance(serverId: string): Promise<ProviderInstance | null>;
+  /** The provider's live instances, ordered by server id, a page at a time (cli verify, the orphan sweep). */
+  abstract listInstances(page?: InstancePage): Promise<ProviderInstance[]>;
+  /** A cheap health probe: resolves when the provider answers, throws ComputeUnavailable otherwise. */
+  abstract ping(): Promise<void>;
+}
+
+/**
+ * Whether the compute provider is known to be down (its circuit is open). New purchases, power
+ * actions and deletes answer 503 provider_unavailable while it is, recording nothing; GET
+ * /v1/ready reports it as checks.compute_provider.
+ */
+export abstract class ComputeHealth {
+  abstract isDown(): boolean;
+}
