@@ -18,6 +18,7 @@ import { SshKeysAndFirewallRules1764000000230 } from './1764000000230-ssh-keys-a
 import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
 import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
+import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   TopUps1764000000241,
   Webhooks1764000000250,
   Invitations1764000000260,
+  OneUnfinishedServerOperation1764000000270,
 ];
