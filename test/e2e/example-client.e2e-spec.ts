@@ -42,6 +42,9 @@ describe('example TypeScript client (generated from the served document)', () =>
 
     const generate = run(process.execPath, ['node_modules/@hey-api/openapi-ts/bin/run.js', '-f', 'examples/typescript-client/openapi-ts.config.mjs'], { OPENAPI_INPUT: input });
     expect({ status: generate.status, stderr: generate.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    // The other generator (types only), whose Operation must narrow by `type` as well (src/openapi-typescript-results.ts).
+    const types = run(process.execPath, ['node_modules/openapi-typescript/bin/cli.js', input, '-o', 'examples/typescript-client/src/generated/openapi-typescript.ts']);
+    expect({ status: types.status, stderr: types.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
     const compile = run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
     expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
 
