@@ -1,6 +1,6 @@
 import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
 import { ComputeUnavailable } from '../../src/modules/servers/application/compute-provider.port';
-import { SimulatedInstance, simulateComputeCall, userDataBytes } from '../../src/modules/servers/domain/simulated-instance';
+import { SimulatedInstance, checkConsole, simulateComputeCall, userDataBytes } from '../../src/modules/servers/domain/simulated-instance';
 import { InMemoryComputeProvider } from '../../src/modules/servers/testing/in-memory-compute-provider';
 import { CIRCUIT_THRESHOLD } from '../../src/modules/operations/application/provider-circuit';
 import { StepUnavailable } from '../../src/modules/operations/application/operation-executors';
@@ -60,6 +60,13 @@ describe('the simulated compute provider: its rules (simulateComputeCall)', () =
     expect(on('delete', undefined)).toBeUndefined();
     expect(on('delete', running)).toEqual({ ...running, power: 'stopped', deleted: true });
     expect(on('delete', { ...running, deleted: true })).toEqual({ ...running, deleted: true });
+  });
+
+  it('opens a console to a live running instance only', () => {
+    expect(checkConsole(running, 'vm_1')).toBe(running);
+    expect(() => checkConsole({ ...running, power: 'stopped' }, 'vm_1')).toThrow(invalid('The instance of server vm_1 is stopped; a console needs it running'));
+    expect(() => checkConsole({ ...running, deleted: true }, 'vm_1')).toThrow(invalid('The compute provider has no instance for server vm_1'));
+    expect(() => checkConsole(undefined, 'vm_1')).toThrow(invalid('The compute provider has no instance for server vm_1'));
   });
 
   it('keeps only the byte count of user_data', () => {
@@ -124,6 +131,24 @@ describe('InMemoryComputeProvider: idempotent by (server, step)', () => {
       instanceId: 'ins_1', serverId: 'vm_seed', zoneId: 'id-jkt-a', vcpus: null, memoryGb: null, diskGb: null, image: null, ipv4: '100.64.0.7', power: 'running',
     });
     expect(await compute.reboot({ serverId: 'vm_seed', step: 'op_1/rebooting' })).toMatchObject({ ipv4: '100.64.0.7', power: 'running' });
+  });
+});
+
+describe('InMemoryComputeProvider: consoles', () => {
+  it('a new credential each call, hashes only kept; a repeated step replaces its credential', async () => {
+    const compute = new InMemoryComputeProvider();
+    const made = await compute.createInstance(create);
+    const expiresAt = new Date('2026-11-27T10:01:00.000Z');
+    const a = await compute.createConsole({ serverId: 'vm_1', expiresAt });
+    const b = await compute.createConsole({ serverId: 'vm_1', expiresAt });
+    expect(a).toEqual({ type: 'vnc', url: expect.stringMatching(new RegExp(`^wss://console\\.compute\\.invalid/v1/vnc/${made.instanceId}\\?token=\\w+$`)), password: expect.stringMatching(/^[A-Za-z0-9]{24}$/), expiresAt });
+    expect(b.password).not.toBe(a.password);
+    await compute.createConsole({ serverId: 'vm_1', step: 's', expiresAt });
+    await compute.createConsole({ serverId: 'vm_1', step: 's', expiresAt });
+    expect(compute.consoles.size).toBe(3);
+    expect(JSON.stringify([...compute.consoles.values()])).not.toContain(a.password);
+    await compute.powerOff({ serverId: 'vm_1', step: 'off' });
+    await expect(compute.createConsole({ serverId: 'vm_1', expiresAt })).rejects.toEqual(invalid('The instance of server vm_1 is stopped; a console needs it running'));
   });
 });
 
