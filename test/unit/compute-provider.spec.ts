@@ -1,4 +1,6 @@
+import { CleanUpOrphanInstances } from '../../src/modules/servers/application/clean-up-orphan-instances.use-case';
 import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
+import { OrphanInstanceServers } from '../../src/modules/servers/application/orphan-instances.port';
 import { ComputeUnavailable } from '../../src/modules/servers/application/compute-provider.port';
 import { SimulatedInstance, checkConsole, simulateComputeCall, userDataBytes } from '../../src/modules/servers/domain/simulated-instance';
 import { InMemoryComputeProvider } from '../../src/modules/servers/testing/in-memory-compute-provider';
@@ -183,5 +185,37 @@ describe('ComputeGateway: the shared circuit and failure classes', () => {
   it('an error the adapter did not classify is unavailable too', async () => {
     jest.spyOn(compute, 'getInstance').mockRejectedValueOnce(new Error('socket hang up'));
     await expect(gateway.getInstance('vm_1')).rejects.toEqual(new StepUnavailable('The compute provider could not be reached: socket hang up'));
+  });
+});
+
+describe('CleanUpOrphanInstances', () => {
+  class Gone extends OrphanInstanceServers {
+    constructor(private readonly ids: Set<string>) {
+      super();
+    }
+    async goneAmong(serverIds: readonly string[]): Promise<string[]> {
+      return serverIds.filter((id) => this.ids.has(id));
+    }
+  }
+
+  it('deletes the gone servers\' instances a page at a time; one whose delete fails is left for the next sweep', async () => {
+    const compute = new InMemoryComputeProvider();
+    for (const id of ['vm_a', 'vm_b', 'vm_c', 'vm_d', 'vm_e']) await compute.createInstance({ ...create, serverId: id });
+    const gateway = new ComputeGateway(compute);
+    const sweep = new CleanUpOrphanInstances(gateway, new Gone(new Set(['vm_a', 'vm_c', 'vm_e'])));
+    const deleteInstance = compute.deleteInstance.bind(compute);
+    jest.spyOn(compute, 'deleteInstance').mockImplementation(async (input) => {
+      if (input.serverId === 'vm_c') throw new ComputeUnavailable('failed (test)');
+      return deleteInstance(input);
+    });
+    expect(await sweep.execute(() => false, 2)).toBe(2);
+    expect((await compute.listInstances()).map((i) => i.serverId)).toEqual(['vm_b', 'vm_c', 'vm_d']);
+    expect(compute.effective.filter((c) => c.action === 'delete').map((c) => [c.serverId, c.step])).toEqual([
+      ['vm_a', `orphan-cleanup/${compute.simulated('vm_a')!.instanceId}`],
+      ['vm_e', `orphan-cleanup/${compute.simulated('vm_e')!.instanceId}`],
+    ]);
+    jest.restoreAllMocks();
+    expect(await sweep.execute()).toBe(1);
+    expect((await compute.listInstances()).map((i) => i.serverId)).toEqual(['vm_b', 'vm_d']);
   });
 });
