@@ -1,3 +1,4 @@
+import type { Server as HttpServer } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -38,6 +39,13 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   conditionalRequestsOnlyWithETag(app.getHttpAdapter().getInstance() as Express);
   // Requests Node's parser refuses (headers over 16 KiB, control characters) get the envelope too.
   answerClientErrors(app.getHttpServer());
+  // Idle kept-alive connections stay open HTTP_KEEP_ALIVE_TIMEOUT_MS (65 s; Node's default is 5 s):
+  // longer than the idle timeout of the usual load balancers (60 s) and clients, so the server is
+  // not the side that closes a connection a client is about to reuse (the request would be lost
+  // with "socket hang up"). Headers must still arrive within the same time plus 1 s.
+  const http = app.getHttpServer() as HttpServer;
+  http.keepAliveTimeout = settings.httpKeepAliveTimeoutMs;
+  http.headersTimeout = settings.httpKeepAliveTimeoutMs + 1_000;
   // gzip or deflate for clients that accept it, on answers of 1 KiB or more: the docs page's script
   // (1.5 MB) and the OpenAPI document shrink several times; small JSON answers go as they are.
   app.use(compression());

@@ -1,3 +1,5 @@
+import { request as httpRequest, Agent, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { DataSource } from 'typeorm';
 import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -21,6 +23,23 @@ describe('GET /v1/health and GET /v1/ready', () => {
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['x-request-id']).toMatch(/^req_[A-Za-z0-9]{24}$/);
     expect(res.headers['x-ratelimit-limit']).toBeUndefined();
+  });
+
+  it('keeps an idle kept-alive connection 65 s (HTTP_KEEP_ALIVE_TIMEOUT_MS), past a load balancer\'s 60 s, and says so in Keep-Alive', async () => {
+    const server = t.app.getHttpServer() as Server;
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        httpRequest({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, path: '/v1/health', agent }, (res) => res.resume().on('end', () => resolve(res.headers)))
+          .on('error', reject)
+          .end();
+      });
+      expect({ connection: headers.connection, keepAlive: headers['keep-alive'] }).toEqual({ connection: 'keep-alive', keepAlive: 'timeout=65' });
+      expect({ keepAliveTimeout: server.keepAliveTimeout, headersTimeout: server.headersTimeout }).toEqual({ keepAliveTimeout: 65_000, headersTimeout: 66_000 });
+    } finally {
+      agent.destroy();
+    }
   });
 
   it('ready answers 200 with every check ok when the database is up and migrated (Redis not configured)', async () => {

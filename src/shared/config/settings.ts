@@ -34,6 +34,8 @@ export interface Settings {
   /** Interface the API listens on. */
   host: string;
   /** How long a graceful shutdown waits for requests in flight before closing their connections. */
+  /** How long the HTTP server keeps an idle kept-alive connection open (above a load balancer's idle timeout, so it never closes one the balancer is about to reuse). */
+  httpKeepAliveTimeoutMs: number;
   shutdownTimeoutMs: number;
   /**
    * Express 'trust proxy': false (default: the socket's address is the client), a number of proxy
@@ -234,6 +236,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     // While the demo data (public password) may be loaded, only this machine reaches the service unless HOST says otherwise.
     host: env.HOST || (demoSeed ? '127.0.0.1' : '0.0.0.0'),
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
+    httpKeepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 1_000, 600_000),
     trustProxy: trustProxy(env),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 64),
     dbStatementTimeoutMs: int(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 100, 3_600_000),
