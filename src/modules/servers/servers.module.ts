@@ -1,17 +1,35 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { OperationsModule } from '../operations/operations.module';
+import { StorageProviderModule } from '../volumes/storage-provider.module';
+import { EventOutboxModule } from '../webhooks/event-outbox.module';
+import { DeleteServerExecutor } from './application/delete-server.executor';
+import { DeleteServer } from './application/delete-server.use-case';
+import { ServerDeletions } from './application/server-deletions.port';
 import { ServerQueries } from './application/server-queries';
 import { ServerReads, ServerWrites } from './application/servers.port';
 import { UpdateServer } from './application/update-server.use-case';
+import { TypeOrmServerDeletions } from './infrastructure/typeorm-server-deletions';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
 import { ComputeProviderModule } from './compute-provider.module';
 import { ServersController } from './interface/http/servers.controller';
 
-/** Servers (VPS): reads and edits of the organization's servers, bought or seeded. */
+/** Servers (VPS): reads, edits and deletion of the organization's servers, bought or seeded. */
 @Module({
-  imports: [ComputeProviderModule],
+  imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule],
   controllers: [ServersController],
-  providers: [{ provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer],
+  providers: [
+    { provide: ServerReads, useClass: TypeOrmServerReads },
+    { provide: ServerWrites, useClass: TypeOrmServerWrites },
+    ServerQueries,
+    UpdateServer,
+    // Deletion (DELETE /v1/servers/{id} and the vm.delete executor).
+    { provide: ServerDeletions, useClass: TypeOrmServerDeletions },
+    DeleteServer,
+    DeleteServerExecutor,
+  ],
   exports: [ServerReads, ComputeProviderModule],
 })
 export class ServersModule {}
