@@ -1,5 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { setComputeProviderDown as setComputeDown, setProviderDown } from '../support/provider';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -52,7 +53,7 @@ describe('DELETE /v1/servers/{id}', () => {
             { email: 'viewer@sd.test', password: OWNER_PASSWORD, role: 'viewer' },
           ],
           api_keys: [...base.api_keys, { name: 'hooks', scopes: ['webhooks:write'], token: apiToken('sd', 'hooks') }],
-          servers: ['web1', 'web2', 'web3', 'web4', 'web5', 'web6', 'web7'].map((n) => ({ id: `vm_sd${n}`, name: n, region: 'id-jkt', zone: 'id-jkt-a' })),
+          servers: ['web1', 'web2', 'web3', 'web4', 'web5', 'web6', 'web7', 'web9'].map((n) => ({ id: `vm_sd${n}`, name: n, region: 'id-jkt', zone: 'id-jkt-a' })),
           volumes: [
             disk('vol_sdd1', 'd1', 'vm_sdweb1'),
             disk('vol_sdd2', 'd2', 'vm_sdweb1'),
@@ -315,6 +316,64 @@ describe('DELETE /v1/servers/{id}', () => {
     });
     expect(await getServer('vm_sdweb6')).toEqual(before);
     expect(await getVolume('vol_sdg1')).toEqual(g1);
+  });
+
+  it('the compute provider unreadable after deleting_instance was tried: the server stays deleting, and cli verify reports it', async () => {
+    const before = await getServer('vm_sdweb9');
+    const res = await t.http.delete('/v1/servers/vm_sdweb9').set(rw);
+    expect(res.status).toBe(202);
+    t.settings.providerDown = true; // the call and the read of the instance both fail
+    await runWorker();
+    t.settings.providerDown = false;
+    expect(await getOp(res.body.operation.id)).toEqual({
+      ...res.body.operation,
+      status: 'failed',
+      steps: [{ name: 'deleting_instance', status: 'failed' }],
+      error: { code: 'provider_unavailable', message: expect.stringContaining('The compute provider is down (PROVIDER_DOWN)') },
+      finished_at: expect.stringMatching(ISO),
+    });
+    // Never concluded as "nothing happened": it may be gone at the provider.
+    expect(await getServer('vm_sdweb9')).toEqual({ ...before, status: 'deleting' });
+    const report = await t.app.get(VerifyInvariants).execute();
+    expect(report.violations.filter((v) => v.check.startsWith('servers.'))).toEqual([
+      {
+        check: 'servers.deleting_has_operation',
+        subject: 'vm_sdweb9',
+        message: 'server is deleting but no vm.delete operation is unfinished (its instance could not be read when the deletion failed)',
+        details: { org_id: 'org_sd' },
+      },
+    ]);
+    // The instance is still there: put back as the failed deletion would have with the provider readable.
+    expect(await t.app.get(ComputeProvider).getInstance('vm_sdweb9')).toMatchObject({ serverId: 'vm_sdweb9' });
+    await t.sql("UPDATE servers SET status = 'running' WHERE id = 'vm_sdweb9'");
+  });
+
+  it('cli verify: a live disk on a deleted server, a succeeded vm.delete whose server is not deleted', async () => {
+    const ours = async () => (await t.app.get(VerifyInvariants).execute()).violations.filter((v) => v.check.startsWith('servers.'));
+    expect(await ours()).toEqual([]);
+    const [op] = await t.sql<{ id: string }>("SELECT id FROM operations WHERE type = 'vm.delete' AND vm_id = 'vm_sdbought' AND status = 'succeeded'");
+    await t.sql("UPDATE volumes SET server_id = 'vm_sdweb1', status = 'attached', mount_path = '/mnt/x', mounted = true WHERE id = 'vol_sdd2'");
+    await t.sql("UPDATE servers SET deleted_at = NULL, status = 'running', ipv4 = '100.64.9.10' WHERE id = 'vm_sdbought'");
+    expect(await ours()).toEqual([
+      {
+        check: 'servers.no_disk_on_deleted_server',
+        subject: 'vol_sdd2',
+        message: 'live volume (attached) is attached to the deleted server vm_sdweb1',
+        details: { org_id: 'org_sd', server_id: 'vm_sdweb1' },
+      },
+      {
+        check: 'servers.deleted_by_succeeded_delete',
+        subject: op.id,
+        message: 'succeeded vm.delete left server vm_sdbought running with ipv4 100.64.9.10',
+        details: { org_id: 'org_sd', server_id: 'vm_sdbought', status: 'running', ipv4: '100.64.9.10' },
+      },
+    ]);
+    // Its vCPUs are counted again with it: the counter check agrees with the rows.
+    expect(await vcpusUsed()).toBe(2);
+    await t.sql("UPDATE volumes SET server_id = NULL, status = 'available', mount_path = NULL, mounted = false WHERE id = 'vol_sdd2'");
+    await t.sql("UPDATE servers SET deleted_at = now() WHERE id = 'vm_sdbought'");
+    expect(await ours()).toEqual([]);
+    expect(await vcpusUsed()).toBe(0);
   });
 
   it("a deleting server takes no disk, and its disks refuse detach and delete naming the vm.delete", async () => {
