@@ -1,5 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { ReconcileDeletingServers } from '../../src/modules/servers/application/reconcile-deleting-servers.use-case';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { setComputeProviderDown as setComputeDown, setProviderDown } from '../support/provider';
@@ -318,7 +319,7 @@ describe('DELETE /v1/servers/{id}', () => {
     expect(await getVolume('vol_sdg1')).toEqual(g1);
   });
 
-  it('the compute provider unreadable after deleting_instance was tried: the server stays deleting, and cli verify reports it', async () => {
+  it('the compute provider unreadable after deleting_instance was tried: the server stays deleting, cli verify reports it, the reconciliation sweep settles it', async () => {
     const before = await getServer('vm_sdweb9');
     const res = await t.http.delete('/v1/servers/vm_sdweb9').set(rw);
     expect(res.status).toBe(202);
@@ -343,9 +344,24 @@ describe('DELETE /v1/servers/{id}', () => {
         details: { org_id: 'org_sd' },
       },
     ]);
-    // The instance is still there: put back as the failed deletion would have with the provider readable.
-    expect(await t.app.get(ComputeProvider).getInstance('vm_sdweb9')).toMatchObject({ serverId: 'vm_sdweb9' });
-    await t.sql("UPDATE servers SET status = 'running' WHERE id = 'vm_sdweb9'");
+    // The reconciliation sweep reads the instance again: still unreadable, nothing is settled.
+    const sweep = t.app.get(ReconcileDeletingServers);
+    t.settings.providerDown = true;
+    expect(await sweep.execute()).toBe(0);
+    t.settings.providerDown = false;
+    expect((await getServer('vm_sdweb9')).status).toBe('deleting');
+    // Readable again, the instance gone (the deletion had taken effect): the server is deleted, audited by the system.
+    await t.app.get(ComputeProvider).deleteInstance({ serverId: 'vm_sdweb9', step: 'test/gone' });
+    expect(await sweep.execute()).toBe(1);
+    const gone = await getServer('vm_sdweb9');
+    expect(gone).toEqual({ ...before, status: 'deleted', ipv4: null, deleted_at: expect.stringMatching(ISO) });
+    expect((await audit('action=server.reconciled&target_id=vm_sdweb9')).map((e) => [e.actor, e.data])).toEqual([
+      [{ type: 'system', id: null, name: null }, { operation_id: res.body.operation.id, reason: 'the instance was deleted at the provider', from: { status: 'deleting' }, to: { status: 'deleted' } }],
+    ]);
+    const events = await t.sql<{ body: string }>("SELECT body FROM webhook_events WHERE type = 'server.deleted' AND body::jsonb -> 'data' ->> 'id' = 'vm_sdweb9'");
+    expect(events.map((e) => JSON.parse(e.body).data)).toEqual([gone]);
+    expect(await sweep.execute()).toBe(0);
+    expect((await t.app.get(VerifyInvariants).execute()).violations.filter((v) => v.check.startsWith('servers.'))).toEqual([]);
   });
 
   it('cli verify: a live disk on a deleted server, a succeeded vm.delete whose server is not deleted', async () => {

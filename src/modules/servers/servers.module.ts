@@ -6,6 +6,7 @@ import { StorageProviderModule } from '../volumes/storage-provider.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { DeleteServerExecutor } from './application/delete-server.executor';
 import { DeleteServer } from './application/delete-server.use-case';
+import { ReconcileDeletingServers } from './application/reconcile-deleting-servers.use-case';
 import { ServerDeletions } from './application/server-deletions.port';
 import { ServerQueries } from './application/server-queries';
 import { ServerReads, ServerWrites } from './application/servers.port';
@@ -29,7 +30,8 @@ import { ServersController } from './interface/http/servers.controller';
     { provide: ServerDeletions, useClass: TypeOrmServerDeletions },
     DeleteServer,
     DeleteServerExecutor,
+    ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ComputeProviderModule],
+  exports: [ServerReads, ComputeProviderModule, ReconcileDeletingServers],
 })
 export class ServersModule {}

@@ -165,7 +165,7 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
    * - the instance gone at the compute provider: the deletion took effect (the server `deleted`
    *   as on success, though the operation failed); still there: the server regains its former
    *   status; unreadable after `deleting_instance` was tried: the server stays `deleting`, left to
-   *   reconciliation (cli verify reports it). A failure before `deleting_instance` never touched
+   *   the reconciliation sweep (ReconcileDeletingServers), which reads the instance again later. A failure before `deleting_instance` never touched
    *   the instance: the former status comes back whatever the read says.
    */
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
@@ -189,7 +189,20 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
     }
     const instance = seen?.instance;
     if (!instance?.known) return;
-    if (instance.value === null) await this.concludeDeleted(op);
-    else await this.deletions.restoreStatus(serverId, p.formerStatus);
+    await this.settleFromInstance(op, instance.value);
+  }
+
+  /**
+   * A `deleting` server whose vm.delete `op` has ended without settling it, given its instance at
+   * the compute provider: gone, the deletion took effect (deleted as on success); still there,
+   * the former status comes back. What it did. Runs in the caller's transaction.
+   */
+  async settleFromInstance(op: Operation, instance: ProviderInstance | null): Promise<'deleted' | 'restored'> {
+    if (instance === null) {
+      await this.concludeDeleted(op);
+      return 'deleted';
+    }
+    await this.deletions.restoreStatus(this.serverId(op), this.params(op).formerStatus);
+    return 'restored';
   }
 }

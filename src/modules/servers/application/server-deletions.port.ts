@@ -41,6 +41,11 @@ export abstract class ServerDeletions {
    * server, no mount path, not mounted (data and term kept). The ones it changed, by id.
    */
   abstract detachDisks(serverId: string, volumeIds: readonly string[]): Promise<DetachedDisk[]>;
+  /**
+   * A page of `deleting` servers with no unfinished vm.delete (a deletion that failed while its
+   * instance could not be read), by id after `after`: each with its latest vm.delete operation.
+   */
+  abstract unsettledAfter(after: string, limit: number): Promise<{ serverId: string; orgId: string; operationId: string }[]>;
   /** Records the provider's mount state of a volume still on the server. */
   abstract setMounted(serverId: string, volumeId: string, mounted: boolean): Promise<void>;
 }

@@ -64,6 +64,20 @@ export class TypeOrmServerDeletions extends ServerDeletions {
     return rows.map((r) => ({ volumeId: r.id, mountPath: r.mount_path }));
   }
 
+  async unsettledAfter(after: string, limit: number): Promise<{ serverId: string; orgId: string; operationId: string }[]> {
+    const rows = await this.db.query<{ id: string; org_id: string; operation_id: string }>(
+      `SELECT s.id, s.org_id, o.id AS operation_id
+         FROM servers s
+         JOIN LATERAL (SELECT id FROM operations WHERE vm_id = s.id AND type = 'vm.delete' ORDER BY created_at DESC, id DESC LIMIT 1) o ON true
+        WHERE s.status = 'deleting' AND s.deleted_at IS NULL AND s.id > $1
+          AND NOT EXISTS (SELECT 1 FROM operations u WHERE u.vm_id = s.id AND u.status IN ('pending', 'running') AND (u.type LIKE 'vm.%' OR u.type LIKE 'template.%'))
+        ORDER BY s.id LIMIT $2`,
+      [after, limit],
+      'servers_unsettled_deleting',
+    );
+    return rows.map((r) => ({ serverId: r.id, orgId: r.org_id, operationId: r.operation_id }));
+  }
+
   async setMounted(serverId: string, volumeId: string, mounted: boolean): Promise<void> {
     await this.db.exec(
       `UPDATE volumes SET mounted = $3 WHERE id = $2 AND server_id = $1 AND deleted_at IS NULL AND mounted <> $3`,

@@ -60,6 +60,17 @@ export class InMemoryServerDeletions extends ServerDeletions {
     return out;
   }
 
+  /** The vm.delete of each unsettled `deleting` server (tests set it). */
+  readonly lastDeletion = new Map<string, string>();
+
+  async unsettledAfter(after: string, limit: number): Promise<{ serverId: string; orgId: string; operationId: string }[]> {
+    return [...this.servers.byId.values()]
+      .filter((s) => s.status === 'deleting' && !s.deletedAt && s.id > after && !this.unfinished.has(s.id) && this.lastDeletion.has(s.id))
+      .sort((a, b) => (a.id < b.id ? -1 : 1))
+      .slice(0, limit)
+      .map((s) => ({ serverId: s.id, orgId: s.orgId, operationId: this.lastDeletion.get(s.id)! }));
+  }
+
   async setMounted(serverId: string, volumeId: string, mounted: boolean): Promise<void> {
     const d = this.disks.get(volumeId);
     if (d && d.serverId === serverId) this.disks.set(volumeId, { ...d, mounted });
