@@ -1,4 +1,5 @@
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
@@ -349,7 +350,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     expect([...counts.byStatus.keys()].filter((s) => s >= 400).length).toBeGreaterThanOrEqual(5);
     // Organization B is untouched, and the money still adds up.
     expect(await stateOfB()).toEqual(before);
-    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock()).execute();
+    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
   }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
 
