@@ -261,6 +261,19 @@ describe('DELETE /v1/servers/{id}', () => {
     expect((await getServer('vm_sdweb4')).status).toBe('running');
   });
 
+  it('two DELETEs at once (different keys): one 202, the other 409 naming its operation; one vm.delete', async () => {
+    const replies = await Promise.all([1, 2].map((i) => t.http.delete('/v1/servers/vm_sdweb4').set(rw).set('Idempotency-Key', `sd-race-${i}`)));
+    const won = replies.filter((r) => r.status === 202);
+    const lost = replies.filter((r) => r.status === 409);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    const opId = won[0].body.operation.id;
+    expect(lost[0].body).toEqual(ERROR(lost[0], 'invalid_state', `Server vm_sdweb4 has an operation pending or running (${opId}); wait for it to end`, { operation_id: opId }));
+    expect(await t.sql("SELECT id FROM operations WHERE type = 'vm.delete' AND vm_id = 'vm_sdweb4'")).toEqual([{ id: opId }]);
+    await runWorker();
+    expect((await getServer('vm_sdweb4')).status).toBe('deleted');
+  });
+
   it('503 provider_unavailable while the compute provider is down, recording nothing', async () => {
     const before = await getServer('vm_sdweb2');
     const written = await counts();
