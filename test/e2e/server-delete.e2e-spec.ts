@@ -326,7 +326,7 @@ describe('DELETE /v1/servers/{id}', () => {
     expect(await getOp(res.body.operation.id)).toMatchObject({
       status: 'failed',
       steps: [{ name: 'detaching_volumes', status: 'failed' }, { name: 'deleting_instance', status: 'pending' }],
-      error: { code: 'provider_unavailable' },
+      error: { code: 'provider_unavailable', message: 'The storage provider stayed unavailable for 0 minutes: The storage provider is down (PROVIDER_DOWN)' },
     });
     expect(await getServer('vm_sdweb6')).toEqual(before);
     expect(await getVolume('vol_sdg1')).toEqual(g1);
@@ -343,7 +343,7 @@ describe('DELETE /v1/servers/{id}', () => {
       ...res.body.operation,
       status: 'failed',
       steps: [{ name: 'deleting_instance', status: 'failed' }],
-      error: { code: 'provider_unavailable', message: expect.stringContaining('The compute provider is down (PROVIDER_DOWN)') },
+      error: { code: 'provider_unavailable', message: 'The compute provider stayed unavailable for 0 minutes: The compute provider is down (PROVIDER_DOWN)' },
       finished_at: expect.stringMatching(ISO),
     });
     // Never concluded as "nothing happened": it may be gone at the provider.
