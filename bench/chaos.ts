@@ -39,6 +39,7 @@ import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webh
 import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
+import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delete';
 
@@ -370,6 +371,7 @@ const ACTIONS: Action[] = [
   },
   ...accessActions<Org>(),
   ...serverDeleteActions<Org>(),
+  ...consoleActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...FUNDING_ACTIONS,

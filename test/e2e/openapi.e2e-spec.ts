@@ -317,6 +317,7 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/servers/{id}': 'headServer',
       'PATCH /v1/servers/{id}': 'updateServer',
       'DELETE /v1/servers/{id}': 'deleteServer',
+      'POST /v1/servers/{id}/console': 'createServerConsole',
       'GET /v1/operations': 'listOperations',
       'HEAD /v1/operations': 'headOperations',
       'GET /v1/operations/{id}': 'getOperation',

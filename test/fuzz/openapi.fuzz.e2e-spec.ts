@@ -76,6 +76,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
       // DELETE /v1/servers/{id} (and PATCH) never reach organization B's servers.
       t.sql(`SELECT id, name, status, ipv4, delete_protection, deleted_at FROM servers WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      // Console credentials made for B's servers (POST /v1/servers/{id}/console).
+      t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),
     ]);
 
   beforeAll(async () => {

@@ -14,18 +14,21 @@ import { UpdateServer } from './application/update-server.use-case';
 import { TypeOrmServerDeletions } from './infrastructure/typeorm-server-deletions';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
+import { CreateServerConsole } from './application/create-console.use-case';
 import { ComputeProviderModule } from './compute-provider.module';
+import { ConsoleController } from './interface/http/console.controller';
 import { ServersController } from './interface/http/servers.controller';
 
 /** Servers (VPS): reads, edits and deletion of the organization's servers, bought or seeded. */
 @Module({
   imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule],
-  controllers: [ServersController],
+  controllers: [ServersController, ConsoleController],
   providers: [
     { provide: ServerReads, useClass: TypeOrmServerReads },
     { provide: ServerWrites, useClass: TypeOrmServerWrites },
     ServerQueries,
     UpdateServer,
+    CreateServerConsole,
     // Deletion (DELETE /v1/servers/{id} and the vm.delete executor).
     { provide: ServerDeletions, useClass: TypeOrmServerDeletions },
     DeleteServer,
