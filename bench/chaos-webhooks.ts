@@ -148,16 +148,18 @@ export class ChaosWebhooks {
     // Each event's data is the resource's final GET.
     const orgOf = new Map(ended.map((o) => [o.id, o.org_id]));
     const volumeOrg = new Map((await own.query(`SELECT id, org_id FROM volumes`)).rows.map((r: { id: string; org_id: string }) => [r.id, r.org_id]));
-    const checks = [...this.healthy.values()].filter((e) => e.type.startsWith('operation.') || e.type === 'volume.deleted');
+    const serverOrg = new Map((await own.query(`SELECT id, org_id FROM servers`)).rows.map((r: { id: string; org_id: string }) => [r.id, r.org_id]));
+    const checks = [...this.healthy.values()].filter((e) => e.type.startsWith('operation.') || e.type === 'volume.deleted' || e.type === 'server.deleted');
     let next = 0;
     const worker = async (): Promise<void> => {
       while (next < checks.length) {
         const e = checks[next++];
         const isOp = e.type.startsWith('operation.');
-        const org = isOp ? orgOf.get(e.data.id) : volumeOrg.get(e.data.id);
+        const isServer = e.type === 'server.deleted';
+        const org = isOp ? orgOf.get(e.data.id) : isServer ? serverOrg.get(e.data.id) : volumeOrg.get(e.data.id);
         const token = org && tokens.get(org);
         if (!token) continue;
-        const res = await fetch(`${baseUrl}/v1/${isOp ? 'operations' : 'volumes'}/${e.data.id}`, { headers: { Authorization: `Bearer ${token}` } });
+        const res = await fetch(`${baseUrl}/v1/${isOp ? 'operations' : isServer ? 'servers' : 'volumes'}/${e.data.id}`, { headers: { Authorization: `Bearer ${token}` } });
         const got = await res.text();
         if (isOp) this.stats.operations_checked += 1;
         else this.stats.volumes_checked += 1;

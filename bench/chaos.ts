@@ -41,6 +41,7 @@ import { envInt } from './stats';
 import { accessActions } from './chaos-access';
 import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
+import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delete';
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -117,6 +118,8 @@ interface Org {
   session: string;
   volumes: string[];
   server: string;
+  /** Servers of its own the run may delete (chaos-servers-delete.ts), each with a disk. */
+  doomed: string[];
 }
 
 interface Reply {
@@ -367,6 +370,7 @@ const ACTIONS: Action[] = [
     },
   },
   ...accessActions<Org>(),
+  ...serverDeleteActions<Org>(),
   ...consoleActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
@@ -413,18 +417,21 @@ function seedFile(): object {
       wallet: i % 4 === 0 ? { USD: '3.00000', IDR: '20000' } : { USD: '5000.00000', IDR: '80000000' },
       members: [{ email: `owner${i + 1}@chaos.test`, password: (ownerPasswords[i] = randomBytes(18).toString('base64')), role: 'owner' }],
       api_keys: [{ name: 'chaos', scopes: ['vm:read', 'vm:write'] }],
-      servers: [{ id: `vm_chaos${i + 1}`, name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }],
-      volumes: Array.from({ length: VOLUMES_PER_ORG }, (_, j) => ({
-        id: `vol_chaos${i + 1}v${j + 1}`,
-        name: `v${j + 1}`,
-        type: j % 3 === 0 ? 'ssd' : 'premium',
-        region: 'id-jkt',
-        zone: 'id-jkt-a',
-        size_gb: j % 3 === 0 ? 20 : 10 * (1 + (j % 5)),
-        term_months: 1,
-        currency: j % 2 === 0 ? 'USD' : 'IDR',
-        ...(j < 2 ? { server: `vm_chaos${i + 1}`, mount_path: `/mnt/d${j}` } : {}),
-      })),
+      servers: [{ id: `vm_chaos${i + 1}`, name: 'web-1', region: 'id-jkt', zone: 'id-jkt-a' }, ...doomedSeed(i + 1).servers],
+      volumes: [
+        ...Array.from({ length: VOLUMES_PER_ORG }, (_, j) => ({
+          id: `vol_chaos${i + 1}v${j + 1}`,
+          name: `v${j + 1}`,
+          type: j % 3 === 0 ? 'ssd' : 'premium',
+          region: 'id-jkt',
+          zone: 'id-jkt-a',
+          size_gb: j % 3 === 0 ? 20 : 10 * (1 + (j % 5)),
+          term_months: 1,
+          currency: j % 2 === 0 ? 'USD' : 'IDR',
+          ...(j < 2 ? { server: `vm_chaos${i + 1}`, mount_path: `/mnt/d${j}` } : {}),
+        })),
+        ...doomedSeed(i + 1).volumes,
+      ],
     })),
   };
 }
@@ -522,7 +529,14 @@ async function main(): Promise<void> {
     const file = join(tmp, 'seed.json');
     writeFileSync(file, JSON.stringify(seedFile()));
     const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[]; servers: string[] }[] };
-    const orgs: Org[] = seeded.organizations.map((o) => ({ id: o.id, token: o.api_keys[0].token, session: '', volumes: o.volumes, server: o.servers[0] }));
+    const orgs: Org[] = seeded.organizations.map((o) => ({
+      id: o.id,
+      token: o.api_keys[0].token,
+      session: '',
+      volumes: o.volumes.filter((v) => !isDoomed(v)),
+      server: o.servers.find((s) => !isDoomed(s))!,
+      doomed: o.servers.filter(isDoomed),
+    }));
 
     servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
     for (const [i, org] of orgs.entries()) {

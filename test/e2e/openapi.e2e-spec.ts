@@ -316,6 +316,7 @@ describe('OpenAPI document and docs page', () => {
       'GET /v1/servers/{id}': 'getServer',
       'HEAD /v1/servers/{id}': 'headServer',
       'PATCH /v1/servers/{id}': 'updateServer',
+      'DELETE /v1/servers/{id}': 'deleteServer',
       'POST /v1/servers/{id}/console': 'createServerConsole',
       'GET /v1/operations': 'listOperations',
       'HEAD /v1/operations': 'headOperations',
@@ -417,6 +418,7 @@ describe('OpenAPI document and docs page', () => {
       'volume.detach': ['VolumeDetachOperation', 'VolumeActionResult'],
       'volume.delete': ['VolumeDeleteOperation', 'VolumeActionResult'],
       'volume.renew': ['VolumeRenewOperation', 'VolumeRenewResult'],
+      'vm.delete': ['VmDeleteOperation', 'VmDeleteResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

@@ -26,6 +26,9 @@ const CHECKS = [
   'access.keys_and_rules_canonical_within_limits',
   'accounts.organizations_per_user',
   'regions.vcpus_used_matches_servers',
+  'servers.no_disk_on_deleted_server',
+  'servers.deleted_by_succeeded_delete',
+  'servers.deleting_has_operation',
   'webhooks.deliveries_on_schedule',
   'wallet.ledger_chain',
   'top_ups.credited_once',
@@ -153,7 +156,7 @@ describe('verify: invariants of money, operations and servers', () => {
     const chain = report.violations.filter((v) => v.check === 'wallet.ledger_chain');
     expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
     expect(report.checks).toEqual(
-      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0, 'provider.instances_match_servers': 0 }),
+      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0, 'provider.instances_match_servers': 0, 'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0 }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
       {

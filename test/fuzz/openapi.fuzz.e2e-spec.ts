@@ -74,6 +74,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
+      // DELETE /v1/servers/{id} (and PATCH) never reach organization B's servers.
+      t.sql(`SELECT id, name, status, ipv4, delete_protection, deleted_at FROM servers WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Console credentials made for B's servers (POST /v1/servers/{id}/console).
       t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),
     ]);
@@ -83,7 +85,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     t = await startTestApp({ rateLimitPerMinute: 1_000_000, authFailuresPerMinute: 1_000_000, workerEnabled: true, workerIntervalMs: 100 });
     const org = (s: string) => ({
       ...orgWithDetachedVolumes(s, 3),
-      servers: organization(s).servers,
+      servers: [...organization(s).servers, { id: `vm_${s}web2`, name: 'web-2', region: 'id-jkt', zone: 'id-jkt-a' }],
       volumes: [...organization(s).volumes, ...orgWithDetachedVolumes(s, 3).volumes],
       api_keys: [
         { name: 'rw', scopes: ['vm:read', 'vm:write'], token: apiToken(s, 'rw') },

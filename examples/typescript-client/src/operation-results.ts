@@ -3,7 +3,7 @@
  * checking the type is enough for `result` to have that type's schema. No cast anywhere: this
  * file is type-checked with `--strict` by `npm run openapi:client`.
  */
-import type { Operation, VolumeActionResult, VolumeCreateResult, VolumeRenewResult } from './generated/types.gen';
+import type { Operation, VmDeleteResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
 export function purchaseResult(operation: Operation): VolumeCreateResult | null {
@@ -26,6 +26,10 @@ export function describeResult(operation: Operation): string {
     case 'volume.delete': {
       const r: VolumeActionResult | null = operation.result;
       return r ? `${r.volume_id} is ${r.status}` : 'not done yet';
+    }
+    case 'vm.delete': {
+      const r: VmDeleteResult | null = operation.result;
+      return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';
     }
   }
 }

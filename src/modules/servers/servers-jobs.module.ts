@@ -4,11 +4,16 @@ import { OrphanInstanceServers } from './application/orphan-instances.port';
 import { ComputeProviderModule } from './compute-provider.module';
 import { TypeOrmOrphanInstanceServers } from './infrastructure/typeorm-orphan-instance-servers';
 import { CleanUpOrphanInstancesJob } from './interface/jobs/clean-up-orphan-instances.job';
+import { ReconcileDeletingServersJob } from './interface/jobs/reconcile-deleting-servers.job';
+import { ServersModule } from './servers.module';
 
-/** The orphan instance sweep (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
+/**
+ * The servers' sweeps: orphan instances, and deletions left `deleting` (needs
+ * ScheduleModule.forRoot() in the application; the CLI does not import it).
+ */
 @Module({
-  imports: [ComputeProviderModule],
-  providers: [{ provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers }, CleanUpOrphanInstances, CleanUpOrphanInstancesJob],
+  imports: [ComputeProviderModule, ServersModule],
+  providers: [{ provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers }, CleanUpOrphanInstances, CleanUpOrphanInstancesJob, ReconcileDeletingServersJob],
   exports: [CleanUpOrphanInstances],
 })
 export class ServersJobsModule {}

@@ -288,7 +288,7 @@ export class AdvanceOperations {
     }
     if (decision !== 'give-up') return 'skipped';
     const minutes = Math.round(this.settings.providerRetryWindowMs / 6_000) / 10;
-    return this.fail(id, { code: err.code, message: `The storage provider stayed unavailable for ${minutes} minutes: ${err.message}` });
+    return this.fail(id, { code: err.code, message: `The ${err.provider} stayed unavailable for ${minutes} minutes: ${err.message}` });
   }
 
   /**

@@ -12,6 +12,8 @@ export class StepUnavailable extends Error {
   constructor(
     message: string,
     readonly code: 'provider_unavailable' = 'provider_unavailable',
+    /** The service that was unavailable, as the operation's error names it ("storage provider", "compute provider"). */
+    readonly provider = 'storage provider',
   ) {
     super(message);
     this.name = 'StepUnavailable';

@@ -80,6 +80,8 @@ export class ProviderCircuit {
         err instanceof this.options.unavailable
           ? err.message
           : `The ${this.options.label} could not be reached: ${err instanceof Error ? err.message : String(err)}`,
+        'provider_unavailable',
+        this.options.label,
       );
     }
     this.succeeded();

@@ -78,6 +78,17 @@ export function volumeBusyError(err: unknown, volumeId: string | null): DomainEr
   return invalidState(`Volume ${volumeId} already has an operation pending or running; wait for it to end`);
 }
 
+/**
+ * 409 invalid_state for a violation of the one-unfinished-vm.*-or-template.*-operation-per-server
+ * index (operations_one_unfinished_server_op) by an operation of `vmId`; undefined for any other
+ * error. The caller, in a savepoint, names the operation in the way.
+ */
+export function serverBusyError(err: unknown, vmId: string | null): DomainError | undefined {
+  const constraint = (err as { driverError?: { constraint?: string } }).driverError?.constraint;
+  if (sqlState(err) !== UNIQUE_VIOLATION || constraint !== 'operations_one_unfinished_server_op') return undefined;
+  return invalidState(`Server ${vmId} already has an operation pending or running; wait for it to end`);
+}
+
 @Injectable()
 export class TypeOrmOperationRepository extends OperationRepository {
   constructor(
@@ -97,7 +108,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
         'operations_create',
       );
     } catch (err) {
-      throw volumeBusyError(err, o.volumeId) ?? err;
+      throw volumeBusyError(err, o.volumeId) ?? serverBusyError(err, o.vmId) ?? err;
     }
     if (o.status === 'pending') await this.signals.announceWork();
   }

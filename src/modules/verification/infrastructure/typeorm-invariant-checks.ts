@@ -10,6 +10,7 @@ import { ComputeProvider } from '../../servers/application/compute-provider.port
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
+import { DeletingServerHasOperationCheck, NoDiskOnDeletedServerCheck, SucceededServerDeletionCheck } from './server-deletion-checks';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
@@ -257,6 +258,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new AccessCheck(db),
       new OrganizationsPerUserCheck(db),
       new RegionVcpusUsedCheck(db),
+      new NoDiskOnDeletedServerCheck(db),
+      new SucceededServerDeletionCheck(db),
+      new DeletingServerHasOperationCheck(db),
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),

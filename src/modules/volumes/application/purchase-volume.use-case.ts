@@ -127,6 +127,10 @@ export class PurchaseVolume {
       let price: PricePair = { USD: offer.price.USD, IDR: offer.price.IDR };
       let amount: Money = orderAmount(offer.price, order);
       if (quote) ({ price, amount } = applyQuote(quote, order, this.clock.now()));
+      // 409 invalid_state: a server being bought or deleted takes no disk (servers.md "Disks").
+      if (server && (server.status === 'creating' || server.status === 'deleting')) {
+        throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
+      }
 
       if (!zone) {
         // Default: the first zone by id that is available (else the first one: out_of_stock below).

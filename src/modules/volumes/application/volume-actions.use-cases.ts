@@ -12,7 +12,7 @@ import { Server } from '../domain/server';
 import { Volume, assertDiskPresent } from '../domain/volume';
 import {
   assertAttachable, assertDeletable, assertDetachable, attachSteps, checkMountPath, defaultMountPath, deleteSteps, detachSteps,
-  operationInTheWay, serverFull,
+  operationInTheWay, serverBeingDeleted, serverFull,
 } from '../domain/volume-actions';
 import { auditActor } from './audit-actor';
 import { ProviderHealth } from './block-storage.port';
@@ -41,6 +41,7 @@ export class VolumeActionRunner {
     private readonly audit: AuditTrail,
     private readonly health: ProviderHealth,
     private readonly clock: Clock,
+    private readonly servers: ServerRepository,
   ) {}
 
   run(
@@ -55,6 +56,8 @@ export class VolumeActionRunner {
       checkState?: (volume: Volume) => void;
       /** The last checks (409 quota_exceeded); returns the operation's shape. */
       plan: (volume: Volume) => Promise<{ vmId: string | null; steps: OperationStep[]; params: JsonObject; audit: JsonObject }>;
+      /** Detach and delete: refused (409 invalid_state, details.operation_id: its vm.delete) while the volume's server is `deleting`. */
+      refuseOnDeletingServer?: boolean;
       /** Writes to the volume itself at acceptance (delete: `deleting`). */
       apply?: (volume: Volume) => Promise<void>;
     },
@@ -67,6 +70,11 @@ export class VolumeActionRunner {
       // flight, tells the caller which operation to wait for rather than its current status.
       const inTheWay = await this.operations.unfinishedForVolume(volume.id);
       if (inTheWay) throw operationInTheWay(volume.id, inTheWay);
+      if (action.refuseOnDeletingServer && volume.server) {
+        // servers.md "Disks": a `deleting` server's disks refuse detach and delete, naming its vm.delete.
+        const deletion = await this.servers.deletion(volume.server.id);
+        if (deletion) throw serverBeingDeleted(volume, deletion.operationId);
+      }
       action.checkState?.(volume);
       const plan = await action.plan(volume);
       const operation = Operation.create({
@@ -155,6 +163,7 @@ export class DetachVolume {
   execute(principal: Principal, input: { volumeId: string }, ip: string | null): Promise<VolumeActionResult> {
     return this.runner.run(principal, input.volumeId, ip, {
       type: 'volume.detach',
+      refuseOnDeletingServer: true,
       checkState: assertDetachable,
       plan: async (volume) => ({
         vmId: volume.server!.id,
@@ -181,6 +190,7 @@ export class DeleteVolume {
   execute(principal: Principal, input: { volumeId: string; detach: boolean }, ip: string | null): Promise<VolumeActionResult> {
     return this.runner.run(principal, input.volumeId, ip, {
       type: 'volume.delete',
+      refuseOnDeletingServer: true,
       checkState: (volume) => {
         if (volume.status === 'deleting' || volume.status === 'deleted' || volume.deletedAt) {
           throw invalidState(`Volume ${volume.id} is ${volume.status === 'deleting' ? 'already being deleted' : 'deleted'}`);

@@ -59,4 +59,11 @@ export abstract class ServerRepository {
    * Call it under lockInOrg so two requests cannot both take the last slot.
    */
   abstract slotsTaken(serverId: string): Promise<number>;
+  /**
+   * Whether the server is being deleted (`deleting`), and the unfinished vm.delete operation doing
+   * it; undefined otherwise. Takes the server's row FOR SHARE until the transaction ends, so a
+   * detach or delete of its disk and DELETE /v1/servers/{id} (which locks it FOR UPDATE) are
+   * accepted one after the other.
+   */
+  abstract deletion(serverId: string): Promise<{ operationId: string | null } | undefined>;
 }

@@ -51,6 +51,15 @@ export function operationInTheWay(volumeId: string, operationId: string): Domain
   );
 }
 
+/** 409 invalid_state: the volume's server is being deleted; details.operation_id names its vm.delete (when it still runs). */
+export function serverBeingDeleted(volume: Volume, operationId: string | null): DomainError {
+  return new DomainError(
+    'invalid_state',
+    `Volume ${volume.id} is on server ${volume.server?.id}, which is being deleted${operationId ? ` (${operationId})` : ''}; the deletion detaches it`,
+    operationId ? { operation_id: operationId } : {},
+  );
+}
+
 /** 409 quota_exceeded: the server holds its offer's limit of data disks (counting those on their way). */
 export function serverFull(serverId: string, limit: number): DomainError {
   return new DomainError(

@@ -304,6 +304,18 @@ export class TypeOrmServerRepository extends ServerRepository {
     const row = await this.db.one<{ n: number }>(`SELECT (${SERVER_SLOTS_TAKEN('$1')})::int AS n`, [serverId], 'servers_slots_taken');
     return row?.n ?? 0;
   }
+
+  async deletion(serverId: string): Promise<{ operationId: string | null } | undefined> {
+    const row = await this.db.one<{ status: string; operation_id: string | null }>(
+      `SELECT s.status,
+              (SELECT o.id FROM operations o
+                WHERE o.vm_id = s.id AND o.type = 'vm.delete' AND o.status IN ('pending', 'running') LIMIT 1) AS operation_id
+         FROM servers s WHERE s.id = $1 FOR SHARE OF s`,
+      [serverId],
+      'servers_deletion_in_progress',
+    );
+    return row?.status === 'deleting' ? { operationId: row.operation_id } : undefined;
+  }
 }
 
 /**

@@ -136,4 +136,11 @@ export class InMemoryServerRepository extends ServerRepository {
   async slotsTaken(serverId: string): Promise<number> {
     return this.slots.get(serverId) ?? 0;
   }
+
+  /** The vm.delete operation of each `deleting` server (tests set it with the status). */
+  readonly deletions = new Map<string, string>();
+
+  async deletion(serverId: string): Promise<{ operationId: string | null } | undefined> {
+    return this.servers.get(serverId)?.status === 'deleting' ? { operationId: this.deletions.get(serverId) ?? null } : undefined;
+  }
 }

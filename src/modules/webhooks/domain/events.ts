@@ -5,7 +5,7 @@
  * - `volume.deleted`: a Volume as GET /v1/volumes/{id} returns it (every move to `deleted`, failed purchases too).
  * - `wallet.top_up.succeeded`, `wallet.top_up.failed`, `wallet.top_up.expired`: a top-up as GET /v1/wallet/top-ups/{id} returns it.
  * - `wallet.credited`: a wallet transaction as GET /v1/wallet/transactions lists it (every credit).
- * - `server.deleted`: `{id, name, region, zone, deleted_at}`.
+ * - `server.deleted`: a Server as GET /v1/servers/{id} returns it (every move to `deleted`).
  * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
  */
 export const EVENT_TYPES = [

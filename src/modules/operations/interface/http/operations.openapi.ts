@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -73,6 +73,18 @@ export class VolumeActionResultResponse {
   status: string;
 }
 
+@ApiSchema({ name: 'VmDeleteResult', description: 'result of a succeeded vm.delete: the disks detached (kept, available) and when the server was deleted' })
+export class VmDeleteResultResponse {
+  @ApiProperty({ example: 'vm_demoweb1' })
+  server_id: string;
+
+  @ApiProperty({ type: [String], description: 'The disks the deletion detached (left available with their data and term), by id; [] when none', example: ['vol_demodata1'] })
+  detached_volume_ids: string[];
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-27T10:00:05.000Z' })
+  deleted_at: string;
+}
+
 /**
  * The operation types the service creates, each with the schema of its `result`: the enum of
  * Operation.type and the oneOf of Operation.result are made from this list. A new operation
@@ -84,6 +96,7 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'volume.detach', result: VolumeActionResultResponse },
   { type: 'volume.delete', result: VolumeActionResultResponse },
   { type: 'volume.renew', result: VolumeRenewResultResponse },
+  { type: 'vm.delete', result: VmDeleteResultResponse },
 ];
 const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
@@ -110,7 +123,7 @@ export class OperationResponse {
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.delete: VmDeleteResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -1,11 +1,16 @@
-import { Controller, Get, Param, Patch, Query, Req } from '@nestjs/common';
-import type { Request } from 'express';
+import { Controller, Delete, Get, Param, Patch, Query, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
 import { Transform } from 'class-transformer';
-import { ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { UpdateServer } from '../../application/update-server.use-case';
-import { ApiAuthenticated, ApiErrors, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
+import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
+import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { presentOperation } from '../../../operations/interface/http/operation.presenter';
+import { DeleteServer } from '../../application/delete-server.use-case';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
@@ -13,7 +18,7 @@ import { LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../../vol
 import { SERVER_PAGE_LIMIT, ServerQueries } from '../../application/server-queries';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, SERVER_STATUSES, ServerStatus } from '../../domain/server';
 import { presentServer } from './server.presenter';
-import { ServerListResponse, ServerResponse } from './servers.openapi';
+import { ServerDeletionResponse, ServerListResponse, ServerResponse } from './servers.openapi';
 
 const single = (name: string) => `${name} must be given once, as a string`;
 
@@ -78,6 +83,14 @@ export class UpdateServerBody {
   delete_protection?: boolean;
 }
 
+/** DELETE's stored answers besides 202 (servers.md: 2xx, 404 and 409 are stored and replayed). */
+const DELETE_STORED_ERROR_CODES: readonly ErrorCode[] = ['not_found', 'invalid_state'];
+
+const DELETE_ACCEPTED_HEADERS = {
+  ...RATE_LIMITED_RESPONSE_HEADERS,
+  Location: { required: true, description: 'The operation to poll: /v1/operations/{op_id}', schema: { type: 'string', example: '/v1/operations/op_8fKq2LmX9vR4tW7yZ3bN5cHd' } },
+};
+
 /** Validates PATCH's body in the handler, after the 403 the check order puts before it. */
 const BODY_VALIDATION = new RequestValidationPipe();
 
@@ -88,6 +101,8 @@ export class ServersController {
   constructor(
     private readonly queries: ServerQueries,
     private readonly updateServer: UpdateServer,
+    private readonly idempotent: IdempotentExecution,
+    private readonly deleteServer: DeleteServer,
   ) {}
 
   @Get()
@@ -146,5 +161,36 @@ export class ServersController {
     const body = (await BODY_VALIDATION.transform(req.body, { type: 'body', metatype: UpdateServerBody })) as UpdateServerBody;
     const server = await this.updateServer.execute(principal, { serverId: id, name: body.name, labels: body.labels, deleteProtection: body.delete_protection }, ip);
     return presentServer(server);
+  }
+  /** DELETE → 202 {server, operation} with Location (vm.delete); with an Idempotency-Key its 202, 404 and 409 answers are stored and replayed. */
+  @Delete(':id')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'deleteServer',
+    summary: 'Delete a server: its disks are detached and kept, its instance deleted; the prepaid term is not refunded',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. The server becomes `deleting` at once; a vm.delete ' +
+      'operation (steps detaching_volumes when disks are attached, then deleting_instance) unmounts and detaches each attached disk ' +
+      '(left `available` with its data and term), deletes the instance and ends the server `deleted` (ipv4 null, its vCPUs given ' +
+      "back to the region, its own firewall rules deleted). A refused unmount fails the operation: disks detached stay so, the " +
+      'server regains its former status. **The prepaid term is not refunded.** Errors in this order: 409 idempotency_conflict, ' +
+      '404, 409 invalid_state (an unfinished operation on the server, volume ones included: details.operation_id; deleted or ' +
+      'already deleting; delete_protection on; neither running nor stopped), 503 provider_unavailable (the compute provider down, ' +
+      'or the storage provider for a server with disks; nothing recorded).',
+  })
+  @ApiParam({ name: 'id', description: 'Server id', example: 'vm_demoweb1' })
+  @ApiIdempotencyKey([202, 404, 409])
+  @ApiAcceptedResponse({ description: 'Deletion accepted; poll the operation', type: ServerDeletionResponse, headers: DELETE_ACCEPTED_HEADERS })
+  @ApiErrors('unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable')
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const outcome = await this.idempotent.run(
+      idempotencyScope(req, principal.orgId),
+      async () => {
+        const { server, operation } = await this.deleteServer.execute(principal, id, ip);
+        return jsonResponse(202, { server: presentServer(server), operation: presentOperation(operation) }, { Location: `/v1/operations/${operation.id}` });
+      },
+      storableErrors(req, DELETE_STORED_ERROR_CODES),
+    );
+    sendOutcome(res, outcome);
   }
 }
