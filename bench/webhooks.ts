@@ -17,14 +17,23 @@
  * receipt (p50, p99, max: the outbox lag as a receiver sees it); the outbox lag the server
  * reports (cds_webhook_outbox_lag_seconds, sampled every 250 ms: p50 and max); and checks (every
  * operation received at least once). Figures are printed, never asserted.
+ *
+ * The ceiling, measured in the same run once the server has stopped: this process POSTs as many
+ * signed bodies of the same size to the same receiver, as many at a time as the service may send
+ * to one endpoint (MAX_IN_FLIGHT_PER_ENDPOINT, 4, every process together), over
+ * kept-alive connections, HMAC-SHA256 computed per request as the service does (no database, no
+ * outbox): `ceiling.per_s`, and `ceiling.ratio` = the service's first-to-last rate over it. The
+ * service's rate is also bounded by how fast the renewals end, so the ratio is a floor of what
+ * the delivery workers alone reach.
  */
 import http from 'node:http';
 import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAX_IN_FLIGHT_PER_ENDPOINT } from '../src/modules/webhooks/domain/webhook';
 import { ROOT, childEnv, createDatabase, freePort, sleep, spawnNode } from './harness';
 import { envInt, percentile, round3 } from './stats';
 
@@ -36,12 +45,21 @@ async function main(): Promise<void> {
   const received = new Map<string, number>();
   let firstAt = 0;
   let lastAt = 0;
+  let sampleBody = '';
+  let ceilingReceived = 0;
   const receiver = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const now = Date.now();
-      const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { id: string; finished_at?: string } };
+      const text = Buffer.concat(chunks).toString('utf8');
+      const event = JSON.parse(text) as { data: { id: string; finished_at?: string } };
+      if (req.url === '/ceiling') {
+        ceilingReceived += 1;
+        res.writeHead(204).end();
+        return;
+      }
+      sampleBody ||= text;
       if (!received.has(event.data.id)) received.set(event.data.id, now - Date.parse(event.data.finished_at ?? new Date(now).toISOString()));
       firstAt ||= now;
       lastAt = now;
@@ -136,6 +154,11 @@ async function main(): Promise<void> {
     for (const deadline = Date.now() + 300_000; received.size < accepted && Date.now() < deadline; ) await sleep(100);
     sampling = false;
     await sampler;
+    await server.stop();
+    server = undefined;
+    const ceiling = await senderCeiling(receiverPort, sampleBody, received.size, MAX_IN_FLIGHT_PER_ENDPOINT);
+    if (ceilingReceived !== received.size) throw new Error(`the ceiling's receiver counted ${ceilingReceived} of ${received.size}`);
+    const perS = round3(received.size / Math.max(0.001, (lastAt - firstAt) / 1000));
     const delays = [...received.values()].sort((a, b) => a - b);
     const lagSorted = [...lags].sort((a, b) => a - b);
     process.stdout.write(JSON.stringify({
@@ -145,10 +168,11 @@ async function main(): Promise<void> {
       deliveries: {
         received: received.size,
         all_received: received.size === accepted,
-        per_s_first_to_last: round3(received.size / Math.max(0.001, (lastAt - firstAt) / 1000)),
+        per_s_first_to_last: perS,
         per_s_during_load: round3(receivedDuringLoad / ((loadEnded - started) / 1000)),
         finished_to_received_ms: { p50: percentile(delays, 50), p99: percentile(delays, 99), max: delays[delays.length - 1] ?? null },
       },
+      ceiling: { per_s: ceiling, ratio: round3(perS / ceiling) },
       outbox_lag_seconds_reported: { samples: lagSorted.length, p50: percentile(lagSorted, 50) ?? null, max: lagSorted[lagSorted.length - 1] ?? null },
       load_average_at_end: loadavg().map((l) => Math.round(l * 100) / 100),
     }, null, 2) + '\n');
@@ -159,6 +183,31 @@ async function main(): Promise<void> {
     await db.drop();
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** Deliveries per second of a bare signed sender: `count` POSTs of `body`, `concurrency` at a time, kept-alive. */
+async function senderCeiling(port: number, body: string, count: number, concurrency: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  const key = randomBytes(24);
+  let next = 0;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, async () => {
+    while (next < count) {
+      const id = `evt_ceiling${next++}`;
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const signature = `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+      await new Promise<void>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'POST', path: '/ceiling', agent, headers: { 'Content-Type': 'application/json', 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': signature } },
+          (res) => res.resume().on('end', () => resolve()),
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    }
+  }));
+  agent.destroy();
+  return round3(count / Math.max(0.001, (Date.now() - started) / 1000));
 }
 
 main().catch((err: unknown) => {

@@ -18,7 +18,7 @@ describe('example TypeScript client (generated from the served document)', () =>
   const dir = tempDir('cds-client-');
 
   beforeAll(async () => {
-    t = await startTestApp({ workerEnabled: true, workerIntervalMs: 50 });
+    t = await startTestApp({ workerEnabled: true, workerIntervalMs: 50, webhookAllowPrivateUrls: true });
     await t.seed({ regions: [region()], organizations: [organization('ex')] });
     await t.app.listen(0, '127.0.0.1');
     const address = (t.app.getHttpServer() as Server).address();
@@ -42,6 +42,9 @@ describe('example TypeScript client (generated from the served document)', () =>
 
     const generate = run(process.execPath, ['node_modules/@hey-api/openapi-ts/bin/run.js', '-f', 'examples/typescript-client/openapi-ts.config.mjs'], { OPENAPI_INPUT: input });
     expect({ status: generate.status, stderr: generate.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    // The other generator (types only), whose Operation must narrow by `type` as well (src/openapi-typescript-results.ts).
+    const types = run(process.execPath, ['node_modules/openapi-typescript/bin/cli.js', input, '-o', 'examples/typescript-client/src/generated/openapi-typescript.ts']);
+    expect({ status: types.status, stderr: types.stderr }).toEqual({ status: 0, stderr: expect.any(String) });
     const compile = run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
     expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
 
@@ -50,7 +53,7 @@ describe('example TypeScript client (generated from the served document)', () =>
       execFile(
         process.execPath,
         ['examples/typescript-client/dist/main.js'],
-        { cwd: ROOT, env: childEnv({ BASE_URL: base, EMAIL: 'owner@ex.test', PASSWORD: OWNER_PASSWORD, TERM_MONTHS: '3' }), timeout: 60_000 },
+        { cwd: ROOT, env: childEnv({ BASE_URL: base, EMAIL: 'owner@ex.test', PASSWORD: OWNER_PASSWORD, TERM_MONTHS: '3', RECEIVE_WEBHOOKS: '1' }), timeout: 60_000 },
         (err, stdout, stderr) => resolve({ status: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr }),
       );
     });
@@ -58,12 +61,16 @@ describe('example TypeScript client (generated from the served document)', () =>
     const steps = script.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const [op] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM operations WHERE volume_id = 'vol_exdata1'`);
     const [rule] = await t.sql<{ id: string }>(`SELECT id FROM firewall_rules WHERE server_id = 'vm_exweb1'`);
+    // The example deleted the endpoint it subscribed once it had verified the renewal's end: the
+    // endpoint, its delivery and the event (no other endpoint had it) are gone.
+    for (const table of ['webhook_endpoints', 'webhook_deliveries', 'webhook_events']) expect({ table, rows: await t.sql(`SELECT id FROM ${table}`) }).toEqual({ table, rows: [] });
     expect(steps).toEqual([
       { step: 'login', user: 'owner@ex.test', organizations: ['org_ex'] },
       { step: 'volumes', volumes: [{ id: 'vol_exdata1', server: 'web-1', expires_at: '2026-12-21T00:00:00.000Z' }] },
       { step: 'renew', status: 202, location: `/v1/operations/${op.id}`, operation: op.id },
       { step: 'renew-retry', status: 202, replayed: 'true', same_operation: true },
       { step: 'operation', id: op.id, status: 'succeeded', expires_at: '2027-03-21T00:00:00.000Z', charged: { currency: 'USD', amount: '6.00000' } },
+      { step: 'webhook', type: 'operation.succeeded', webhook_id: expect.stringMatching(/^evt_[A-Za-z0-9]+$/), verified: true, operation: op.id },
       {
         step: 'wallet',
         balances: [

@@ -15,15 +15,15 @@ async function scrape(t: TestApp, path = '/metrics'): Promise<{ status: number; 
 
 /**
  * The SQL statements of the service gauges while `during` runs (every statement goes through Db's
- * exec): the snapshot, or any other statement on the tables it reads. The gauges of other modules
- * (top-ups, webhook deliveries) read their own tables.
+ * exec): the snapshot, or any other statement on the tables it reads (operations, wallets, top-ups,
+ * webhook deliveries).
  */
 async function statementsDuring(t: TestApp, during: () => Promise<unknown>): Promise<string[]> {
   const db = t.app.get(Db) as unknown as { exec: (sql: string) => Promise<unknown> };
   const spy = jest.spyOn(db, 'exec');
   try {
     await during();
-    return spy.mock.calls.map(([sql]) => sql).filter((sql) => sql === SERVICE_SNAPSHOT_SQL || /\b(operations|wallet_ledger|wallet_balances)\b/.test(sql));
+    return spy.mock.calls.map(([sql]) => sql).filter((sql) => sql === SERVICE_SNAPSHOT_SQL || /\b(operations|wallet_ledger|wallet_balances|top_ups|webhook_deliveries)\b/.test(sql));
   } finally {
     spy.mockRestore();
   }
@@ -89,7 +89,7 @@ describe('Prometheus metrics on the metrics port', () => {
     );
   });
 
-  it('reads operations by type and status, worker lag and wallet holds from the database at each scrape, in one statement', async () => {
+  it('reads operations by type and status, worker lag, wallet holds, pending top-ups and webhook deliveries from the database at each scrape, in one statement', async () => {
     let before!: Awaited<ReturnType<typeof scrape>>;
     expect(await statementsDuring(t, async () => (before = await scrape(t)))).toEqual([SERVICE_SNAPSHOT_SQL]);
     expect(before.lines).toEqual(
@@ -99,6 +99,10 @@ describe('Prometheus metrics on the metrics port', () => {
         'cds_wallet_holds_outstanding{currency="IDR"} 0',
         'cds_wallet_reserved_minor_units{currency="USD"} 0',
         'cds_wallet_reserved_minor_units{currency="IDR"} 0',
+        'cds_top_ups_pending{currency="USD"} 0',
+        'cds_top_ups_pending{currency="IDR"} 0',
+        'cds_webhook_deliveries_pending 0',
+        'cds_webhook_outbox_lag_seconds 0',
       ]),
     );
     expect(before.lines.filter((l) => l.startsWith('cds_operations{'))).toEqual([]);

@@ -3,14 +3,22 @@
  * an Idempotency-Key, poll the operation until it ends, read the wallet; add an SSH key, let SSH
  * in to the disk's server from one network and ask the firewall whether a packet passes.
  *
+ * With RECEIVE_WEBHOOKS=1 it also receives the renewal's end as a webhook: it listens on
+ * 127.0.0.1, subscribes an endpoint there to operation.succeeded (the service must allow such an
+ * address: WEBHOOK_ALLOW_PRIVATE_URLS=true), checks the event's signature with the
+ * standardwebhooks package and the secret shown once at creation, and deletes the endpoint.
+ *
  *   BASE_URL=http://localhost:3000 EMAIL=owner@demo.test PASSWORD='demo password 123' \
  *     node examples/typescript-client/dist/main.js
  *
  * Prints one JSON line per step; exits 1 with the error envelope on a failure.
  */
 import { randomUUID } from 'node:crypto';
+import { createServer, IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { createClient } from './generated/client';
-import { createFirewallRule, createSshKey, getOperation, getServerFirewall, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
+import { createFirewallRule, createSshKey, createWebhookEndpoint, deleteWebhookEndpoint, getOperation, getServerFirewall, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
 import type { ErrorEnvelope, Operation, VolumeRenewResult } from './generated/types.gen';
 
 const baseUrl = process.env.BASE_URL ?? 'http://localhost:3000';
@@ -45,6 +53,26 @@ function unexpected(response: Response | undefined): ErrorEnvelope {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
+interface Received {
+  body: string;
+  headers: IncomingHttpHeaders;
+}
+
+/** A receiver on 127.0.0.1 that answers 204 at once (process later: answer fast) and keeps what it got. */
+async function startReceiver(): Promise<{ url: string; received: Received[]; close: () => void }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received, close: () => server.close() };
+}
+
 async function main(): Promise<void> {
   const client = createClient({ baseUrl });
 
@@ -56,6 +84,14 @@ async function main(): Promise<void> {
   print('volumes', { volumes: page.volumes.map((v) => ({ id: v.id, server: v.server?.name ?? null, expires_at: v.expires_at })) });
   const volume = page.volumes[0];
   if (!volume) throw new Error('The organization has no volume to renew');
+
+  // Optionally, told of the renewal's end by a signed webhook instead of polling for it.
+  const receiver = process.env.RECEIVE_WEBHOOKS === '1' ? await startReceiver() : undefined;
+  const subscription = receiver
+    ? orThrow(
+        await createWebhookEndpoint({ client: auth, headers: { 'Idempotency-Key': randomUUID() }, body: { url: receiver.url, events: ['operation.succeeded'] } }),
+      )
+    : undefined;
 
   // The same key on a retry returns the first answer and charges nothing again.
   const key = randomUUID();
@@ -80,6 +116,25 @@ async function main(): Promise<void> {
   // Operation is a union told apart by `type`: once the type is known, `result` has that type's schema, no cast.
   const result: VolumeRenewResult | null = operation.type === 'volume.renew' ? operation.result : null;
   print('operation', { id: operation.id, status: operation.status, expires_at: result?.expires_at, charged: result?.charged });
+
+  if (receiver && subscription) {
+    // Deduplicate on webhook-id (a delivery may come more than once); trust only a verified body.
+    const verifier = new Webhook(subscription.secret);
+    let event: { type: string; data: { id?: string } } | undefined;
+    let webhookId: string | undefined;
+    for (let i = 0; i < 100 && !event; i++) {
+      for (const got of receiver.received) {
+        const verified = verifier.verify(got.body, got.headers as Record<string, string>) as { type: string; data: { id?: string } };
+        if (verified.data.id === operation.id) [event, webhookId] = [verified, String(got.headers['webhook-id'])];
+      }
+      if (!event) await sleep(100);
+    }
+    if (!event) throw new Error(`No webhook arrived for operation ${operation.id}`);
+    print('webhook', { type: event.type, webhook_id: webhookId, verified: true, operation: event.data.id });
+    const deleted = await deleteWebhookEndpoint({ client: auth, path: { id: subscription.webhook_endpoint.id } });
+    if (deleted.error !== undefined) throw new ApiError(deleted.response?.status ?? 0, deleted.error);
+    receiver.close();
+  }
 
   const wallet = orThrow(await getWallet({ client: auth }));
   print('wallet', { balances: wallet.balances });

@@ -14,7 +14,6 @@ import { CheckoutController } from './interface/http/checkout.controller';
 import { PaymentEventsController } from './interface/http/payment-events.controller';
 import { TopUpsController } from './interface/http/top-ups.controller';
 import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-jobs';
-import { TopUpGauges } from './interface/metrics/top-up-gauges';
 
 /** Wallet top-ups through a hosted checkout, the payment provider's callback, and the simulated provider. */
 @Module({
@@ -34,7 +33,6 @@ import { TopUpGauges } from './interface/metrics/top-up-gauges';
     ExpireTopUps,
     TopUpExpiryJob,
     SimulatedEventRetryJob,
-    TopUpGauges,
   ],
   exports: [TopUpStore, PaymentGateway, ExpireTopUps, SimulatedCheckout, SimulatedProviderSecret],
 })

@@ -2,9 +2,11 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { Settings } from '../config/settings';
 import { OpenDatabase, openDatabase, openWorkerDataSource } from './data-source';
+import { DatabaseNotifications } from './database-notifications';
+import { OPEN_DATABASE } from './database-tokens';
 import { Db, TypeOrmUnitOfWork, TypeOrmWorkerUnitOfWork, UnitOfWork, WorkerUnitOfWork } from './transaction';
 
-export const OPEN_DATABASE = 'OPEN_DATABASE';
+export { OPEN_DATABASE } from './database-tokens';
 
 @Global()
 @Module({
@@ -19,8 +21,9 @@ export const OPEN_DATABASE = 'OPEN_DATABASE';
       useFactory: (db: Db, open: OpenDatabase, settings: Settings) =>
         new TypeOrmWorkerUnitOfWork(db, open.engine === 'postgresql' ? () => openWorkerDataSource(settings, open.url) : undefined),
     },
+    DatabaseNotifications,
   ],
-  exports: [DataSource, Db, UnitOfWork, WorkerUnitOfWork, OPEN_DATABASE],
+  exports: [DataSource, Db, UnitOfWork, WorkerUnitOfWork, OPEN_DATABASE, DatabaseNotifications],
 })
 export class DatabaseModule implements OnApplicationShutdown {
   constructor(

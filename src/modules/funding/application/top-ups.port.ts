@@ -31,6 +31,4 @@ export abstract class TopUpStore {
   /** Records a received event; false when (provider, event id) was recorded before (a duplicate). */
   abstract recordEvent(provider: string, eventId: string, type: string, topUpId: string | null): Promise<boolean>;
   abstract setEventOutcome(provider: string, eventId: string, outcome: EventOutcome): Promise<void>;
-  /** Pending top-ups per currency (metrics). */
-  abstract pendingCounts(): Promise<Record<Currency, number>>;
 }

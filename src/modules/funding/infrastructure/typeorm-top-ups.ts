@@ -123,11 +123,4 @@ export class TypeOrmTopUpStore extends TopUpStore {
   async setEventOutcome(provider: string, eventId: string, outcome: EventOutcome): Promise<void> {
     await this.db.query(`UPDATE payment_events SET outcome = $3 WHERE provider = $1 AND event_id = $2`, [provider, eventId, outcome]);
   }
-
-  async pendingCounts(): Promise<Record<Currency, number>> {
-    const rows = await this.db.query<{ currency: Currency; n: number }>(
-      `SELECT currency, count(*)::int AS n FROM top_ups WHERE status = 'pending' GROUP BY currency`,
-    );
-    return { USD: rows.find((r) => r.currency === 'USD')?.n ?? 0, IDR: rows.find((r) => r.currency === 'IDR')?.n ?? 0 };
-  }
 }

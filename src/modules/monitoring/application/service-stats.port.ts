@@ -22,10 +22,14 @@ export interface ServiceSnapshot {
   oldestPending: Date | null;
   /** One entry per currency. */
   holds: HoldTotals[];
+  /** Pending wallet top-ups (checkout open), one entry per currency. */
+  topUpsPending: { currency: Currency; count: number }[];
+  /** Webhook deliveries pending (due or waiting for a retry), and the earliest due next_attempt_at (at or before `now`), or null. */
+  webhooks: { pending: number; earliestDue: Date | null };
 }
 
 /** Figures read from the database when Prometheus scrapes. */
 export abstract class ServiceStats {
-  /** Every figure in one statement. */
-  abstract snapshot(): Promise<ServiceSnapshot>;
+  /** Every figure in one statement; `now` decides which webhook deliveries are due. */
+  abstract snapshot(now: Date): Promise<ServiceSnapshot>;
 }

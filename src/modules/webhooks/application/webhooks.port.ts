@@ -66,6 +66,4 @@ export abstract class WebhookStore {
   abstract markEndpointHealth(endpointId: string, healthy: boolean, at: Date): Promise<WebhookEndpoint | undefined>;
   /** Deletes up to `limit` ended deliveries created before `cutoff`, and the events before it no delivery refers to; how many rows. */
   abstract purgeBefore(cutoff: Date, limit: number): Promise<number>;
-  /** Pending deliveries and their lag: count, and the earliest due next_attempt_at at or before `now`. */
-  abstract pendingSummary(now: Date): Promise<{ pending: number; earliestDue: Date | null }>;
 }

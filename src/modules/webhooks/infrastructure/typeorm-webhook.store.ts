@@ -296,12 +296,4 @@ export class TypeOrmWebhookStore extends WebhookStore {
     );
     return deliveries.affected + events.affected;
   }
-
-  async pendingSummary(now: Date): Promise<{ pending: number; earliestDue: Date | null }> {
-    const row = await this.db.one<{ pending: number; earliest: Date | null }>(
-      `SELECT count(*)::int AS pending, min(next_attempt_at) FILTER (WHERE next_attempt_at <= $1) AS earliest FROM webhook_deliveries WHERE status = 'pending'`,
-      [now],
-    );
-    return { pending: row?.pending ?? 0, earliestDue: row?.earliest ?? null };
-  }
 }

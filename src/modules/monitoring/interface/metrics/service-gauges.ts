@@ -7,7 +7,8 @@ import { ServiceSnapshot, ServiceStats } from '../../application/service-stats.p
 
 /**
  * Gauges read from the database: unfinished operations by type and status, worker lag (age of the
- * oldest pending operation) and wallet holds. All four read one snapshot (one statement), shared by
+ * oldest pending operation), wallet holds and reserved balances, pending top-ups, pending webhook
+ * deliveries and the outbox lag. All read one snapshot (one statement), shared by
  * the gauges of a scrape and reused by the scrapes of the next METRICS_GAUGE_CACHE_MS, so scrapers
  * in a hurry (or several of them) cost the database one statement per period at most. A failed
  * read leaves the gauges empty for that scrape (and logs a warning) rather than failing the whole
@@ -33,7 +34,7 @@ export class ServiceGauges implements OnModuleInit {
     const now = performance.now();
     if (this.cached && now - this.cached.at < Math.max(this.settings.metricsGaugeCacheMs, 0)) return this.cached.snapshot;
     if (this.cached && this.inFlight) return this.cached.snapshot;
-    const snapshot = this.stats.snapshot();
+    const snapshot = this.stats.snapshot(this.clock.now());
     const entry = { at: now, snapshot };
     this.cached = entry;
     this.inFlight = true;
@@ -115,6 +116,50 @@ export class ServiceGauges implements OnModuleInit {
           for (const h of (await read()).holds) this.set({ currency: h.currency }, Number(h.reservedMinor));
         } catch (err) {
           failed('cds_wallet_reserved_minor_units', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_top_ups_pending',
+      help: 'Pending wallet top-ups (checkout open, not yet paid, canceled or expired), by currency',
+      labelNames: ['currency'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          for (const t of (await read()).topUpsPending) this.set({ currency: t.currency }, t.count);
+        } catch (err) {
+          failed('cds_top_ups_pending', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_webhook_deliveries_pending',
+      help: 'Webhook deliveries pending (due or waiting for a retry)',
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          this.set((await read()).webhooks.pending);
+        } catch (err) {
+          failed('cds_webhook_deliveries_pending', err);
+        }
+      },
+    });
+
+    new Gauge({
+      name: 'cds_webhook_outbox_lag_seconds',
+      help: 'Now minus the earliest due next_attempt_at of a pending delivery; 0 if none is due',
+      registers,
+      async collect() {
+        this.reset();
+        try {
+          const due = (await read()).webhooks.earliestDue;
+          this.set(due ? Math.max(0, (clock.now().getTime() - due.getTime()) / 1000) : 0);
+        } catch (err) {
+          failed('cds_webhook_outbox_lag_seconds', err);
         }
       },
     });

@@ -1,0 +1,2 @@
+/** The injection token of the open database (OpenDatabase: engine, url, data source). */
+export const OPEN_DATABASE = 'OPEN_DATABASE';
