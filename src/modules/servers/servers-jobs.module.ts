@@ -1,14 +1,26 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { CleanUpOrphanInstances } from './application/clean-up-orphan-instances.use-case';
 import { OrphanInstanceServers } from './application/orphan-instances.port';
+import { ReconcileServersWithProvider } from './application/reconcile-servers.use-case';
+import { ServerReconcileStates } from './application/server-reconcile.port';
 import { ComputeProviderModule } from './compute-provider.module';
 import { TypeOrmOrphanInstanceServers } from './infrastructure/typeorm-orphan-instance-servers';
+import { TypeOrmServerReconcileStates } from './infrastructure/typeorm-server-reconcile-states';
 import { CleanUpOrphanInstancesJob } from './interface/jobs/clean-up-orphan-instances.job';
+import { ReconcileServersJob } from './interface/jobs/reconcile-servers.job';
 
-/** The orphan instance sweep (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
+/** The orphan instance sweep and the servers' reconciliation sweep (need ScheduleModule.forRoot() in the application; the CLI does not import it). */
 @Module({
-  imports: [ComputeProviderModule],
-  providers: [{ provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers }, CleanUpOrphanInstances, CleanUpOrphanInstancesJob],
-  exports: [CleanUpOrphanInstances],
+  imports: [ComputeProviderModule, AuditModule],
+  providers: [
+    { provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers },
+    CleanUpOrphanInstances,
+    CleanUpOrphanInstancesJob,
+    { provide: ServerReconcileStates, useClass: TypeOrmServerReconcileStates },
+    ReconcileServersWithProvider,
+    ReconcileServersJob,
+  ],
+  exports: [CleanUpOrphanInstances, ReconcileServersWithProvider],
 })
 export class ServersJobsModule {}
