@@ -203,6 +203,38 @@ describe('the server reconciliation sweep', () => {
     await expectVerified(t);
   });
 
+  it('re-checks under the row lock: an operation accepted or a status moved while the instance was read leaves the server alone', async () => {
+    await bought('vm_rcrace1', 'running');
+    await bought('vm_rcrace2', 'running');
+    await t.sql(`UPDATE provider_instances SET power = 'stopped' WHERE server_id IN ('vm_rcrace1', 'vm_rcrace2') AND deleted_at IS NULL`);
+    const read = compute.getInstance.bind(compute);
+    // What another process does between the sweep's read of the instance and its transaction.
+    const meanwhile: Record<string, string> = {
+      vm_rcrace1: `INSERT INTO operations (id, org_id, type, status, vm_id, steps) VALUES ('op_rcrace1000000000000000', 'org_rc', 'vm.start', 'running', 'vm_rcrace1', '[]')`,
+      vm_rcrace2: `UPDATE servers SET status = 'stopping' WHERE id = 'vm_rcrace2'`,
+    };
+    const spy = jest.spyOn(compute, 'getInstance').mockImplementation(async (serverId: string) => {
+      const instance = await read(serverId);
+      if (meanwhile[serverId]) await t.sql(meanwhile[serverId]);
+      return instance;
+    });
+    try {
+      expect(await sweep.reconcile('org_rc', 'vm_rcrace1')).toBe(false);
+      expect(await sweep.reconcile('org_rc', 'vm_rcrace2')).toBe(false);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(await row('vm_rcrace1')).toMatchObject({ status: 'running', deleted: false, instance_missing: false });
+    expect(await row('vm_rcrace2')).toMatchObject({ status: 'stopping', deleted: false, instance_missing: false });
+    expect(await audits('vm_rcrace1')).toEqual([]);
+    expect(await audits('vm_rcrace2')).toEqual([]);
+    // Without interference, the next look settles the second one (stopping, the instance stopped).
+    expect(await sweep.reconcile('org_rc', 'vm_rcrace2')).toBe(true);
+    expect(await row('vm_rcrace2')).toMatchObject({ status: 'stopped' });
+    await t.sql(`UPDATE operations SET status = 'failed', error = '{"code":"internal","message":"x"}', finished_at = now() WHERE id = 'op_rcrace1000000000000000'`);
+    expect(await sweep.reconcile('org_rc', 'vm_rcrace1')).toBe(true);
+  });
+
   it('skips a server whose instance cannot be read (provider down) and stops between servers when told', async () => {
     await bought('vm_rcdown', 'running');
     await t.sql(`UPDATE provider_instances SET power = 'stopped' WHERE server_id = 'vm_rcdown' AND deleted_at IS NULL`);
