@@ -21,6 +21,7 @@ import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
 import { ProviderInstances1764000000272 } from './1764000000272-provider-instances';
 import { ProviderConsoles1764000000273 } from './1764000000273-provider-consoles';
+import { ServerInstanceMissing1764000000320 } from './1764000000320-server-instance-missing';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   OneUnfinishedServerOperation1764000000270,
   ProviderInstances1764000000272,
   ProviderConsoles1764000000273,
+  ServerInstanceMissing1764000000320,
 ];

@@ -1,19 +1,33 @@
 import { Module } from '@nestjs/common';
+import { AuditModule } from '../audit/audit.module';
 import { CleanUpOrphanInstances } from './application/clean-up-orphan-instances.use-case';
 import { OrphanInstanceServers } from './application/orphan-instances.port';
+import { ReconcileServersWithProvider } from './application/reconcile-servers.use-case';
+import { ServerReconcileStates } from './application/server-reconcile.port';
 import { ComputeProviderModule } from './compute-provider.module';
 import { TypeOrmOrphanInstanceServers } from './infrastructure/typeorm-orphan-instance-servers';
+import { TypeOrmServerReconcileStates } from './infrastructure/typeorm-server-reconcile-states';
 import { CleanUpOrphanInstancesJob } from './interface/jobs/clean-up-orphan-instances.job';
 import { ReconcileDeletingServersJob } from './interface/jobs/reconcile-deleting-servers.job';
+import { ReconcileServersJob } from './interface/jobs/reconcile-servers.job';
 import { ServersModule } from './servers.module';
 
 /**
- * The servers' sweeps: orphan instances, and deletions left `deleting` (needs
- * ScheduleModule.forRoot() in the application; the CLI does not import it).
+ * The servers' sweeps (need ScheduleModule.forRoot() in the application; the CLI does not import
+ * it): orphan instances; deletions left `deleting` (settled by the vm.delete executor from the
+ * instance); other live servers compared with their instances (reconciliation).
  */
 @Module({
-  imports: [ComputeProviderModule, ServersModule],
-  providers: [{ provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers }, CleanUpOrphanInstances, CleanUpOrphanInstancesJob, ReconcileDeletingServersJob],
-  exports: [CleanUpOrphanInstances],
+  imports: [ComputeProviderModule, ServersModule, AuditModule],
+  providers: [
+    { provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers },
+    CleanUpOrphanInstances,
+    CleanUpOrphanInstancesJob,
+    ReconcileDeletingServersJob,
+    { provide: ServerReconcileStates, useClass: TypeOrmServerReconcileStates },
+    ReconcileServersWithProvider,
+    ReconcileServersJob,
+  ],
+  exports: [CleanUpOrphanInstances, ReconcileServersWithProvider],
 })
 export class ServersJobsModule {}

@@ -36,7 +36,27 @@ export interface Server {
   volumeIds: string[];
   createdAt: Date;
   deletedAt: Date | null;
+  /**
+   * When the reconciliation sweep found this live server's instance gone at the compute provider
+   * (null otherwise; cleared when the instance is seen again). Not shown in the API.
+   */
+  instanceMissingSince: Date | null;
 }
+
+/**
+ * Whether the server's instance is missing at the compute provider (the reconciliation sweep
+ * flagged it): power actions (start, stop, reboot) and renewal are refused with 409 invalid_state
+ * while it is; reads, edits and delete still work.
+ */
+export function instanceMissing(server: Pick<Server, 'instanceMissingSince' | 'deletedAt'>): boolean {
+  return server.deletedAt === null && server.instanceMissingSince !== null;
+}
+
+/** 409 invalid_state for an action refused because the server's instance is missing at the provider. */
+export const instanceMissingError = (server: Pick<Server, 'id' | 'instanceMissingSince'>): DomainError =>
+  new DomainError('invalid_state', `Server ${server.id} has no instance at the compute provider`, {
+    instance_missing_since: server.instanceMissingSince?.toISOString() ?? null,
+  });
 
 /** GET /v1/servers filters; `status` absent: every status but deleted. */
 export interface ServerFilter {
