@@ -22,6 +22,7 @@ import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-u
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
+import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   Webhooks1764000000250,
   Invitations1764000000260,
   OneUnfinishedServerOperation1764000000270,
+  TemplatesAndDeployments1764000000310,
 ];
