@@ -2,7 +2,13 @@ import { AdvanceOperations } from '../../src/modules/operations/application/adva
 import { DeploymentSecrets } from '../../src/modules/templates/application/deployment-secrets';
 import { TemplateDeployments } from '../../src/modules/templates/application/deployments.port';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
-import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { Db } from '../../src/shared/database/transaction';
+import { FixedClock, SystemClock } from '../../src/shared/kernel/clock/clock';
+import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
+import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
+import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { expectVerified } from '../support/verify';
 import { errorBody } from '../support/assertions';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { setAppsDown, testTemplates } from '../support/templates';
@@ -487,6 +493,8 @@ describe('templates and deployments', () => {
   it("a deleted server's deployments become removed (TemplateDeployments.removeAllForServer, in the caller's transaction)", async () => {
     const live = (await t.http.get('/v1/deployments?server_id=vm_tpfull').set(rw)).body.deployments.map((d: { id: string }) => d.id).sort();
     expect(live).toHaveLength(10);
+    // What the vm.delete executor records in its transaction: the server deleted, then its deployments removed.
+    await t.sql(`UPDATE servers SET status = 'deleted', deleted_at = now() WHERE id = 'vm_tpfull'`);
     const removed = await t.app.get(UnitOfWork).run(() => t.app.get(TemplateDeployments).removeAllForServer('vm_tpfull'));
     expect(removed).toEqual(live);
     expect((await t.http.get('/v1/deployments?server_id=vm_tpfull').set(rw)).body).toEqual({ deployments: [], next_cursor: null });
@@ -500,5 +508,28 @@ describe('templates and deployments', () => {
       }),
     ).rejects.toThrow('rolled back');
     expect(await t.sql(`SELECT id, status FROM deployments WHERE server_id = 'vm_tpweb2' ORDER BY id`)).toEqual(web2);
+  });
+
+  it('cli verify: the provider apps are the active deployments; an app without deployment, a stopped app and a deleted server\'s live deployment are named', async () => {
+    await expectVerified(t);
+    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), undefined, t.app.get(TemplateApps));
+    const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
+    const active = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE server_id = 'vm_tpweb2' AND status = 'active' ORDER BY id LIMIT 1`))[0].id;
+    await t.sql(`INSERT INTO provider_apps (deployment_id, server_id, template_id, version, state) VALUES ('dep_stray', 'vm_tpweb3', 'sick', '1', 'running')`);
+    await t.sql(`UPDATE provider_apps SET state = 'stopped' WHERE deployment_id = $1`, [active]);
+    await t.sql(`INSERT INTO deployments (id, org_id, server_id, template_id, version, status) VALUES ('dep_ongone', 'org_tp', 'vm_tpgone', 'sick', '1', 'active')`);
+    const report = await verify();
+    const named = report.violations.filter((v) => v.check === 'provider.apps_match_deployments').map((v) => [v.subject, v.message]);
+    expect(named.sort()).toEqual(
+      [
+        [active, 'active deployment of sick 1 but the provider runs sick 1 (stopped)'],
+        ['dep_ongone', 'deployment is active but its server vm_tpgone is deleted'],
+        ['dep_stray', 'the provider holds an app of sick on vm_tpweb3 for a deployment that does not exist'],
+      ].sort(),
+    );
+    await t.sql(`DELETE FROM provider_apps WHERE deployment_id = 'dep_stray'`);
+    await t.sql(`DELETE FROM deployments WHERE id = 'dep_ongone'`);
+    await t.sql(`UPDATE provider_apps SET state = 'running' WHERE deployment_id = $1`, [active]);
+    await expectVerified(t);
   });
 });

@@ -3,10 +3,11 @@ import { InvariantChecks } from './application/invariant-checks.port';
 import { VerifyInvariants } from './application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from './infrastructure/typeorm-invariant-checks';
 import { StorageProviderModule } from '../volumes/storage-provider.module';
+import { TemplateAppsModule } from '../templates/templates.module';
 
 /** The invariant verifier (`npm run cli -- verify`): read-only checks of money, operations and capacity. */
 @Module({
-  imports: [StorageProviderModule],
+  imports: [StorageProviderModule, TemplateAppsModule],
   providers: [{ provide: InvariantChecks, useClass: TypeOrmInvariantChecks }, VerifyInvariants],
   exports: [VerifyInvariants],
 })

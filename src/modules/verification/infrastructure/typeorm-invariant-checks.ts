@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
 import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { TemplateAppsCheck } from './template-apps-check';
+import { TemplateApps } from '../../templates/application/template-apps.port';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
@@ -240,7 +242,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings()) {
+  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings(), @Optional() apps?: TemplateApps) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -258,6 +260,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
+      ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }
 
