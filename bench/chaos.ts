@@ -39,6 +39,7 @@ import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webh
 import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
+import { CHAOS_TEMPLATES, templateActions } from './chaos-templates';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 
 const ROOT = join(__dirname, '../..');
@@ -366,6 +367,7 @@ const ACTIONS: Action[] = [
     },
   },
   ...accessActions<Org>(),
+  ...templateActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...FUNDING_ACTIONS,
@@ -389,6 +391,7 @@ const ownerPasswords: string[] = [];
 
 function seedFile(): object {
   return {
+    templates: CHAOS_TEMPLATES,
     regions: [
       {
         id: 'id-jkt',
