@@ -16,6 +16,7 @@ import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
 import { ServersModule } from './modules/servers/servers.module';
 import { TemplatesModule } from './modules/templates/templates.module';
+import { ServersJobsModule } from './modules/servers/servers-jobs.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -57,6 +58,7 @@ export class AppModule {
         AccessModule,
         ServersModule,
         TemplatesModule,
+        ServersJobsModule,
         WebhooksModule,
         WebhooksWorkerModule,
         VerificationModule,

@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { Db } from '../../src/shared/database/transaction';
 import { FixedClock, SystemClock } from '../../src/shared/kernel/clock/clock';
 import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
@@ -12,6 +13,7 @@ import { expectVerified } from '../support/verify';
 import { errorBody } from '../support/assertions';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { setAppsDown, testTemplates } from '../support/templates';
+import { setComputeProviderDown } from '../support/provider';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = '2026-11-23T10:00:00.000Z';
@@ -65,6 +67,9 @@ describe('templates and deployments', () => {
     expect(result.templates).toEqual(['wordpress', 'postgres', 'broken', 'sick']);
     await t.sql(`UPDATE servers SET status = 'stopped' WHERE id = 'vm_tpstop'`);
     await t.sql(`UPDATE servers SET status = 'deleted', deleted_at = now() WHERE id = 'vm_tpgone'`);
+    // What the compute provider holds of them (its instances follow the servers).
+    await t.sql(`UPDATE provider_instances SET power = 'stopped' WHERE server_id = 'vm_tpstop'`);
+    await t.sql(`UPDATE provider_instances SET deleted_at = now() WHERE server_id = 'vm_tpgone'`);
     const login = async (email: string) => bearer((await t.http.post('/v1/auth/login').send({ email, password: OWNER_PASSWORD })).body.token);
     viewer = await login('viewer@tp.test');
     developer = await login('dev@tp.test');
@@ -460,13 +465,20 @@ describe('templates and deployments', () => {
 
     it('503 provider_unavailable while the compute provider is down, nothing recorded', async () => {
       const before = await t.sql(`SELECT count(*)::int AS n FROM operations`);
-      await setAppsDown(t, true);
-      try {
-        const res = await deploy('vm_tpweb2', { template: 'postgres', variables: { password: 'x' } });
-        expect(res.status).toBe(503);
-        expect(res.body).toEqual(errorBody(res, 'provider_unavailable', 'The compute provider is unavailable; nothing was recorded. Try again later'));
-      } finally {
-        await setAppsDown(t, false);
+      // The compute provider's circuit (instances) open, or its apps' one: either refuses.
+      for (const setDown of [setComputeProviderDown, setAppsDown]) {
+        await setDown(t, true);
+        try {
+          const res = await deploy('vm_tpweb2', { template: 'postgres', variables: { password: 'x' } });
+          expect(res.status).toBe(503);
+          expect(res.body).toEqual(errorBody(res, 'provider_unavailable', 'The compute provider is unavailable; nothing was recorded. Try again later'));
+          const h = await health((await t.http.get('/v1/deployments?server_id=vm_tpweb2&status=active').set(rw)).body.deployments[0].id);
+          expect(h.status).toBe(503);
+        } finally {
+          t.settings.providerDown = false;
+          await setComputeProviderDown(t, false);
+          await setAppsDown(t, false);
+        }
       }
       expect(await t.sql(`SELECT count(*)::int AS n FROM operations`)).toEqual(before);
       expect(await t.sql(`SELECT id FROM deployments WHERE server_id = 'vm_tpweb2' AND template_id = 'postgres'`)).toEqual([]);
@@ -495,6 +507,7 @@ describe('templates and deployments', () => {
     expect(live).toHaveLength(10);
     // What the vm.delete executor records in its transaction: the server deleted, then its deployments removed.
     await t.sql(`UPDATE servers SET status = 'deleted', deleted_at = now() WHERE id = 'vm_tpfull'`);
+    await t.sql(`UPDATE provider_instances SET deleted_at = now() WHERE server_id = 'vm_tpfull'`);
     const removed = await t.app.get(UnitOfWork).run(() => t.app.get(TemplateDeployments).removeAllForServer('vm_tpfull'));
     expect(removed).toEqual(live);
     expect((await t.http.get('/v1/deployments?server_id=vm_tpfull').set(rw)).body).toEqual({ deployments: [], next_cursor: null });
@@ -512,7 +525,7 @@ describe('templates and deployments', () => {
 
   it('cli verify: the provider apps are the active deployments; an app without deployment, a stopped app and a deleted server\'s live deployment are named', async () => {
     await expectVerified(t);
-    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), undefined, t.app.get(TemplateApps));
+    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider), undefined, t.app.get(TemplateApps));
     const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
     const active = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE server_id = 'vm_tpweb2' AND status = 'active' ORDER BY id LIMIT 1`))[0].id;
     await t.sql(`INSERT INTO provider_apps (deployment_id, server_id, template_id, version, state) VALUES ('dep_stray', 'vm_tpweb3', 'sick', '1', 'running')`);

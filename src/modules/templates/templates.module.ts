@@ -5,7 +5,8 @@ import { CheckDeploymentHealth, DeployTemplate, DeploymentActionRunner, RemoveDe
 import { TemplateQueries } from './application/deployment-queries';
 import { DeploymentSecrets } from './application/deployment-secrets';
 import { DeploymentRepository, TemplateDeployments } from './application/deployments.port';
-import { DeploymentProviderHealth, TemplateAppsGateway } from './application/template-apps-gateway';
+import { ComputeAndAppsHealth, DeploymentProviderHealth, TemplateAppsGateway } from './application/template-apps-gateway';
+import { ComputeProviderModule } from '../servers/compute-provider.module';
 import { TemplateApps } from './application/template-apps.port';
 import { TemplateCatalog } from './application/template-catalog.port';
 import { CheckHealthExecutor, DeployTemplateExecutor, RemoveDeploymentExecutor, UpdateDeploymentExecutor } from './application/template-executors';
@@ -23,15 +24,16 @@ export class TemplateCatalogModule {}
 
 /**
  * The compute provider's apps: the TemplateApps adapter (the simulated one) behind its gateway
- * (circuit, failure classes), which is also the DeploymentProviderHealth deployment actions
- * consult. One gateway per process.
+ * (circuit, failure classes). Deployment actions consult DeploymentProviderHealth: down while the
+ * compute provider's circuit (ComputeHealth) or the apps' is open. One gateway per process.
  */
 @Module({
   providers: [
     { provide: TemplateApps, useClass: SimulatedTemplateApps },
     TemplateAppsGateway,
-    { provide: DeploymentProviderHealth, useExisting: TemplateAppsGateway },
+    { provide: DeploymentProviderHealth, useClass: ComputeAndAppsHealth },
   ],
+  imports: [ComputeProviderModule],
   exports: [TemplateApps, TemplateAppsGateway, DeploymentProviderHealth],
 })
 export class TemplateAppsModule {}

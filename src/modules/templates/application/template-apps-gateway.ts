@@ -1,5 +1,6 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ProviderCircuit } from '../../operations/application/provider-circuit';
+import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { AppPage, AppsUnavailable, ProviderApp, TemplateApps } from './template-apps.port';
 
 /**
@@ -59,8 +60,23 @@ export class TemplateAppsGateway implements OnApplicationBootstrap, OnModuleDest
 
 /**
  * Whether deployment actions are refused with 503 provider_unavailable (recording nothing): the
- * compute provider's apps are known to be down.
+ * compute provider is known to be down (its instances' circuit, ComputeHealth, or its apps').
  */
 export abstract class DeploymentProviderHealth {
   abstract isDown(): boolean;
+}
+
+/** DeploymentProviderHealth from the compute provider's two circuits in this process. */
+@Injectable()
+export class ComputeAndAppsHealth extends DeploymentProviderHealth {
+  constructor(
+    private readonly compute: ComputeHealth,
+    private readonly apps: TemplateAppsGateway,
+  ) {
+    super();
+  }
+
+  isDown(): boolean {
+    return this.compute.isDown() || this.apps.isDown();
+  }
 }

@@ -7,6 +7,8 @@ import { Finding, InvariantCheck, InvariantChecks } from '../application/invaria
 import { ProviderDisksCheck } from './provider-disks-check';
 import { TemplateAppsCheck } from './template-apps-check';
 import { TemplateApps } from '../../templates/application/template-apps.port';
+import { ProviderInstancesCheck } from './provider-instances-check';
+import { ComputeProvider } from '../../servers/application/compute-provider.port';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
@@ -242,7 +244,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings(), @Optional() apps?: TemplateApps) {
+  constructor(db: Db, storage: BlockStorage, compute: ComputeProvider, settings: Settings = loadSettings(), @Optional() apps?: TemplateApps) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -260,6 +262,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
+      new ProviderInstancesCheck(db, compute),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }
