@@ -140,6 +140,21 @@ describe('templates and deployments', () => {
     expect(res.body.templates.map((x: { id: string }) => x.id)).toEqual(['broken', 'postgres', 'sick', 'wordpress']);
     expect((await t.http.get('/v1/templates').set(viewer)).body).toEqual(res.body);
     expect((await t.http.get('/v1/templates')).status).toBe(401);
+    // A template id that exists: conflict, nothing written (the seed is one transaction); versions or variables listed twice: 400.
+    await expect(t.seed({ templates: [{ id: 'zz-new', name: 'New', versions: ['1'], variables: [] }, testTemplates()[0]], regions: [], organizations: [] })).rejects.toMatchObject({
+      code: 'conflict',
+      message: 'Template wordpress exists already',
+    });
+    await expect(t.seed({ templates: [{ id: 'zz-dup', name: 'Dup', versions: ['1', '1'], variables: [] }], regions: [], organizations: [] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      details: { field: 'templates[0].versions' },
+    });
+    const twice = { name: 'a', description: 'a', required: false, secret: false };
+    await expect(t.seed({ templates: [{ id: 'zz-dup', name: 'Dup', versions: ['1'], variables: [twice, twice] }], regions: [], organizations: [] })).rejects.toMatchObject({
+      code: 'invalid_request',
+      details: { field: 'templates[0].variables' },
+    });
+    expect((await t.http.get('/v1/templates').set(ro)).body).toEqual(res.body);
   });
 
   describe('the life of a deployment', () => {

@@ -8,6 +8,7 @@ import { InMemoryTemplateApps } from '../../src/modules/templates/testing/in-mem
 import { loadSettings } from '../../src/shared/config/settings';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { refusalOf } from '../support/assertions';
+import { parseSeedFile } from '../../src/modules/operator/seed-file';
 
 const wordpress: Template = {
   id: 'wordpress',
@@ -122,5 +123,27 @@ describe('TemplateAppsGateway (in-memory apps)', () => {
     await gateway.probeOnce();
     expect(gateway.isDown()).toBe(false);
     expect(await gateway.stopApp({ deploymentId: 'dep_none', step: 'op_3/stopping_app' })).toBeNull();
+  });
+});
+
+describe('seed file: templates', () => {
+  const file = (template: object) => JSON.stringify({ templates: [template], regions: [], organizations: [] });
+  const ok = { id: 'wp', name: 'WordPress', versions: ['6.6'], variables: [{ name: 'admin_email', description: 'e', required: true, secret: false }] };
+
+  it('older files (no templates) and valid templates load; bad members are 400 naming them', () => {
+    expect(parseSeedFile(JSON.stringify({ regions: [], organizations: [] })).templates).toBeUndefined();
+    expect(parseSeedFile(file({ ...ok, simulate: { deploy: 'fail' } })).templates).toHaveLength(1);
+    const cases: [object, string][] = [
+      [{ ...ok, id: 'bad id' }, 'templates[0].id'],
+      [{ ...ok, versions: [] }, 'templates[0].versions'],
+      [{ ...ok, variables: [{ ...ok.variables[0], name: '9lives' }] }, 'templates[0].variables[0].name'],
+      [{ ...ok, variables: [{ ...ok.variables[0], name: 'x'.repeat(65) }] }, 'templates[0].variables[0].name'],
+      [{ ...ok, variables: [{ ...ok.variables[0], secret: 'yes' }] }, 'templates[0].variables[0].secret'],
+      [{ ...ok, simulate: { deploy: 'maybe' } }, 'templates[0].simulate.deploy'],
+    ];
+    for (const [template, field] of cases) {
+      const refusal = refusalOf(() => parseSeedFile(file(template)));
+      expect({ template, code: refusal.code, details: refusal.details }).toEqual({ template, code: 'invalid_request', details: { field } });
+    }
   });
 });
