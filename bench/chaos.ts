@@ -39,6 +39,7 @@ import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webh
 import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
+import { CHAOS_TEMPLATES, templateActions } from './chaos-templates';
 import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delete';
@@ -371,6 +372,7 @@ const ACTIONS: Action[] = [
   },
   ...accessActions<Org>(),
   ...serverDeleteActions<Org>(),
+  ...templateActions<Org>(),
   ...consoleActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
@@ -395,6 +397,7 @@ const ownerPasswords: string[] = [];
 
 function seedFile(): object {
   return {
+    templates: CHAOS_TEMPLATES,
     regions: [
       {
         id: 'id-jkt',

@@ -25,6 +25,7 @@ import { ServerInstanceMissing1764000000320 } from './1764000000320-server-insta
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
+import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -50,5 +51,6 @@ export const MIGRATIONS = [
   OneUnfinishedServerOperation1764000000270,
   ProviderInstances1764000000272,
   ProviderConsoles1764000000273,
+  TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
 ];

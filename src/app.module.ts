@@ -15,6 +15,7 @@ import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
 import { ServersModule } from './modules/servers/servers.module';
+import { TemplatesModule } from './modules/templates/templates.module';
 import { ServersJobsModule } from './modules/servers/servers-jobs.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
@@ -56,6 +57,7 @@ export class AppModule {
         DocsModule,
         AccessModule,
         ServersModule,
+        TemplatesModule,
         ServersJobsModule,
         WebhooksModule,
         WebhooksWorkerModule,

@@ -72,6 +72,7 @@ describe('operator CLI', () => {
       regions: ['id-jkt'],
       server_plans: [],
       images: [],
+      templates: [],
       organizations: [
         {
           id: 'org_acme',

@@ -330,6 +330,16 @@ describe('OpenAPI document and docs page', () => {
       'POST /v1/volumes/{id}/renew': 'renewVolume',
       'PATCH /v1/volumes/{id}': 'updateVolume',
       'DELETE /v1/volumes/{id}': 'deleteVolume',
+      'GET /v1/templates': 'listTemplates',
+      'POST /v1/servers/{id}/deployments': 'deployTemplate',
+      'GET /v1/deployments': 'listDeployments',
+      'GET /v1/deployments/{id}': 'getDeployment',
+      'POST /v1/deployments/{id}/update': 'updateDeployment',
+      'POST /v1/deployments/{id}/health': 'checkDeploymentHealth',
+      'DELETE /v1/deployments/{id}': 'removeDeployment',
+      'HEAD /v1/templates': 'headTemplates',
+      'HEAD /v1/deployments': 'headDeployments',
+      'HEAD /v1/deployments/{id}': 'headDeployment',
       'POST /v1/volumes/{id}/attach': 'attachVolume',
       'POST /v1/volumes/{id}/detach': 'detachVolume',
       'POST /v1/quotes': 'createQuote',
@@ -419,6 +429,10 @@ describe('OpenAPI document and docs page', () => {
       'volume.delete': ['VolumeDeleteOperation', 'VolumeActionResult'],
       'volume.renew': ['VolumeRenewOperation', 'VolumeRenewResult'],
       'vm.delete': ['VmDeleteOperation', 'VmDeleteResult'],
+      'template.deploy': ['TemplateDeployOperation', 'TemplateDeployResult'],
+      'template.update': ['TemplateUpdateOperation', 'TemplateUpdateResult'],
+      'template.health': ['TemplateHealthOperation', 'TemplateHealthResult'],
+      'template.remove': ['TemplateRemoveOperation', 'TemplateRemoveResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

@@ -39,6 +39,7 @@ describe('seed files (seed-format.md notes)', () => {
       regions: [],
       server_plans: [],
       images: [],
+      templates: [],
       organizations: [{ id: 'org_second', users: [{ id: user.id, email: 'owner@first.test' }], api_keys: [], servers: [], volumes: [] }],
     });
     expect(await t.sql("SELECT user_id, org_id, role FROM memberships WHERE user_id = $1 ORDER BY org_id", [user.id])).toEqual([

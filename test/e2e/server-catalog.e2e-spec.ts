@@ -96,6 +96,7 @@ describe('server catalog', () => {
         regions: ['id-jkt', 'sg-sin'],
         server_plans: ['cx4', 'cx1', 'cx2', 'cx2m'],
         images: ['ubuntu-24.04', 'docker-ce', 'debian-12'],
+        templates: [],
         organizations: [
           { id: 'org_sc', users: [expect.any(Object)], api_keys: [expect.any(Object), expect.any(Object)], servers: ['vm_scweb1'], volumes: ['vol_scdata1'] },
         ],
@@ -114,7 +115,7 @@ describe('server catalog', () => {
 
     it('an older seed file (no server members) loads unchanged and prints empty lists', async () => {
       const result = await t.seed({ regions: [region('old-one')], organizations: [] });
-      expect(result).toEqual({ regions: ['old-one'], server_plans: [], images: [], organizations: [] });
+      expect(result).toEqual({ regions: ['old-one'], server_plans: [], images: [], templates: [], organizations: [] });
       expect(await vcpus('old-one')).toEqual({ c: '0', u: '0' });
     });
 

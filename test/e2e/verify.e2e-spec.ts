@@ -1,3 +1,4 @@
+import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { join } from 'node:path';
@@ -33,6 +34,7 @@ const CHECKS = [
   'wallet.ledger_chain',
   'top_ups.credited_once',
   'provider.instances_match_servers',
+  'provider.apps_match_deployments',
 ];
 
 /** Organizations, one per invariant to break, each with two detached 100 GB volumes (2.00000 USD a month). */
@@ -64,7 +66,7 @@ describe('verify: invariants of money, operations and servers', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock());
+    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider), undefined, t.app.get(TemplateApps)), new SystemClock());
     await t.seed({ regions: [region()], organizations: SUFFIXES.map((s) => orgWithDetachedVolumes(s, 2, { USD: '100.00000', IDR: '1500000' })) });
   });
   afterAll(async () => t?.close());
@@ -156,7 +158,7 @@ describe('verify: invariants of money, operations and servers', () => {
     const chain = report.violations.filter((v) => v.check === 'wallet.ledger_chain');
     expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
     expect(report.checks).toEqual(
-      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0, 'provider.instances_match_servers': 0, 'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0 }),
+      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0, 'provider.instances_match_servers': 0, 'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0 }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
       {

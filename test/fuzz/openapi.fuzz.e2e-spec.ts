@@ -1,3 +1,4 @@
+import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { AddressInfo } from 'node:net';
@@ -76,6 +77,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
       // DELETE /v1/servers/{id} (and PATCH) never reach organization B's servers.
       t.sql(`SELECT id, name, status, ipv4, delete_protection, deleted_at FROM servers WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT id, status, version, health, variables, secrets_sealed FROM deployments WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Console credentials made for B's servers (POST /v1/servers/{id}/console).
       t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),
     ]);
@@ -98,7 +100,12 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       images: [{ id: 'ubuntu-24.04', name: 'Ubuntu 24.04', type: 'system' }],
     };
     const serverOffer = { vcpu_capacity: 16, terms: [1, 3, 12], plans: [{ plan: 'cx1', price_per_month: { USD: '4.50000', IDR: '72000' } }] };
-    const seeded = await t.seed({ ...serverCatalog, regions: [region('id-jkt', { server_offer: serverOffer })], organizations: [org(A), org(B)] });
+    // Templates, so that deployments can be made (and one of each organization exists, for its paths).
+    const templates = [
+      { id: 'postgres', name: 'PostgreSQL', versions: ['15', '16'], variables: [{ name: 'password', description: 'p', required: true, secret: true }, { name: 'database', description: 'd', required: false, secret: false }] },
+      { id: 'redis', name: 'Redis', versions: ['7'], variables: [] },
+    ];
+    const seeded = await t.seed({ ...serverCatalog, templates, regions: [region('id-jkt', { server_offer: serverOffer })], organizations: [org(A), org(B)] });
     // Operations of both organizations (pending: the worker is off in tests).
     for (const s of [A, B]) {
       const res = await t.http.post(`/v1/volumes/vol_${s}v1/renew`).set(bearer(apiToken(s, 'rw'))).send({ term_months: 1 });
@@ -108,6 +115,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       expect((await t.http.post('/v1/ssh-keys').set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', public_key: line })).status).toBe(201);
       const rule = { direction: 'in', protocol: 'tcp', port: '22', sources: ['203.0.113.0/24'], server_id: `vm_${s}web1` };
       expect((await t.http.post('/v1/firewall-rules').set(bearer(apiToken(s, 'rw'))).send(rule)).status).toBe(201);
+      const deployed = await t.http.post(`/v1/servers/vm_${s}web1/deployments`).set(bearer(apiToken(s, 'rw'))).send({ template: 'postgres', variables: { password: `fuzz-secret-${s}` } });
+      expect(deployed.status).toBe(202);
     }
     const accessIds = async (s: string) =>
       (await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = $1 UNION ALL SELECT id FROM firewall_rules WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
@@ -124,11 +133,12 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const o = seeded.organizations.find((x) => x.id === `org_${s}`)!;
       const opIds = (await t.sql<{ id: string }>(`SELECT id FROM operations WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const webhookIds = [`we_${s}fuzz00000000000000000`, `dlv_${s}fuzz0000000000000000`];
-      return [o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
+      const deploymentIds = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+      return [...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);
-    idsOfB = [...(await idsOf(B)), `owner@${B}.test`, apiToken(B, 'rw'), apiToken(B, 'ro')];
+    idsOfB = [...(await idsOf(B)), `owner@${B}.test`, apiToken(B, 'rw'), apiToken(B, 'ro'), `fuzz-secret-${B}`];
     for (let i = 0; i < 3; i++) sessions.push(await login());
 
     await new Promise<void>((resolve) => t.app.getHttpServer().listen(0, '127.0.0.1', resolve));
@@ -352,7 +362,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     expect([...counts.byStatus.keys()].filter((s) => s >= 400).length).toBeGreaterThanOrEqual(5);
     // Organization B is untouched, and the money still adds up.
     expect(await stateOfB()).toEqual(before);
-    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock()).execute();
+    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider), undefined, t.app.get(TemplateApps)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
   }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
 

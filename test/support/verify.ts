@@ -1,6 +1,7 @@
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db, UnitOfWork } from '../../src/shared/database/transaction';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
@@ -20,7 +21,7 @@ export function expectInvariantsHold(databaseUrl: string | undefined): void {
 
 /** The same checks in the test app's process (either engine): every invariant holds. */
 export async function expectVerified(t: TestApp): Promise<void> {
-  const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider));
+  const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider), undefined, t.app.get(TemplateApps));
   const report = await new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
   expect(report.violations).toEqual([]);
 }

@@ -3,7 +3,10 @@
  * checking the type is enough for `result` to have that type's schema. No cast anywhere: this
  * file is type-checked with `--strict` by `npm run openapi:client`.
  */
-import type { Operation, VmDeleteResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult } from './generated/types.gen';
+import type {
+  Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmDeleteResult, VolumeActionResult,
+  VolumeCreateResult, VolumeRenewResult,
+} from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
 export function purchaseResult(operation: Operation): VolumeCreateResult | null {
@@ -30,6 +33,22 @@ export function describeResult(operation: Operation): string {
     case 'vm.delete': {
       const r: VmDeleteResult | null = operation.result;
       return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';
+    }
+    case 'template.deploy': {
+      const r: TemplateDeployResult | null = operation.result;
+      return r ? `${r.template} ${r.version} is ${r.status} (${r.deployment_id})` : 'not deployed yet';
+    }
+    case 'template.update': {
+      const r: TemplateUpdateResult | null = operation.result;
+      return r ? `${r.deployment_id} is ${r.status} at ${r.version}` : 'not updated yet';
+    }
+    case 'template.health': {
+      const r: TemplateHealthResult | null = operation.result;
+      return r ? `${r.deployment_id} was ${r.health} at ${r.checked_at}` : 'not checked yet';
+    }
+    case 'template.remove': {
+      const r: TemplateRemoveResult | null = operation.result;
+      return r ? `${r.deployment_id} is ${r.status}` : 'not removed yet';
     }
   }
 }

@@ -14,7 +14,26 @@ import { SeededDisks } from '../volumes/application/seeded-disks.port';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
-import { SeedFile, SeedOrganization } from './seed-file';
+import { TemplateCatalog } from '../templates/application/template-catalog.port';
+import { Template } from '../templates/domain/template';
+import { SeedFile, SeedOrganization, SeedTemplate } from './seed-file';
+
+/** A seed file's template, checked beyond its shape: distinct versions and variable names (400 naming the member). */
+function seedTemplate(t: SeedTemplate, i: number): Template {
+  const at = `templates[${i}]`;
+  const dupVersion = t.versions.find((v, k) => t.versions.indexOf(v) !== k);
+  if (dupVersion !== undefined) throw invalidRequest(`Seed file: ${at}.versions: ${dupVersion} is listed twice`, { field: `${at}.versions` });
+  const names = t.variables.map((v) => v.name);
+  const dupName = names.find((n, k) => names.indexOf(n) !== k);
+  if (dupName !== undefined) throw invalidRequest(`Seed file: ${at}.variables: ${dupName} is declared twice`, { field: `${at}.variables` });
+  return {
+    id: t.id,
+    name: t.name,
+    versions: [...t.versions],
+    variables: t.variables.map((v) => ({ name: v.name, description: v.description, required: v.required, secret: v.secret })),
+    simulate: t.simulate ? { deploy: t.simulate.deploy ?? 'ok', health: t.simulate.health ?? 'healthy' } : null,
+  };
+}
 
 /** Volumes per INSERT statement of a seed file (20 parameters each: PostgreSQL takes at most 65,535). */
 const VOLUMES_PER_STATEMENT = 1000;
@@ -27,6 +46,7 @@ export interface SeedResult {
   regions: string[];
   server_plans: string[];
   images: string[];
+  templates: string[];
   organizations: {
     id: string;
     users: { id: string; email: string }[];
@@ -49,6 +69,7 @@ export class LoadSeed {
     private readonly wallet: WalletLedger,
     private readonly clock: Clock,
     private readonly seededDisks: SeededDisks,
+    private readonly templates: TemplateCatalog,
   ) {}
 
   async execute(seed: SeedFile): Promise<SeedResult> {
@@ -61,7 +82,7 @@ export class LoadSeed {
       }
     }
     return this.uow.run(async () => {
-      const result: SeedResult = { regions: [], server_plans: [], images: [], organizations: [] };
+      const result: SeedResult = { regions: [], server_plans: [], images: [], templates: [], organizations: [] };
       // Plans and images first: the regions' server offers name plans.
       for (const plan of seed.server_plans ?? []) {
         await this.catalog.createServerPlan({ id: plan.id, vcpus: plan.vcpus, memoryGb: plan.memory_gb, diskGb: plan.disk_gb });
@@ -70,6 +91,10 @@ export class LoadSeed {
       for (const image of seed.images ?? []) {
         await this.catalog.createImage({ id: image.id, name: image.name, type: image.type });
         result.images.push(image.id);
+      }
+      for (const [i, template] of (seed.templates ?? []).entries()) {
+        await this.templates.create(seedTemplate(template, i));
+        result.templates.push(template.id);
       }
       // Offers and zones read once per file, not once per volume (the catalog does not change
       // inside this transaction except through the regions created above, which come first).

@@ -9,6 +9,7 @@ import { SCOPES } from '../auth/domain/principal';
 import { firstValidationError, nulCharacterPath } from '../../shared/http/validation.pipe';
 import { VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../volumes/domain/volume-attributes';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../servers/domain/server';
+import { VARIABLE_NAME_PATTERN, VARIABLE_NAME_RULE } from '../templates/domain/template';
 
 const ID = /^[A-Za-z0-9_.-]{1,100}$/;
 const prefixed = (prefix: string) => new RegExp(`^${prefix}_[A-Za-z0-9_.-]{1,100}$`);
@@ -56,6 +57,27 @@ class SeedImage {
   @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
   @IsString() @Length(1, 200) name: string;
   @IsIn(['system', 'app'], { message: 'type must be system or app' }) type: 'system' | 'app';
+}
+
+class SeedTemplateVariable {
+  @IsString() @Matches(VARIABLE_NAME_PATTERN, { message: `name must be ${VARIABLE_NAME_RULE}` }) name: string;
+  @IsString() @Length(0, 500) description: string;
+  @IsBoolean() required: boolean;
+  @IsBoolean() secret: boolean;
+}
+
+/** Read by the simulated compute provider only. */
+class SeedTemplateSimulation {
+  @IsOptional() @IsIn(['ok', 'fail'], { message: 'deploy must be ok or fail' }) deploy?: 'ok' | 'fail';
+  @IsOptional() @IsIn(['healthy', 'unhealthy'], { message: 'health must be healthy or unhealthy' }) health?: 'healthy' | 'unhealthy';
+}
+
+class SeedTemplate {
+  @IsString() @Matches(ID, { message: 'id must be 1 to 100 of A-Z a-z 0-9 _ . -' }) id: string;
+  @IsString() @Length(1, 200) name: string;
+  @IsArray() @ArrayMinSize(1) @IsString({ each: true }) @Length(1, 100, { each: true }) versions: string[];
+  @IsArray() @ValidateNested({ each: true }) @Type(() => SeedTemplateVariable) variables: SeedTemplateVariable[];
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedTemplateSimulation) simulate?: SeedTemplateSimulation;
 }
 
 class SeedRegion {
@@ -121,11 +143,12 @@ class SeedOrganization {
 export class SeedFile {
   @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SeedServerPlan) server_plans?: SeedServerPlan[];
   @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SeedImage) images?: SeedImage[];
+  @IsOptional() @IsArray() @ValidateNested({ each: true }) @Type(() => SeedTemplate) templates?: SeedTemplate[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedRegion) regions: SeedRegion[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOrganization) organizations: SeedOrganization[];
 }
 
-export type { SeedOrganization, SeedRegion, SeedVolume };
+export type { SeedOrganization, SeedRegion, SeedTemplate, SeedVolume };
 
 /** Parses and checks a seed file (seed-format.md); the first problem names its path. */
 export function parseSeedFile(text: string): SeedFile {

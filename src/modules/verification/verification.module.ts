@@ -4,10 +4,11 @@ import { VerifyInvariants } from './application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from './infrastructure/typeorm-invariant-checks';
 import { ComputeProviderModule } from '../servers/compute-provider.module';
 import { StorageProviderModule } from '../volumes/storage-provider.module';
+import { TemplateAppsModule } from '../templates/templates.module';
 
 /** The invariant verifier (`npm run cli -- verify`): read-only checks of money, operations and capacity. */
 @Module({
-  imports: [StorageProviderModule, ComputeProviderModule],
+  imports: [StorageProviderModule, ComputeProviderModule, TemplateAppsModule],
   providers: [{ provide: InvariantChecks, useClass: TypeOrmInvariantChecks }, VerifyInvariants],
   exports: [VerifyInvariants],
 })

@@ -73,6 +73,8 @@ export interface Settings {
   simulatedAcpiIgnoredImages: string[];
   /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
   webhookSecretsKey: string | undefined;
+  /** Template deployments: the secret their secret variables are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
+  deploymentSecretsKey: string | undefined;
   /** How long the previous signing secret also signs after a rotation (seconds). */
   webhookSecretOverlapS: number;
   /** Webhook deliveries one process attempts at once. */
@@ -252,6 +254,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     orphanInstanceSweepIntervalMs: int(env, 'ORPHAN_INSTANCE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
     simulatedAcpiIgnoredImages: idList(env, 'SIMULATED_ACPI_IGNORED_IMAGES'),
     webhookSecretsKey: secret(env, 'WEBHOOK_SECRETS_KEY'),
+    deploymentSecretsKey: secret(env, 'DEPLOYMENT_SECRETS_KEY'),
     webhookSecretOverlapS: int(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 2_592_000),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),

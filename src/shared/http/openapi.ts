@@ -377,6 +377,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Volume options', 'What can be bought in a region')
     .addTag('Server options', 'Server plans, prices, terms, stock, zones and images of a region')
     .addTag('Servers', 'Virtual servers: reads and edits')
+    .addTag('Templates', 'One-click applications and their deployments on servers (free of charge)')
     .addTag('Regions', 'Regions and zones')
     .addTag('Health', 'Probes for load balancers and orchestrators')
     .addTag('Documentation', 'This document and its page')

@@ -125,6 +125,10 @@ export class TypeOrmOperationRepository extends OperationRepository {
       params.push(query.volumeId);
       where.push(`volume_id = $${params.length}`);
     }
+    if (query.deploymentId !== undefined) {
+      params.push(query.deploymentId);
+      where.push(`deployment_id = $${params.length}`);
+    }
     if (query.status !== undefined) {
       params.push(query.status);
       where.push(`status = $${params.length}`);

@@ -1,10 +1,12 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
 import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { TemplateAppsCheck } from './template-apps-check';
+import { TemplateApps } from '../../templates/application/template-apps.port';
 import { ProviderInstancesCheck } from './provider-instances-check';
 import { ComputeProvider } from '../../servers/application/compute-provider.port';
 import { AccessCheck } from './access-checks';
@@ -243,7 +245,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage, compute: ComputeProvider, settings: Settings = loadSettings()) {
+  constructor(db: Db, storage: BlockStorage, compute: ComputeProvider, settings: Settings = loadSettings(), @Optional() apps?: TemplateApps) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -265,6 +267,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
       new ProviderInstancesCheck(db, compute),
+      ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }
 

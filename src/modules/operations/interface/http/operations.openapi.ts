@@ -85,6 +85,54 @@ export class VmDeleteResultResponse {
   deleted_at: string;
 }
 
+@ApiSchema({ name: 'TemplateDeployResult', description: 'result of a succeeded template.deploy' })
+export class TemplateDeployResultResponse {
+  @ApiProperty({ example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
+  deployment_id: string;
+
+  @ApiProperty({ example: 'wordpress' })
+  template: string;
+
+  @ApiProperty({ example: '6.6' })
+  version: string;
+
+  @ApiProperty({ enum: ['active'], example: 'active' })
+  status: string;
+}
+
+@ApiSchema({ name: 'TemplateUpdateResult', description: 'result of a succeeded template.update' })
+export class TemplateUpdateResultResponse {
+  @ApiProperty({ example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
+  deployment_id: string;
+
+  @ApiProperty({ example: '6.6' })
+  version: string;
+
+  @ApiProperty({ enum: ['active'], example: 'active' })
+  status: string;
+}
+
+@ApiSchema({ name: 'TemplateHealthResult', description: 'result of a succeeded template.health' })
+export class TemplateHealthResultResponse {
+  @ApiProperty({ example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
+  deployment_id: string;
+
+  @ApiProperty({ enum: ['healthy', 'unhealthy'], example: 'healthy' })
+  health: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:03.000Z' })
+  checked_at: string;
+}
+
+@ApiSchema({ name: 'TemplateRemoveResult', description: 'result of a succeeded template.remove' })
+export class TemplateRemoveResultResponse {
+  @ApiProperty({ example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
+  deployment_id: string;
+
+  @ApiProperty({ enum: ['removed'], example: 'removed' })
+  status: string;
+}
+
 /**
  * The operation types the service creates, each with the schema of its `result`: the enum of
  * Operation.type and the oneOf of Operation.result are made from this list. A new operation
@@ -97,6 +145,10 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'volume.delete', result: VolumeActionResultResponse },
   { type: 'volume.renew', result: VolumeRenewResultResponse },
   { type: 'vm.delete', result: VmDeleteResultResponse },
+  { type: 'template.deploy', result: TemplateDeployResultResponse },
+  { type: 'template.update', result: TemplateUpdateResultResponse },
+  { type: 'template.health', result: TemplateHealthResultResponse },
+  { type: 'template.remove', result: TemplateRemoveResultResponse },
 ];
 const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
@@ -118,12 +170,15 @@ export class OperationResponse {
   @ApiPropertyOptional({ description: 'Present on volume.* operations', example: 'vol_demodata1' })
   volume_id?: string;
 
+  @ApiPropertyOptional({ description: 'Present on template.* operations', example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
+  deployment_id?: string;
+
   @ApiProperty({ type: () => [OperationStepResponse], example: [{ name: 'renewing', status: 'running' }] })
   steps: OperationStepResponse[];
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.delete: VmDeleteResult); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.delete: VmDeleteResult; template.*: Template<Type>Result); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

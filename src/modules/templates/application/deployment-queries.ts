@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import { notFound } from '../../../shared/kernel/errors/domain-error';
+import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
+import { Principal } from '../../auth/domain/principal';
+import { Deployment, DeploymentStatus } from '../domain/deployment';
+import { Template } from '../domain/template';
+import { DeploymentRepository } from './deployments.port';
+import { TemplateCatalog } from './template-catalog.port';
+
+/** A page of GET /v1/deployments holds 50 unless `limit` says otherwise (1 to 100). */
+export const DEPLOYMENT_PAGE_LIMIT = 50;
+
+/** GET /v1/templates, GET /v1/deployments, GET /v1/deployments/{id}. */
+@Injectable()
+export class TemplateQueries {
+  constructor(
+    private readonly catalog: TemplateCatalog,
+    private readonly deployments: DeploymentRepository,
+  ) {}
+
+  templates(): Promise<Template[]> {
+    return this.catalog.list();
+  }
+
+  async deployment(principal: Principal, id: string): Promise<Deployment> {
+    const d = await this.deployments.findInOrg(principal.orgId, id);
+    if (!d) throw notFound(`Deployment ${id} not found`);
+    return d;
+  }
+
+  /** Newest first; without `status` every deployment but removed ones. */
+  async list(
+    principal: Principal,
+    input: { limit?: string; cursor?: string; serverId?: string; status?: DeploymentStatus },
+  ): Promise<{ deployments: Deployment[]; nextCursor: string | null }> {
+    const limit = input.limit === undefined ? DEPLOYMENT_PAGE_LIMIT : parseLimit(input.limit);
+    const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+    const page = await this.deployments.list(principal.orgId, { limit, after, serverId: input.serverId, status: input.status });
+    return { deployments: page.items, nextCursor: page.next && encodeCursor(page.next) };
+  }
+}
