@@ -58,6 +58,7 @@ describe('templates and deployments', () => {
             { id: 'vm_tpstop', name: 'stopped-1', region: 'id-jkt', zone: 'id-jkt-a' },
             { id: 'vm_tpgone', name: 'gone-1', region: 'id-jkt', zone: 'id-jkt-a' },
             { id: 'vm_tpfull', name: 'full-1', region: 'id-jkt', zone: 'id-jkt-a' },
+            { id: 'vm_tpdel', name: 'doomed-1', region: 'id-jkt', zone: 'id-jkt-a' },
           ],
           volumes: [],
         },
@@ -559,5 +560,25 @@ describe('templates and deployments', () => {
     await t.sql(`DELETE FROM deployments WHERE id = 'dep_ongone'`);
     await t.sql(`UPDATE provider_apps SET state = 'running' WHERE deployment_id = $1`, [active]);
     await expectVerified(t);
+  });
+
+  it('DELETE /v1/servers/{id}: the deleted server\'s active deployment becomes removed, readable, with no app left in use', async () => {
+    const res = await deploy('vm_tpdel', { template: 'postgres', variables: { password: 'doomed-secret-pg' } });
+    expect(res.status).toBe(202);
+    const id = res.body.deployment.id;
+    await advance.runUntilIdle();
+    expect((await getDeployment(id)).body.status).toBe('active');
+
+    const deleted = await t.http.delete('/v1/servers/vm_tpdel').set(rw);
+    expect(deleted.status).toBe(202);
+    await advance.runUntilIdle();
+    expect(await getOperation(deleted.body.operation.id)).toEqual(
+      expect.objectContaining({ type: 'vm.delete', status: 'succeeded', result: { server_id: 'vm_tpdel', detached_volume_ids: [], deleted_at: NOW } }),
+    );
+    expect((await t.http.get('/v1/servers/vm_tpdel').set(rw)).body).toEqual(expect.objectContaining({ status: 'deleted', ipv4: null, deleted_at: NOW }));
+    expect((await getDeployment(id)).body).toEqual(
+      deploymentBody({ id, server_id: 'vm_tpdel', template: 'postgres', version: '16', status: 'removed', health: 'unknown', variables: { password: '[redacted]' } }),
+    );
+    expect((await t.http.get('/v1/deployments?server_id=vm_tpdel').set(rw)).body).toEqual({ deployments: [], next_cursor: null });
   });
 });

@@ -1,3 +1,4 @@
+import { TemplateDeployments } from '../../src/modules/templates/application/deployments.port';
 import { ServerAccess } from '../../src/modules/access/application/server-access';
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { Principal } from '../../src/modules/auth/domain/principal';
@@ -71,6 +72,7 @@ describe('DeleteServer and its vm.delete executor (in-memory adapters)', () => {
   let audit: InMemoryAuditTrail;
   let outbox: RecordingOutbox;
   let rulesDeleted: string[];
+  let deploymentsRemoved: string[];
   let operations: InMemoryOperationRepository;
   let computeHealth: Compute;
   let storageHealth: Health;
@@ -85,13 +87,15 @@ describe('DeleteServer and its vm.delete executor (in-memory adapters)', () => {
     audit = new InMemoryAuditTrail();
     outbox = new RecordingOutbox();
     rulesDeleted = [];
+    deploymentsRemoved = [];
     operations = new InMemoryOperationRepository();
     computeHealth = new Compute();
     storageHealth = new Health();
     const access = { deleteServerRules: async (_org: string, id: string) => (rulesDeleted.push(id), []) } as unknown as ServerAccess;
+    const deployments = { removeAllForServer: async (id: string) => (deploymentsRemoved.push(id), []) } as TemplateDeployments;
     const clock = new FixedClock(NOW);
     useCase = new DeleteServer(new InMemoryUnitOfWork(), servers.reads, servers.writes, deletions, operations, audit, computeHealth, storageHealth, clock);
-    executor = new DeleteServerExecutor(new OperationExecutors(), deletions, servers.reads, new ProviderGateway(storage), new ComputeGateway(compute), access, audit, outbox, clock);
+    executor = new DeleteServerExecutor(new OperationExecutors(), deletions, servers.reads, new ProviderGateway(storage), new ComputeGateway(compute), access, audit, outbox, clock, deployments);
     servers.put(server());
     compute.adopt('vm_1', 'id-jkt-a', '100.64.0.1');
     for (const v of ['vol_a', 'vol_b']) {
@@ -174,6 +178,7 @@ describe('DeleteServer and its vm.delete executor (in-memory adapters)', () => {
     expect(await compute.getInstance('vm_1')).toBeNull();
     expect(servers.byId.get('vm_1')).toMatchObject({ status: 'deleted', ipv4: null, deletedAt: NOW });
     expect(rulesDeleted).toEqual(['vm_1']);
+    expect(deploymentsRemoved).toEqual(['vm_1']);
     expect(audit.entries.filter((e) => e.action === 'volume.detach')).toEqual(['vol_a', 'vol_b'].map((v) => ({
       orgId: 'org_1', actorType: 'api_key', actorId: 'key_1', ipAddress: '203.0.113.9', requestId: null, action: 'volume.detach', targetId: v,
       data: { operation_id: op.id, server_id: 'vm_1', mount_path: `/mnt/${v}`, reason: 'server_deleted' },
@@ -203,6 +208,7 @@ describe('DeleteServer and its vm.delete executor (in-memory adapters)', () => {
     await failWith(op, err);
     expect(servers.byId.get('vm_1')).toMatchObject({ status: 'deleted', ipv4: null, deletedAt: NOW });
     expect(rulesDeleted).toEqual(['vm_1']);
+    expect(deploymentsRemoved).toEqual(['vm_1']);
     expect(outbox.events.map((e) => e.type)).toEqual(['server.deleted']);
   });
 

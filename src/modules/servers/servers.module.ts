@@ -1,3 +1,4 @@
+import { TemplatesModule } from '../templates/templates.module';
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
@@ -21,7 +22,7 @@ import { ServersController } from './interface/http/servers.controller';
 
 /** Servers (VPS): reads, edits and deletion of the organization's servers, bought or seeded. */
 @Module({
-  imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule],
+  imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule, TemplatesModule],
   controllers: [ServersController, ConsoleController],
   providers: [
     { provide: ServerReads, useClass: TypeOrmServerReads },

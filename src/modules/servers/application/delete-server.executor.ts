@@ -1,3 +1,4 @@
+import { TemplateDeployments } from '../../templates/application/deployments.port';
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
@@ -88,6 +89,7 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
     private readonly audit: AuditTrail,
     private readonly outbox: EventOutbox,
     private readonly clock: Clock,
+    private readonly deployments: TemplateDeployments,
   ) {}
 
   onModuleInit(): void {
@@ -125,7 +127,7 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
 
   /**
    * The deletion took effect at the provider: the server `deleted` (once), its own firewall rules
-   * deleted and audited, the event server.deleted. Its deleted_at.
+   * deleted and audited, its deployments `removed`, the event server.deleted. Its deleted_at.
    */
   private async concludeDeleted(op: Operation): Promise<Date> {
     const serverId = this.serverId(op);
@@ -133,6 +135,7 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
     await this.writesLock(op);
     if (await this.deletions.markDeleted(serverId, this.clock.now())) {
       await this.access.deleteServerRules(op.orgId, serverId, p.actor);
+      await this.deployments.removeAllForServer(serverId);
       const server = (await this.reads.findInOrg(op.orgId, serverId))!;
       await this.outbox.record({ orgId: op.orgId, type: 'server.deleted', createdAt: server.deletedAt ?? this.clock.now(), data: presentServer(server) });
     }
