@@ -1,15 +1,36 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { OperationsModule } from '../operations/operations.module';
+import { OptionsModule } from '../options/options.module';
+import { WalletModule } from '../wallet/wallet.module';
+import { PurchaseServer } from './application/purchase-server.use-case';
+import { CreateServerExecutor, RebootServerExecutor, RenewServerExecutor, StartServerExecutor, StopServerExecutor } from './application/server-executors';
+import { ServerLifecycle } from './application/server-lifecycle.port';
+import { PowerServer, RenewServer, ServerActionRunner } from './application/server-power.use-cases';
+import { ServerQuotes } from './application/server-quotes.port';
 import { ServerQueries } from './application/server-queries';
 import { ServerReads, ServerWrites } from './application/servers.port';
 import { UpdateServer } from './application/update-server.use-case';
+import { TypeOrmServerLifecycle } from './infrastructure/typeorm-server-lifecycle';
+import { TypeOrmServerQuotes } from './infrastructure/typeorm-server-quotes';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
+import { ServerActionsController } from './interface/http/server-actions.controller';
 import { ServersController } from './interface/http/servers.controller';
 
 /** Servers (VPS): reads and edits of the organization's servers, bought or seeded. */
 @Module({
-  controllers: [ServersController],
-  providers: [{ provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer],
-  exports: [ServerReads],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, AccessModule],
+  controllers: [ServersController, ServerActionsController],
+  providers: [
+    { provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer,
+    // Buying, power actions, renewal and their executors.
+    { provide: ServerLifecycle, useClass: TypeOrmServerLifecycle },
+    { provide: ServerQuotes, useClass: TypeOrmServerQuotes },
+    PurchaseServer, ServerActionRunner, PowerServer, RenewServer,
+    CreateServerExecutor, StartServerExecutor, StopServerExecutor, RebootServerExecutor, RenewServerExecutor,
+  ],
+  exports: [ServerReads, ServerQuotes],
 })
 export class ServersModule {}

@@ -3,6 +3,7 @@ import { nullableRef } from '../../../../shared/http/openapi';
 import { BillingResponse } from '../../../volumes/interface/http/volumes.openapi';
 import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { SERVER_STATUSES } from '../../domain/server';
+import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
 
 /** Response bodies of the servers routes, for the OpenAPI document (examples: seeds/demo.json). */
 
@@ -77,4 +78,14 @@ export class ServerListResponse {
 
   @ApiProperty({ type: String, nullable: true, description: 'Pass as `cursor` for the next page; null on the last page', example: null })
   next_cursor: string | null;
+}
+
+/** 202 of POST /v1/servers and of the server actions (start, stop, reboot, renew). */
+@ApiSchema({ name: 'ServerAction', description: 'An accepted server action: the server as it is now and the operation to poll' })
+export class ServerActionResponse {
+  @ApiProperty({ type: () => ServerResponse })
+  server: ServerResponse;
+
+  @ApiProperty({ type: () => OperationResponse })
+  operation: OperationResponse;
 }
