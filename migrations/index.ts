@@ -19,6 +19,7 @@ import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
 import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
+import { ProviderInstances1764000000272 } from './1764000000272-provider-instances';
 import { ServerQuotes1764000000280 } from './1764000000280-server-quotes';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
@@ -46,5 +47,6 @@ export const MIGRATIONS = [
   Webhooks1764000000250,
   Invitations1764000000260,
   OneUnfinishedServerOperation1764000000270,
+  ProviderInstances1764000000272,
   ServerQuotes1764000000280,
 ];

@@ -1,4 +1,5 @@
 import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/volumes/application/provider-gateway';
+import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
 import { TestApp } from './test-app';
 
 /**
@@ -11,4 +12,15 @@ export async function setProviderDown(t: TestApp, down: boolean): Promise<void> 
   const gateway = t.app.get(ProviderGateway);
   for (let i = 0; i < CIRCUIT_THRESHOLD && gateway.isDown() !== down; i++) await gateway.probeOnce();
   if (gateway.isDown() !== down) throw new Error(`the provider's circuit did not ${down ? 'open' : 'close'}`);
+}
+
+/**
+ * The same for the simulated compute provider (it reads the same PROVIDER_DOWN): its circuit
+ * (ComputeGateway) probed until it opens or closes.
+ */
+export async function setComputeProviderDown(t: TestApp, down: boolean): Promise<void> {
+  t.settings.providerDown = down;
+  const gateway = t.app.get(ComputeGateway);
+  for (let i = 0; i < CIRCUIT_THRESHOLD && gateway.isDown() !== down; i++) await gateway.probeOnce();
+  if (gateway.isDown() !== down) throw new Error(`the compute provider's circuit did not ${down ? 'open' : 'close'}`);
 }

@@ -17,11 +17,12 @@ import { TypeOrmServerQuotes } from './infrastructure/typeorm-server-quotes';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
 import { ServerActionsController } from './interface/http/server-actions.controller';
+import { ComputeProviderModule } from './compute-provider.module';
 import { ServersController } from './interface/http/servers.controller';
 
 /** Servers (VPS): reads and edits of the organization's servers, bought or seeded. */
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, AccessModule],
+  imports: [ComputeProviderModule, OperationsModule, WalletModule, IdempotencyModule, OptionsModule, AccessModule],
   controllers: [ServersController, ServerActionsController],
   providers: [
     { provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer,
@@ -31,6 +32,6 @@ import { ServersController } from './interface/http/servers.controller';
     PurchaseServer, ServerActionRunner, PowerServer, RenewServer,
     CreateServerExecutor, StartServerExecutor, StopServerExecutor, RebootServerExecutor, RenewServerExecutor,
   ],
-  exports: [ServerReads, ServerQuotes],
+  exports: [ServerReads, ServerQuotes, ComputeProviderModule],
 })
 export class ServersModule {}

@@ -65,6 +65,10 @@ export interface Settings {
   providerRetryBaseMs: number;
   /** How often each worker process sweeps the provider for disks of deleted volumes (the orphan disk sweep). */
   orphanDiskSweepIntervalMs: number;
+  /** How often each worker process sweeps the compute provider for instances of deleted or unknown servers (the orphan instance sweep). */
+  orphanInstanceSweepIntervalMs: number;
+  /** The simulated compute provider: the images whose guests ignore an ACPI shutdown (a stop without force then fails with invalid_state). */
+  simulatedAcpiIgnoredImages: string[];
   /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
   webhookSecretsKey: string | undefined;
   /** How long the previous signing secret also signs after a rotation (seconds). */
@@ -154,6 +158,17 @@ function secret(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw;
 }
 
+/** SIMULATED_ACPI_IGNORED_IMAGES: unset (none), or comma-separated catalog ids (letters, digits, ".", "_", "-"). */
+function idList(env: NodeJS.ProcessEnv, name: string): string[] {
+  const raw = (env[name] ?? '').trim();
+  if (raw === '') return [];
+  const parts = raw.split(',').map((p) => p.trim());
+  if (!parts.every((p) => /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(p))) {
+    throw new Error(`Setting ${name} must be comma-separated image ids (such as ubuntu-24.04,debian-12), got "${raw}"`);
+  }
+  return [...new Set(parts)];
+}
+
 /** WEBHOOK_RETRY_SCHEDULE_S: 1 to 20 comma-separated whole seconds, the first 0. */
 function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
   const raw = (env[name] ?? '').trim();
@@ -231,6 +246,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     providerRetryWindowMs: int(env, 'PROVIDER_RETRY_WINDOW_MS', 600_000, 0, 86_400_000),
     providerRetryBaseMs: int(env, 'PROVIDER_RETRY_BASE_MS', 1_000, 1, 60_000),
     orphanDiskSweepIntervalMs: int(env, 'ORPHAN_DISK_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    orphanInstanceSweepIntervalMs: int(env, 'ORPHAN_INSTANCE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    simulatedAcpiIgnoredImages: idList(env, 'SIMULATED_ACPI_IGNORED_IMAGES'),
     webhookSecretsKey: secret(env, 'WEBHOOK_SECRETS_KEY'),
     webhookSecretOverlapS: int(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 2_592_000),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),

@@ -1,0 +1,83 @@
+import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { ProviderCircuit } from '../../operations/application/provider-circuit';
+import { ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from './compute-provider.port';
+
+type Step = { serverId: string; step: string };
+
+/**
+ * The worker's, the HTTP actions' and the readiness probe's way to the compute provider
+ * (application layer, so a real provider adapter replaces the simulated one without touching it),
+ * through the circuit every provider gateway shares (ProviderCircuit), as the storage provider's
+ * ProviderGateway:
+ *
+ * - the circuit: after CIRCUIT_THRESHOLD consecutive failed calls (operations' calls and the
+ *   periodic probe alike) the provider is down until a call succeeds; kept in each process;
+ * - failure classes: ComputeUnavailable (and any error the adapter did not classify, such as a
+ *   broken connection) becomes StepUnavailable, which the worker retries with backoff within the
+ *   retry window; a DomainError is the provider's final answer (the operation fails) and, being an
+ *   answer, counts as a successful call.
+ *
+ * It is the ComputeHealth that purchases, power actions, deletes and consoles consult (503
+ * provider_unavailable while down) and GET /v1/ready reports.
+ */
+@Injectable()
+export class ComputeGateway extends ComputeHealth implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly circuit: ProviderCircuit;
+
+  constructor(private readonly compute: ComputeProvider) {
+    super();
+    this.circuit = new ProviderCircuit({ context: 'ComputeProvider', label: 'compute provider', unavailable: ComputeUnavailable, ping: () => this.compute.ping() });
+  }
+
+  onApplicationBootstrap(): void {
+    this.circuit.start();
+  }
+
+  onModuleDestroy(): void {
+    this.circuit.stop();
+  }
+
+  isDown(): boolean {
+    return this.circuit.isDown();
+  }
+
+  /** One probe; its outcome counts like a call's. */
+  probeOnce(): Promise<void> {
+    return this.circuit.probeOnce();
+  }
+
+  createInstance(input: Parameters<ComputeProvider['createInstance']>[0]): Promise<ProviderInstance> {
+    return this.call(() => this.compute.createInstance(input));
+  }
+  awaitBoot(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.awaitBoot(input));
+  }
+  powerOn(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.powerOn(input));
+  }
+  shutdown(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.shutdown(input));
+  }
+  powerOff(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.powerOff(input));
+  }
+  reboot(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.reboot(input));
+  }
+  reset(input: Step): Promise<ProviderInstance> {
+    return this.call(() => this.compute.reset(input));
+  }
+  deleteInstance(input: Step): Promise<void> {
+    return this.call(() => this.compute.deleteInstance(input));
+  }
+  getInstance(serverId: string): Promise<ProviderInstance | null> {
+    return this.call(() => this.compute.getInstance(serverId));
+  }
+  listInstances(page?: InstancePage): Promise<ProviderInstance[]> {
+    return this.call(() => this.compute.listInstances(page));
+  }
+
+  private call<T>(work: () => Promise<T>): Promise<T> {
+    return this.circuit.call(work);
+  }
+}

@@ -1,0 +1,241 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
+import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
+import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
+import { randomBase62 } from '../../../shared/kernel/ids/ids';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeAction, ComputeCallInput, SimulatedInstance, simulateComputeCall, userDataBytes } from '../domain/simulated-instance';
+
+interface InstanceRow {
+  instance_id: string;
+  server_id: string;
+  zone_id: string;
+  vcpus: number | null;
+  memory_gb: number | null;
+  disk_gb: number | null;
+  image: string | null;
+  ipv4: string;
+  power: 'running' | 'stopped';
+  ssh_key_count: number;
+  user_data_bytes: number;
+  ignores_acpi: boolean;
+  deleted_at: Date | null;
+}
+
+const INSTANCE_COLUMNS =
+  'instance_id, server_id, zone_id, vcpus, memory_gb, disk_gb, image, ipv4, power, ssh_key_count, user_data_bytes, ignores_acpi, deleted_at';
+
+const toSimulated = (r: InstanceRow): SimulatedInstance => ({
+  instanceId: r.instance_id,
+  serverId: r.server_id,
+  zoneId: r.zone_id,
+  vcpus: r.vcpus,
+  memoryGb: r.memory_gb,
+  diskGb: r.disk_gb,
+  image: r.image,
+  ipv4: r.ipv4,
+  power: r.power,
+  sshKeyCount: r.ssh_key_count,
+  userDataBytes: r.user_data_bytes,
+  ignoresAcpi: r.ignores_acpi,
+  deleted: r.deleted_at !== null,
+});
+
+/** The port's view of a simulated instance (also the in-memory adapter's). */
+export const toProviderInstance = (i: SimulatedInstance): ProviderInstance => ({
+  instanceId: i.instanceId,
+  serverId: i.serverId,
+  zoneId: i.zoneId,
+  vcpus: i.vcpus,
+  memoryGb: i.memoryGb,
+  diskGb: i.diskGb,
+  image: i.image,
+  ipv4: i.ipv4,
+  power: i.power,
+});
+
+type Step = { serverId: string; step: string };
+
+/**
+ * The shipped compute provider: a simulation that keeps its instances in its own table
+ * (provider_instances), so they survive restarts like a real provider's. Each call is idempotent
+ * by (server id, step): the first call that takes effect is recorded with its answer in
+ * provider_compute_calls, in the same short transaction (on the worker's pool) as the instance's
+ * change; the same call again answers that, and two racing ones are decided by the primary key
+ * (the loser's transaction rolls back and it reads the winner's answer).
+ *
+ * Settings, shared with the simulated storage provider: PROVIDER_LATENCY_MS delays every call;
+ * PROVIDER_DOWN fails every call (ping included) with ComputeUnavailable; PROVIDER_FAULTS fails
+ * that share of calls at random, half before the call takes effect and half after it (the answer
+ * lost). ping is exempt from random faults. SIMULATED_ACPI_IGNORED_IMAGES: instances created from
+ * those images ignore an ACPI shutdown (provider_instances.ignores_acpi, which a test may also set).
+ *
+ * Addresses: next_server_ipv4() (100.64.0.0/10, the sequence seeded servers take theirs from,
+ * never reused), unique among live instances by a partial unique index. Nothing secret is kept:
+ * the SSH keys' count and user_data's byte count only.
+ */
+@Injectable()
+export class SimulatedComputeProvider extends ComputeProvider {
+  constructor(
+    private readonly db: Db,
+    @Inject(WorkerUnitOfWork) private readonly uow: UnitOfWork,
+    private readonly settings: Settings,
+  ) {
+    super();
+  }
+
+  async createInstance(input: {
+    serverId: string;
+    step: string;
+    zoneId: string;
+    vcpus: number;
+    memoryGb: number;
+    diskGb: number;
+    image: string;
+    sshPublicKeys: string[];
+    userData: string | null;
+  }): Promise<ProviderInstance> {
+    return this.instance(
+      await this.call(input.step, {
+        action: 'create',
+        serverId: input.serverId,
+        instanceId: `ins_${randomBase62(20)}`,
+        zoneId: input.zoneId,
+        vcpus: input.vcpus,
+        memoryGb: input.memoryGb,
+        diskGb: input.diskGb,
+        image: input.image,
+        ipv4: '', // allocated in the call's transaction, only when an instance is made
+        sshKeyCount: input.sshPublicKeys.length,
+        userDataBytes: userDataBytes(input.userData),
+        ignoresAcpi: this.settings.simulatedAcpiIgnoredImages.includes(input.image),
+      }),
+    );
+  }
+
+  async awaitBoot(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'await_boot', serverId: input.serverId }));
+  }
+  async powerOn(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'power_on', serverId: input.serverId }));
+  }
+  async shutdown(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'shutdown', serverId: input.serverId }));
+  }
+  async powerOff(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'power_off', serverId: input.serverId }));
+  }
+  async reboot(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'reboot', serverId: input.serverId }));
+  }
+  async reset(input: Step): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'reset', serverId: input.serverId }));
+  }
+  async deleteInstance(input: Step): Promise<void> {
+    await this.call(input.step, { action: 'delete', serverId: input.serverId });
+  }
+
+  async getInstance(serverId: string): Promise<ProviderInstance | null> {
+    await this.before();
+    const rows = await this.uow.run(() =>
+      this.db.query<InstanceRow>(`SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE deleted_at IS NULL AND server_id = $1`, [serverId]),
+    );
+    return rows.length === 0 ? null : toProviderInstance(toSimulated(rows[0]));
+  }
+
+  async listInstances(page?: InstancePage): Promise<ProviderInstance[]> {
+    await this.before();
+    // LIMIT NULL: no limit (every live instance, when no page is asked for).
+    const rows = await this.uow.run(() =>
+      this.db.query<InstanceRow>(
+        `SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE deleted_at IS NULL AND server_id > $1 ORDER BY server_id LIMIT $2`,
+        [page?.after ?? '', page?.limit ?? null],
+      ),
+    );
+    return rows.map((r) => toProviderInstance(toSimulated(r)));
+  }
+
+  async ping(): Promise<void> {
+    if (this.settings.providerDown) throw new ComputeUnavailable('The compute provider is down (PROVIDER_DOWN)');
+  }
+
+  private instance(answer: SimulatedInstance | undefined): ProviderInstance {
+    if (!answer) throw new Error('The simulated compute provider answered no instance');
+    return toProviderInstance(answer);
+  }
+
+  /**
+   * Latency, then the outage; then whether this call is struck by a random fault (PROVIDER_FAULTS
+   * of the calls), and if so whether before it takes effect or after (its answer lost), evenly.
+   */
+  private async before(): Promise<'none' | 'after'> {
+    if (this.settings.providerLatencyMs > 0) await sleep(this.settings.providerLatencyMs);
+    if (this.settings.providerDown) throw new ComputeUnavailable('The compute provider is down (PROVIDER_DOWN)');
+    if (!(this.settings.providerFaults > 0 && Math.random() < this.settings.providerFaults)) return 'none';
+    if (Math.random() < 0.5) throw new ComputeUnavailable('The compute provider failed the call (PROVIDER_FAULTS)');
+    return 'after';
+  }
+
+  private async call(step: string, input: ComputeCallInput): Promise<SimulatedInstance | undefined> {
+    const fault = await this.before();
+    const answer = await this.record(step, input);
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return answer;
+  }
+
+  /** The call's effect and its record, in one short transaction of the provider's own; or the answer recorded already. */
+  private async record(step: string, input: ComputeCallInput): Promise<SimulatedInstance | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.uow.run(async () => {
+          const prior = await this.db.one<{ answer: SimulatedInstance | null }>(
+            'SELECT answer FROM provider_compute_calls WHERE server_id = $1 AND step = $2',
+            [input.serverId, step],
+            'provider_compute_calls_find',
+          );
+          if (prior) return prior.answer ?? undefined;
+          // The server's live instance, else its latest deleted one (a server is never created twice).
+          const row = await this.db.one<InstanceRow>(
+            `SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE server_id = $1
+              ORDER BY deleted_at DESC NULLS FIRST, created_at DESC LIMIT 1 FOR UPDATE`,
+            [input.serverId],
+            'provider_instances_lock',
+          );
+          const before = row && toSimulated(row);
+          let call = input;
+          if (call.action === 'create' && !(before && !before.deleted)) {
+            const ip = await this.db.one<{ ipv4: string }>('SELECT next_server_ipv4() AS ipv4', [], 'provider_instances_next_ipv4');
+            call = { ...call, ipv4: ip!.ipv4 };
+          }
+          const after = simulateComputeCall(before, call);
+          if (after && call.action === 'create' && after !== before) {
+            await this.db.query(
+              `INSERT INTO provider_instances (instance_id, server_id, zone_id, vcpus, memory_gb, disk_gb, image, ipv4, power,
+                                               ssh_key_count, user_data_bytes, ignores_acpi)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+              [after.instanceId, after.serverId, after.zoneId, after.vcpus, after.memoryGb, after.diskGb, after.image, after.ipv4, after.power,
+                after.sshKeyCount, after.userDataBytes, after.ignoresAcpi],
+            );
+          } else if (after && before && (after.power !== before.power || after.deleted !== before.deleted)) {
+            await this.db.query(
+              `UPDATE provider_instances SET power = $2, deleted_at = CASE WHEN $3::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END
+                WHERE instance_id = $1`,
+              [after.instanceId, after.power, after.deleted],
+            );
+          }
+          const answer = input.action === 'delete' ? undefined : after;
+          await this.db.query(
+            'INSERT INTO provider_compute_calls (server_id, step, action, answer) VALUES ($1, $2, $3, $4)',
+            [input.serverId, step, input.action satisfies ComputeAction, answer ? JSON.stringify(answer) : null],
+          );
+          return answer;
+        });
+      } catch (err) {
+        // The same call (or the same server's instance) raced with this one and won: read its answer.
+        if (sqlState(err) === UNIQUE_VIOLATION && attempt < 3) continue;
+        throw err;
+      }
+    }
+  }
+}

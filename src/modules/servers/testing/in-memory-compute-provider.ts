@@ -1,0 +1,139 @@
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeCallInput, SimulatedInstance, simulateComputeCall, userDataBytes } from '../domain/simulated-instance';
+
+const copy = (i: SimulatedInstance): SimulatedInstance => ({ ...i });
+const toProviderInstance = (i: SimulatedInstance): ProviderInstance => ({
+  instanceId: i.instanceId, serverId: i.serverId, zoneId: i.zoneId, vcpus: i.vcpus, memoryGb: i.memoryGb, diskGb: i.diskGb, image: i.image, ipv4: i.ipv4, power: i.power,
+});
+
+type Step = { serverId: string; step: string };
+
+/**
+ * The simulated compute provider's rules in memory, for unit tests: idempotent by (server, step)
+ * like the database adapter. `down` fails every call; `failNext(n)` fails the next n calls (before
+ * they take effect); `loseNextAnswer()` lets the next call take effect and then fails it.
+ * `effective` lists the calls that took effect. `acpiIgnoredImages` plays
+ * SIMULATED_ACPI_IGNORED_IMAGES; `adopt()` plays the adoption of a seeded server. Addresses come
+ * from 100.64.0.0/10 in order, never reused.
+ */
+export class InMemoryComputeProvider extends ComputeProvider {
+  /** Every instance ever made, live or deleted, by instance id. */
+  readonly instances = new Map<string, SimulatedInstance>();
+  readonly recorded = new Map<string, SimulatedInstance | undefined>();
+  readonly effective: { serverId: string; step: string; action: string }[] = [];
+  readonly acpiIgnoredImages = new Set<string>();
+  down = false;
+  private failing = 0;
+  private loseAnswer = false;
+  private sequence = 0;
+  private addresses = 0;
+
+  failNext(n: number): void {
+    this.failing = n;
+  }
+
+  loseNextAnswer(): void {
+    this.loseAnswer = true;
+  }
+
+  /** A seeded server's instance: running, with the server's address and no specs. */
+  adopt(serverId: string, zoneId: string, ipv4: string): ProviderInstance {
+    const instance: SimulatedInstance = {
+      instanceId: `ins_${++this.sequence}`, serverId, zoneId, vcpus: null, memoryGb: null, diskGb: null, image: null, ipv4, power: 'running',
+      sshKeyCount: 0, userDataBytes: 0, ignoresAcpi: false, deleted: false,
+    };
+    this.instances.set(instance.instanceId, instance);
+    return toProviderInstance(instance);
+  }
+
+  /** The server's live instance (or its latest deleted one) as the simulator keeps it, for assertions. */
+  simulated(serverId: string): SimulatedInstance | undefined {
+    const all = [...this.instances.values()].filter((i) => i.serverId === serverId);
+    return all.find((i) => !i.deleted) ?? all[all.length - 1];
+  }
+
+  async createInstance(input: {
+    serverId: string; step: string; zoneId: string; vcpus: number; memoryGb: number; diskGb: number; image: string; sshPublicKeys: string[]; userData: string | null;
+  }): Promise<ProviderInstance> {
+    return this.instance(
+      this.call(input.step, {
+        action: 'create', serverId: input.serverId, instanceId: `ins_${++this.sequence}`, zoneId: input.zoneId, vcpus: input.vcpus, memoryGb: input.memoryGb,
+        diskGb: input.diskGb, image: input.image, ipv4: '', sshKeyCount: input.sshPublicKeys.length, userDataBytes: userDataBytes(input.userData),
+        ignoresAcpi: this.acpiIgnoredImages.has(input.image),
+      }),
+    );
+  }
+  async awaitBoot(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'await_boot', serverId: input.serverId }));
+  }
+  async powerOn(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'power_on', serverId: input.serverId }));
+  }
+  async shutdown(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'shutdown', serverId: input.serverId }));
+  }
+  async powerOff(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'power_off', serverId: input.serverId }));
+  }
+  async reboot(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'reboot', serverId: input.serverId }));
+  }
+  async reset(input: Step): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'reset', serverId: input.serverId }));
+  }
+  async deleteInstance(input: Step): Promise<void> {
+    this.call(input.step, { action: 'delete', serverId: input.serverId });
+  }
+  async getInstance(serverId: string): Promise<ProviderInstance | null> {
+    this.before();
+    const live = [...this.instances.values()].find((i) => i.serverId === serverId && !i.deleted);
+    return live ? toProviderInstance(live) : null;
+  }
+  async listInstances(page?: InstancePage): Promise<ProviderInstance[]> {
+    this.before();
+    const live = [...this.instances.values()].filter((i) => !i.deleted).sort((a, b) => (a.serverId < b.serverId ? -1 : a.serverId > b.serverId ? 1 : 0));
+    return live.filter((i) => i.serverId > (page?.after ?? '')).slice(0, page?.limit).map(toProviderInstance);
+  }
+  async ping(): Promise<void> {
+    if (this.down) throw new ComputeUnavailable('down (test)');
+  }
+
+  private before(): void {
+    if (this.down) throw new ComputeUnavailable('down (test)');
+    if (this.failing > 0) {
+      this.failing -= 1;
+      throw new ComputeUnavailable('failed (test)');
+    }
+  }
+
+  private instance(i: SimulatedInstance | undefined): ProviderInstance {
+    if (!i) throw new Error('no instance answered');
+    return toProviderInstance(i);
+  }
+
+  private call(step: string, input: ComputeCallInput): SimulatedInstance | undefined {
+    this.before();
+    const key = `${input.serverId}|${step}`;
+    let answer: SimulatedInstance | undefined;
+    if (this.recorded.has(key)) {
+      answer = this.recorded.get(key);
+    } else {
+      const current = this.simulated(input.serverId);
+      let call = input;
+      if (call.action === 'create' && !(current && !current.deleted)) {
+        this.addresses += 1;
+        call = { ...call, ipv4: `100.64.${Math.floor(this.addresses / 256)}.${this.addresses % 256}` };
+      }
+      const after = simulateComputeCall(current && copy(current), call);
+      if (after) this.instances.set(after.instanceId, copy(after));
+      answer = input.action === 'delete' ? undefined : after && copy(after);
+      this.recorded.set(key, answer);
+      this.effective.push({ serverId: input.serverId, step, action: input.action });
+    }
+    if (this.loseAnswer) {
+      this.loseAnswer = false;
+      throw new ComputeUnavailable('answer lost (test)');
+    }
+    return answer;
+  }
+}
