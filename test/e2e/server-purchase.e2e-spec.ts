@@ -30,7 +30,16 @@ describe('POST /v1/servers (purchase)', () => {
       server_plans: SERVER_PLANS,
       images: IMAGES,
       regions: [serverRegion('id-jkt', 256), serverRegion('sg-sin', 3), region('au-syd')],
-      organizations: [organization('sp'), organization('spp', { wallet: { USD: '5.00000', IDR: '0' } }), organization('spx')],
+      organizations: [
+        organization('sp'),
+        organization('spp', { wallet: { USD: '5.00000', IDR: '0' } }),
+        organization('spx'),
+        // 25 seeded servers, one of them deleted: 24 live.
+        organization('spq', {
+          volumes: [],
+          servers: Array.from({ length: 25 }, (_, i) => ({ id: `vm_spq${i}`, name: `s-${i}`, region: 'id-jkt', zone: 'id-jkt-a' })),
+        }),
+      ],
     });
     advance = t.app.get(AdvanceOperations);
     keyA = (await t.http.post('/v1/ssh-keys').set(rw).send({ name: 'alice', public_key: SSH_KEYS.ed.line })).body.id;
@@ -166,6 +175,69 @@ describe('POST /v1/servers (purchase)', () => {
     expect(await vcpusUsed()).toBe('2');
   });
 
+
+  describe('server quotes', () => {
+    const quote = (body: object) => t.http.post('/v1/quotes').set(rw).send(body);
+    const serverQuote = { region: 'id-jkt', plan: 'cx4', term_months: 12, currency: 'IDR' };
+
+    it('POST /v1/quotes with plan: 201 kind server with the frozen price; GET reads it; disk quotes show kind volume', async () => {
+      const res = await quote(serverQuote);
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^quo_/),
+        kind: 'server',
+        region: 'id-jkt',
+        plan: 'cx4',
+        term_months: 12,
+        currency: 'IDR',
+        price_per_month: { USD: '18.00000', IDR: '288000' },
+        amount: '3456000',
+        created_at: clock.now().toISOString(),
+        expires_at: new Date(clock.now().getTime() + 600_000).toISOString(),
+        used_at: null,
+      });
+      expect((await t.http.get(`/v1/quotes/${res.body.id}`).set(rw)).body).toEqual(res.body);
+      const disk = await quote({ region: 'id-jkt', size_gb: 100, term_months: 1, currency: 'USD' });
+      expect(disk.body).toMatchObject({ kind: 'volume', type: 'premium', size_gb: 100 });
+    });
+
+    it('400: type or size_gb beside plan, a term not sold; 404: region without servers, plan not sold', async () => {
+      const typed = await quote({ ...serverQuote, type: 'ssd' });
+      expect(typed.body).toEqual(errorBody(typed, 'invalid_request', 'type is a member of disk quotes; a server quote (with plan) takes region, plan, term_months and currency', { field: 'type' }));
+      const sized = await quote({ ...serverQuote, size_gb: 10 });
+      expect(sized.body).toEqual(errorBody(sized, 'invalid_request', 'size_gb is a member of disk quotes; a server quote (with plan) takes region, plan, term_months and currency', { field: 'size_gb' }));
+      const none = await quote({ ...serverQuote, region: 'au-syd' });
+      expect(none.body).toEqual(errorBody(none, 'not_found', 'Region au-syd sells no servers'));
+      const plan = await quote({ ...serverQuote, plan: 'cx9' });
+      expect(plan.body).toEqual(errorBody(plan, 'not_found', 'Plan cx9 is not sold in id-jkt'));
+    });
+
+    it('a purchase with a server quote pays its price; the other kind is 400 naming quote_id; a differing member 400; used 409; expired 409', async () => {
+      const q = (await quote({ ...serverQuote, plan: 'cx1', term_months: 1, currency: 'USD' })).body;
+      const disk = (await quote({ region: 'id-jkt', size_gb: 100, term_months: 1, currency: 'USD' })).body;
+      const withDisk = await buy({ ...ok, name: 'q-1', plan: 'cx1', term_months: 1, quote_id: disk.id });
+      expect(withDisk.body).toEqual(errorBody(withDisk, 'invalid_request', `quote_id ${disk.id} is a disk quote; a server purchase needs a server quote (POST /v1/quotes with plan)`, { field: 'quote_id' }));
+      const volume = await t.http.post('/v1/volumes').set(rw).send({ name: 'qv-1', region: 'id-jkt', size_gb: 100, term_months: 1, currency: 'USD', quote_id: q.id });
+      expect(volume.body).toEqual(errorBody(volume, 'invalid_request', `quote_id ${q.id} is a server quote; a disk purchase needs a disk quote (POST /v1/quotes with type and size_gb)`, { field: 'quote_id' }));
+      const differs = await buy({ ...ok, name: 'q-1', plan: 'cx2', term_months: 1, quote_id: q.id });
+      expect(differs.body).toEqual(errorBody(differs, 'invalid_request', `plan ("cx2") differs from quote ${q.id} ("cx1"); send the quote's plan or leave out quote_id`, { field: 'plan' }));
+      // The quote's price applies even after the offer's price changed.
+      await t.sql(`UPDATE server_offer_plans SET price_usd_minor = 999999 WHERE region_id = 'id-jkt' AND plan_id = 'cx1'`);
+      const paid = await buy({ ...ok, name: 'q-1', plan: 'cx1', term_months: 1, quote_id: q.id });
+      expect(paid.status).toBe(202);
+      expect(paid.body.server).toMatchObject({ billing: { currency: 'USD', amount: '4.50000' }, price_per_month: { USD: '4.50000', IDR: '72000' } });
+      expect((await t.http.get(`/v1/quotes/${q.id}`).set(rw)).body.used_at).toBe(clock.now().toISOString());
+      const again = await buy({ ...ok, name: 'q-2', plan: 'cx1', term_months: 1, quote_id: q.id });
+      expect(again.body).toEqual(errorBody(again, 'invalid_state', expect.stringMatching(new RegExp(`^Quote ${q.id} was already used by a purchase at `))));
+      await t.sql(`UPDATE server_offer_plans SET price_usd_minor = 450000 WHERE region_id = 'id-jkt' AND plan_id = 'cx1'`);
+      const old = (await quote({ ...serverQuote, plan: 'cx1', term_months: 1, currency: 'USD' })).body;
+      clock.advance(600_001);
+      const expired = await buy({ ...ok, name: 'q-3', plan: 'cx1', term_months: 1, quote_id: old.id });
+      expect(expired.body).toEqual(errorBody(expired, 'quote_expired', `Quote ${old.id} expired at ${old.expires_at} (quotes last 10 minutes); request a new one`));
+      await advance.runUntilIdle();
+    });
+  });
+
   describe('errors, in the check order', () => {
     it('400 naming the member: missing, wrong type, rule, term not sold, zone of another region, ssh key, user_data', async () => {
       const cases: [object, string, string][] = [
@@ -233,6 +305,21 @@ describe('POST /v1/servers (purchase)', () => {
       expect(full.body).toEqual(errorBody(full, 'out_of_stock', 'Region sg-sin has fewer than 4 free vCPUs for plan cx4'));
       expect(await counts()).toEqual(before);
       expect(await vcpusUsed('sg-sin')).toBe('0');
+    });
+
+    it('409 quota_exceeded at 25 live servers (seeded and creating ones counted, deleted ones not), details.limit; before 402', async () => {
+      const quota = bearer(apiToken('spq', 'rw'));
+      await t.sql(`UPDATE servers SET deleted_at = now() WHERE id = 'vm_spq0'`);
+      const first = await buy({ ...ok, name: 'q-25', plan: 'cx1', term_months: 1 }, quota);
+      expect(first.status).toBe(202);
+      const before = await counts();
+      await t.sql(`UPDATE wallet_balances SET available = 0 WHERE org_id = 'org_spq'`);
+      const res = await buy({ ...ok, name: 'q-26', plan: 'cx1', term_months: 1 }, quota);
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual(
+        errorBody(res, 'quota_exceeded', 'The organization already holds 25 servers that are not deleted (creating and deleting ones included); delete one first', { limit: 25 }),
+      );
+      expect(await counts()).toEqual(before);
     });
 
     it('402 insufficient_balance with details, nothing reserved', async () => {

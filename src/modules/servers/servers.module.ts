@@ -9,6 +9,7 @@ import { CreateServerExecutor, RebootServerExecutor, RenewServerExecutor, StartS
 import { ServerLifecycle } from './application/server-lifecycle.port';
 import { PowerServer, RenewServer, ServerActionRunner } from './application/server-power.use-cases';
 import { ServerQuotes } from './application/server-quotes.port';
+import { CreateServerQuote } from './application/server-quotes.use-case';
 import { ServerQueries } from './application/server-queries';
 import { ServerReads, ServerWrites } from './application/servers.port';
 import { UpdateServer } from './application/update-server.use-case';
@@ -29,9 +30,9 @@ import { ServersController } from './interface/http/servers.controller';
     // Buying, power actions, renewal and their executors.
     { provide: ServerLifecycle, useClass: TypeOrmServerLifecycle },
     { provide: ServerQuotes, useClass: TypeOrmServerQuotes },
-    PurchaseServer, ServerActionRunner, PowerServer, RenewServer,
+    PurchaseServer, ServerActionRunner, PowerServer, RenewServer, CreateServerQuote,
     CreateServerExecutor, StartServerExecutor, StopServerExecutor, RebootServerExecutor, RenewServerExecutor,
   ],
-  exports: [ServerReads, ServerQuotes, ComputeProviderModule],
+  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule],
 })
 export class ServersModule {}

@@ -1,6 +1,7 @@
 import { Body, Controller, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
 import type { Principal } from '../../../auth/domain/principal';
@@ -27,6 +28,18 @@ const ACCEPTED_HEADERS = {
 const ACTION_ERRORS = [
   'invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'provider_unavailable',
 ] as const;
+
+const BODY_VALIDATION = new RequestValidationPipe();
+
+/**
+ * stop and reboot accept no body, {} or the flag (servers.md "Precisions"): a request without a
+ * body (none parsed and no content sent) is {}; any body sent is validated as the DTO says.
+ */
+async function optionalBody<T extends object>(req: Request, metatype: new () => T): Promise<T> {
+  const sent = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (req.body === undefined && !sent) return new metatype();
+  return (await BODY_VALIDATION.transform(req.body, { type: 'body', metatype })) as T;
+}
 
 /** POST /v1/servers (buying) and the server actions start, stop, reboot, renew (servers.md). */
 @ApiTags('Servers')
@@ -143,8 +156,9 @@ export class ServerActionsController {
   @ApiIdempotencyKey([202, 404, 409])
   @ApiAcceptedResponse({ description: 'Stop accepted; poll the operation', type: ServerActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors(...ACTION_ERRORS)
-  async stop(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: StopServerBody, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.power(principal, id, 'vm.stop', body?.force === true, ip, req, res);
+  async stop(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const body = await optionalBody(req, StopServerBody);
+    await this.power(principal, id, 'vm.stop', body.force === true, ip, req, res);
   }
 
   @Post(':id/reboot')
@@ -162,8 +176,9 @@ export class ServerActionsController {
   @ApiIdempotencyKey([202, 404, 409])
   @ApiAcceptedResponse({ description: 'Reboot accepted; poll the operation', type: ServerActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors(...ACTION_ERRORS)
-  async reboot(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: RebootServerBody, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
-    await this.power(principal, id, 'vm.reboot', body?.hard === true, ip, req, res);
+  async reboot(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const body = await optionalBody(req, RebootServerBody);
+    await this.power(principal, id, 'vm.reboot', body.hard === true, ip, req, res);
   }
 
   @Post(':id/renew')
