@@ -331,6 +331,11 @@ describe('OpenAPI document and docs page', () => {
       'POST /v1/volumes/{id}/attach': 'attachVolume',
       'POST /v1/volumes/{id}/detach': 'detachVolume',
       'POST /v1/quotes': 'createQuote',
+      'POST /v1/servers': 'purchaseServer',
+      'POST /v1/servers/{id}/reboot': 'rebootServer',
+      'POST /v1/servers/{id}/renew': 'renewServer',
+      'POST /v1/servers/{id}/start': 'startServer',
+      'POST /v1/servers/{id}/stop': 'stopServer',
       'GET /v1/quotes/{id}': 'getQuote',
       'HEAD /v1/quotes/{id}': 'headQuote',
       'POST /v1/api-keys': 'createApiKey',
@@ -416,6 +421,11 @@ describe('OpenAPI document and docs page', () => {
       'volume.detach': ['VolumeDetachOperation', 'VolumeActionResult'],
       'volume.delete': ['VolumeDeleteOperation', 'VolumeActionResult'],
       'volume.renew': ['VolumeRenewOperation', 'VolumeRenewResult'],
+      'vm.create': ['VmCreateOperation', 'VmCreateResult'],
+      'vm.start': ['VmStartOperation', 'VmStartResult'],
+      'vm.stop': ['VmStopOperation', 'VmStopResult'],
+      'vm.reboot': ['VmRebootOperation', 'VmRebootResult'],
+      'vm.renew': ['VmRenewOperation', 'VmRenewResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

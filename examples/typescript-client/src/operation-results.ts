@@ -3,7 +3,9 @@
  * checking the type is enough for `result` to have that type's schema. No cast anywhere: this
  * file is type-checked with `--strict` by `npm run openapi:client`.
  */
-import type { Operation, VolumeActionResult, VolumeCreateResult, VolumeRenewResult } from './generated/types.gen';
+import type {
+  Operation, VmCreateResult, VmRebootResult, VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult,
+} from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
 export function purchaseResult(operation: Operation): VolumeCreateResult | null {
@@ -26,6 +28,26 @@ export function describeResult(operation: Operation): string {
     case 'volume.delete': {
       const r: VolumeActionResult | null = operation.result;
       return r ? `${r.volume_id} is ${r.status}` : 'not done yet';
+    }
+    case 'vm.create': {
+      const r: VmCreateResult | null = operation.result;
+      return r ? `bought ${r.server_id} (${r.ipv4}) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not bought yet';
+    }
+    case 'vm.renew': {
+      const r: VmRenewResult | null = operation.result;
+      return r ? `renewed ${r.server_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'vm.start': {
+      const r: VmStartResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}` : 'not started yet';
+    }
+    case 'vm.stop': {
+      const r: VmStopResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}${r.forced ? ' (power cut)' : ''}` : 'not stopped yet';
+    }
+    case 'vm.reboot': {
+      const r: VmRebootResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}${r.hard ? ' (reset)' : ''}` : 'not rebooted yet';
     }
   }
 }
