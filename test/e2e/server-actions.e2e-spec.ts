@@ -1,3 +1,4 @@
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { SetPurchasesPaused } from '../../src/modules/options/application/catalog-admin.use-cases';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
@@ -169,8 +170,10 @@ describe('server actions', () => {
       (before as { currency: string; available: string; reserved: string }[]).map((b) => (b.currency === 'IDR' ? { ...b, available: String(Number(b.available) - 216000) } : b)),
     );
     // Without currency: the billing currency (now IDR); 402 when the wallet cannot cover it.
+    const [idr] = await t.sql<{ a: string }>(`SELECT available::text AS a FROM wallet_balances WHERE org_id = 'org_sa' AND currency = 'IDR'`);
     await t.sql(`UPDATE wallet_balances SET available = 1000 WHERE org_id = 'org_sa' AND currency = 'IDR'`);
     const poor = await post(`/v1/servers/${serverId}/renew`, { term_months: 12 });
+    await t.sql(`UPDATE wallet_balances SET available = $1 WHERE org_id = 'org_sa' AND currency = 'IDR'`, [idr.a]);
     expect(poor.status).toBe(402);
     expect(poor.body).toEqual(errorBody(poor, 'insufficient_balance', 'The wallet cannot cover 864000 IDR; available: 1000 IDR', { required: '864000', available: '1000', currency: 'IDR' }));
     expect(await audits('server.renew')).toEqual([{ data: { operation_id: opId, term_months: 3, currency: 'IDR', amount: '216000' } }]);
@@ -227,6 +230,34 @@ describe('server actions', () => {
     const ok = await post('/v1/servers', { name: 'app-3', region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
     expect(ok.status).toBe(202);
     await advance.runUntilIdle();
+  });
+
+  it('cli verify: after this traffic every check holds; a bought server that lost its ipv4 is named by servers.purchase_captured_once', async () => {
+    const verify = t.app.get(VerifyInvariants);
+    const clean = await verify.execute();
+    expect(clean.violations).toEqual([]);
+    expect(clean.checks.filter((c) => c.name.startsWith('servers.') || c.name.startsWith('regions.vcpus')).map((c) => [c.name, c.violations])).toEqual([
+      ['servers.within_per_server_limit', 0],
+      ['regions.vcpus_used_matches_servers', 0],
+      ['servers.one_unfinished_operation', 0],
+      ['servers.purchase_captured_once', 0],
+    ]);
+    const [op] = await t.sql<{ id: string }>(`SELECT id FROM operations WHERE type = 'vm.create' AND vm_id = $1`, [serverId]);
+    const ipv4 = created.ipv4;
+    await t.sql('UPDATE servers SET ipv4 = NULL WHERE id = $1', [serverId]);
+    try {
+      const broken = await verify.execute();
+      expect(broken.violations).toEqual([
+        {
+          check: 'servers.purchase_captured_once',
+          subject: op.id,
+          message: `vm.create of ${serverId}: 1 holds, 1 captures (450000), 0 releases, and its live server has no ipv4`,
+          details: { server_id: serverId, holds: 1, captures: 1, releases: 0, captured: '450000' },
+        },
+      ]);
+    } finally {
+      await t.sql('UPDATE servers SET ipv4 = $2 WHERE id = $1', [serverId, ipv4]);
+    }
   });
 
   describe('a failed purchase gives back vCPUs and the hold, and deletes any instance made', () => {

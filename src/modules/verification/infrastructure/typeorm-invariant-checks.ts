@@ -8,6 +8,7 @@ import { ProviderDisksCheck } from './provider-disks-check';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
+import { OneUnfinishedServerOperationCheck, ServerPurchasesCapturedOnceCheck } from './server-operations-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
@@ -255,6 +256,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new AccessCheck(db),
       new OrganizationsPerUserCheck(db),
       new RegionVcpusUsedCheck(db),
+      new OneUnfinishedServerOperationCheck(db),
+      new ServerPurchasesCapturedOnceCheck(db),
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
