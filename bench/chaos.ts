@@ -39,6 +39,7 @@ import { ChaosWebhooks, WEBHOOK_ACTIONS, WEBHOOK_SERVER_ENV } from './chaos-webh
 import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
+import { SERVER_SEED, serverActions } from './chaos-servers';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 
 const ROOT = join(__dirname, '../..');
@@ -366,6 +367,7 @@ const ACTIONS: Action[] = [
     },
   },
   ...accessActions<Org>(),
+  ...serverActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...FUNDING_ACTIONS,
@@ -389,6 +391,8 @@ const ownerPasswords: string[] = [];
 
 function seedFile(): object {
   return {
+    server_plans: SERVER_SEED.server_plans,
+    images: SERVER_SEED.images,
     regions: [
       {
         id: 'id-jkt',
@@ -402,6 +406,7 @@ function seedFile(): object {
           { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } },
           { type: 'ssd', min_gb: 20, max_gb: 2000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 4, price_per_gb_month: { USD: '0.01250', IDR: '200' } },
         ],
+        server_offer: SERVER_SEED.serverOffer,
       },
     ],
     organizations: Array.from({ length: ORGS }, (_, i) => ({
