@@ -1,4 +1,5 @@
 import { Money, PricePair } from '../../../shared/kernel/money/money';
+import { Operation } from '../../operations/domain/operation';
 import { Labels } from '../../volumes/domain/volume-attributes';
 import { TermMonths } from '../../volumes/domain/volume';
 import { Server, ServerStatus } from '../domain/server';
@@ -36,6 +37,13 @@ export abstract class ServerLifecycle {
   abstract lockOrgAndCountLive(orgId: string): Promise<number>;
   /** The server, locked until the transaction ends (any organization: the worker's executors); undefined when absent. */
   abstract lock(id: string): Promise<Server | undefined>;
+  /**
+   * Stores a vm.* or template.* operation of the server (the workers are told once the
+   * transaction commits) unless the server has an unfinished one: the unique partial index
+   * operations_one_unfinished_server_op decides, across processes; then nothing is written and
+   * the unfinished operation's id is answered.
+   */
+  abstract acceptOperation(operation: Operation): Promise<{ accepted: true } | { accepted: false; busyWith: string | undefined }>;
   /** The unfinished vm.* or template.* operation of the server, if any. */
   abstract unfinishedOperation(serverId: string): Promise<string | undefined>;
   abstract setStatus(id: string, status: ServerStatus): Promise<void>;

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -7,7 +6,6 @@ import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
-import { OperationRepository } from '../../operations/application/operations.port';
 import { JsonObject, Operation, OperationStep, OperationType } from '../../operations/domain/operation';
 import { auditActor } from '../../volumes/application/audit-actor';
 import { TermMonths } from '../../volumes/domain/volume';
@@ -25,9 +23,6 @@ export interface ServerActionResult {
   operation: Operation;
 }
 
-/** The index operations_one_unfinished_server_op: one unfinished vm.* or template.* operation per server. */
-const ONE_UNFINISHED = 'operations_one_unfinished_server_op';
-
 /**
  * What the server actions share (servers.md "Power, renewal"), in one transaction: lock the
  * server (404), refuse an unfinished vm.* or template.* operation (409 invalid_state naming it in
@@ -44,7 +39,6 @@ export class ServerActionRunner {
     private readonly reads: ServerReads,
     private readonly writes: ServerWrites,
     private readonly lifecycle: ServerLifecycle,
-    private readonly operations: OperationRepository,
     private readonly wallet: WalletLedger,
     private readonly audit: AuditTrail,
     private readonly health: ComputeHealth,
@@ -106,15 +100,9 @@ export class ServerActionRunner {
 
   /** Stores the operation; the unique index's refusal (another request's operation) is 409 naming that operation. */
   private async acceptOperation(serverId: string, operation: Operation): Promise<void> {
-    try {
-      await this.uow.savepoint(() => this.operations.create(operation));
-    } catch (err) {
-      if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === ONE_UNFINISHED) {
-        const busy = await this.lifecycle.unfinishedOperation(serverId);
-        throw busy ? serverBusy(serverId, busy) : invalidState(`Server ${serverId} has an operation pending or running; wait for it to end`);
-      }
-      throw err;
-    }
+    const outcome = await this.lifecycle.acceptOperation(operation);
+    if (outcome.accepted) return;
+    throw outcome.busyWith ? serverBusy(serverId, outcome.busyWith) : invalidState(`Server ${serverId} has an operation pending or running; wait for it to end`);
   }
 }
 

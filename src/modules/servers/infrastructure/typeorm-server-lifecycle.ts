@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { Money } from '../../../shared/kernel/money/money';
+import { OperationSignals } from '../../operations/application/operation-signals.port';
+import { Operation } from '../../operations/domain/operation';
+import { OPERATION_INSERT_COLUMNS, operationValues } from '../../operations/infrastructure/typeorm-operations.repository';
 import { TermMonths } from '../../volumes/domain/volume';
 import { NewServer, ServerLifecycle } from '../application/server-lifecycle.port';
 import { ServerReads } from '../application/servers.port';
@@ -12,6 +15,7 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
   constructor(
     private readonly db: Db,
     private readonly reads: ServerReads,
+    private readonly signals: OperationSignals,
   ) {
     super();
   }
@@ -49,6 +53,20 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
   async lock(id: string): Promise<Server | undefined> {
     const row = await this.db.one<{ org_id: string }>('SELECT org_id FROM servers WHERE id = $1 FOR UPDATE', [id], 'servers_lock_by_id');
     return row && this.reads.findInOrg(row.org_id, id);
+  }
+
+  async acceptOperation(operation: Operation): Promise<{ accepted: true } | { accepted: false; busyWith: string | undefined }> {
+    const row = await this.db.one<{ id: string }>(
+      `INSERT INTO operations (${OPERATION_INSERT_COLUMNS})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+       ON CONFLICT (vm_id) WHERE status IN ('pending', 'running') AND vm_id IS NOT NULL AND (type LIKE 'vm.%' OR type LIKE 'template.%') DO NOTHING
+       RETURNING id`,
+      operationValues(operation),
+      'operations_accept_server_op',
+    );
+    if (!row) return { accepted: false, busyWith: await this.unfinishedOperation(operation.snapshot().vmId!) };
+    if (operation.status === 'pending') await this.signals.announceWork();
+    return { accepted: true };
   }
 
   async unfinishedOperation(serverId: string): Promise<string | undefined> {
