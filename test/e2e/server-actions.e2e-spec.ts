@@ -232,6 +232,17 @@ describe('server actions', () => {
     await advance.runUntilIdle();
   });
 
+  it('GET /v1/operations?vm_id= lists the server\'s operations, newest first; deployment_id filters template operations', async () => {
+    const res = await t.http.get(`/v1/operations?vm_id=${serverId}&limit=100`).set(rw);
+    expect(res.status).toBe(200);
+    const ids = (await t.sql<{ id: string }>(`SELECT id FROM operations WHERE vm_id = $1 ORDER BY created_at DESC, id DESC`, [serverId])).map((r) => r.id);
+    expect(ids.length).toBeGreaterThan(5);
+    expect(res.body.operations.map((o: { id: string }) => o.id)).toEqual(ids);
+    expect(new Set(res.body.operations.map((o: { vm_id: string }) => o.vm_id))).toEqual(new Set([serverId]));
+    const none = await t.http.get('/v1/operations?deployment_id=dep_nope').set(rw);
+    expect(none.body).toEqual({ operations: [], next_cursor: null });
+  });
+
   it('cli verify: after this traffic every check holds; a bought server that lost its ipv4 is named by servers.purchase_captured_once', async () => {
     const verify = t.app.get(VerifyInvariants);
     const clean = await verify.execute();
