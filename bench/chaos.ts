@@ -40,6 +40,7 @@ import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
 import { SERVER_SEED, serverActions } from './chaos-servers';
+import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 
 const ROOT = join(__dirname, '../..');
@@ -368,6 +369,7 @@ const ACTIONS: Action[] = [
   },
   ...accessActions<Org>(),
   ...serverActions<Org>(),
+  ...consoleActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...FUNDING_ACTIONS,

@@ -20,6 +20,7 @@ import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
 import { ProviderInstances1764000000272 } from './1764000000272-provider-instances';
+import { ProviderConsoles1764000000273 } from './1764000000273-provider-consoles';
 import { ServerQuotes1764000000280 } from './1764000000280-server-quotes';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
@@ -48,5 +49,6 @@ export const MIGRATIONS = [
   Invitations1764000000260,
   OneUnfinishedServerOperation1764000000270,
   ProviderInstances1764000000272,
+  ProviderConsoles1764000000273,
   ServerQuotes1764000000280,
 ];

@@ -15,6 +15,7 @@ import { MonitoringModule } from './modules/monitoring/monitoring.module';
 import { OperatorModule } from './modules/operator/operator.module';
 import { OptionsModule } from './modules/options/options.module';
 import { ServersModule } from './modules/servers/servers.module';
+import { ServersJobsModule } from './modules/servers/servers-jobs.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -55,6 +56,7 @@ export class AppModule {
         DocsModule,
         AccessModule,
         ServersModule,
+        ServersJobsModule,
         WebhooksModule,
         WebhooksWorkerModule,
         VerificationModule,

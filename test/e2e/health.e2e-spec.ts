@@ -2,7 +2,7 @@ import { DataSource } from 'typeorm';
 import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
 
-const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'ok' } };
+const READY = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'ok', compute_provider: 'ok' } };
 
 describe('GET /v1/health and GET /v1/ready', () => {
   let t: TestApp;
@@ -30,17 +30,24 @@ describe('GET /v1/health and GET /v1/ready', () => {
     expect(res.headers['cache-control']).toBe('no-store');
   });
 
-  it('ready stays 200 and reports the storage provider down while PROVIDER_DOWN holds (its probe opens the circuit within about 5 s), ok again once it answers', async () => {
+  it('ready stays 200 and reports the storage and compute providers down while PROVIDER_DOWN holds (their probes open the circuits within about 5 s), ok again once they answer', async () => {
+    const checks = async () => (await t.http.get('/v1/ready')).body.checks as Record<string, string>;
     t.settings.providerDown = true;
     try {
-      await waitFor('the circuit to open', async () => (await t.http.get('/v1/ready')).body.checks.provider === 'down', 15_000, 200);
+      await waitFor('the circuits to open', async () => {
+        const c = await checks();
+        return c.provider === 'down' && c.compute_provider === 'down';
+      }, 15_000, 200);
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { ...READY.checks, provider: 'down' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { ...READY.checks, provider: 'down', compute_provider: 'down' } });
     } finally {
       t.settings.providerDown = false;
     }
-    await waitFor('the circuit to close', async () => (await t.http.get('/v1/ready')).body.checks.provider === 'ok', 15_000, 200);
+    await waitFor('the circuits to close', async () => {
+      const c = await checks();
+      return c.provider === 'ok' && c.compute_provider === 'ok';
+    }, 15_000, 200);
     expect((await t.http.get('/v1/ready')).body).toEqual(READY);
   });
 
@@ -71,7 +78,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured', provider: 'ok' } });
+      expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'ok', migrations: 'pending', redis: 'not_configured', provider: 'ok', compute_provider: 'ok' } });
       // Liveness is about the process only.
       expect((await t.http.get('/v1/health')).status).toBe(200);
     } finally {
@@ -86,7 +93,7 @@ describe('GET /v1/health and GET /v1/ready', () => {
     await t.app.get(DataSource).destroy();
     const res = await t.http.get('/v1/ready');
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok' } });
+    expect(res.body).toEqual({ status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok', compute_provider: 'ok' } });
     const health = await t.http.get('/v1/health');
     expect(health.status).toBe(200);
     expect(health.body).toEqual({ status: 'ok' });
@@ -100,7 +107,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok', compute_provider: 'ok' } });
     } finally {
       await t.close();
     }
@@ -112,7 +119,7 @@ describe('GET /v1/ready with Redis configured', () => {
     try {
       const res = await t.http.get('/v1/ready');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok' } });
+      expect(res.body).toEqual({ status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok', compute_provider: 'ok' } });
     } finally {
       await t.close();
     }

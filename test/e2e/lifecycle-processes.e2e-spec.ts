@@ -1153,11 +1153,16 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       extra.push(down);
       try {
         let ready: Answer | undefined;
-        for (let i = 0; i < 100 && ready?.body.checks.provider !== 'down'; i++) {
+        // PROVIDER_DOWN takes the simulated compute provider down too (each circuit opens on its own probes).
+        const bothDown = (r?: Answer) => r?.body.checks.provider === 'down' && r?.body.checks.compute_provider === 'down';
+        for (let i = 0; i < 100 && !bothDown(ready); i++) {
           ready = await call(down, 'GET', '/v1/ready');
-          if (ready.body.checks.provider !== 'down') await new Promise((r) => setTimeout(r, 100));
+          if (!bothDown(ready)) await new Promise((r) => setTimeout(r, 100));
         }
-        expect([ready!.status, ready!.body]).toEqual([200, { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'down' } }]);
+        expect([ready!.status, ready!.body]).toEqual([
+          200,
+          { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'not_configured', provider: 'down', compute_provider: 'down' } },
+        ]);
         expect((await call(a, 'GET', '/v1/ready')).body.checks.provider).toBe('ok');
         const before = await wallet(a);
         const sg = await options(b, 'sg-sin');

@@ -316,6 +316,7 @@ describe('OpenAPI document and docs page', () => {
       'GET /v1/servers/{id}': 'getServer',
       'HEAD /v1/servers/{id}': 'headServer',
       'PATCH /v1/servers/{id}': 'updateServer',
+      'POST /v1/servers/{id}/console': 'createServerConsole',
       'GET /v1/operations': 'listOperations',
       'HEAD /v1/operations': 'headOperations',
       'GET /v1/operations/{id}': 'getOperation',

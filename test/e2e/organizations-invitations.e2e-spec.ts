@@ -5,6 +5,7 @@ import { FixedClock, SystemClock } from '../../src/shared/kernel/clock/clock';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { OWNER_PASSWORD, apiToken, bearer } from '../support/fixtures';
@@ -534,7 +535,7 @@ describe('accounts: scopes, organizations, invitations, keys that outlive people
   });
 
   it('cli verify names a user past the limit of organizations (the check behind the lock), and holds otherwise', async () => {
-    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage));
+    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider));
     const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
     const named = async () => (await verify()).violations.filter((v) => v.check === 'accounts.organizations_per_user');
     expect(await named()).toEqual([]);

@@ -12,8 +12,8 @@ import { TestApp, startTestApp } from '../support/test-app';
  * shared Redis.
  */
 
-const READY_DEGRADED = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok' } };
-const READY_OK = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok' } };
+const READY_DEGRADED = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'degraded', provider: 'ok', compute_provider: 'ok' } };
+const READY_OK = { status: 'ready', checks: { database: 'ok', migrations: 'ok', redis: 'ok', provider: 'ok', compute_provider: 'ok' } };
 
 /** A free TCP port on loopback (bound then released). */
 async function freePort(): Promise<number> {

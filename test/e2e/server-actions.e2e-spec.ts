@@ -258,7 +258,8 @@ describe('server actions', () => {
     await t.sql('UPDATE servers SET ipv4 = NULL WHERE id = $1', [serverId]);
     try {
       const broken = await verify.execute();
-      expect(broken.violations).toEqual([
+      // provider.instances_match_servers names it too (its instance has an address); the servers.* checks:
+      expect(broken.violations.filter((v) => v.check.startsWith('servers.'))).toEqual([
         {
           check: 'servers.purchase_captured_once',
           subject: op.id,

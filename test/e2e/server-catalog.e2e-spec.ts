@@ -3,6 +3,7 @@ import { SetPurchasesPaused, SetRegionVcpus } from '../../src/modules/options/ap
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
@@ -299,7 +300,7 @@ describe('server catalog', () => {
   });
 
   it('verify: the vCPU counter equals the live servers\' vCPUs, and a broken counter is named', async () => {
-    const verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock());
+    const verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock());
     const check = (r: Awaited<ReturnType<VerifyInvariants['execute']>>) => r.violations.filter((v) => v.check === 'regions.vcpus_used_matches_servers');
     expect(check(await verify.execute())).toEqual([]);
     await t.sql('ALTER TABLE servers DISABLE TRIGGER servers_count_update');

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db, UnitOfWork } from '../../src/shared/database/transaction';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
@@ -21,7 +22,7 @@ describe('verify: the ledger chain and top-up credits', () => {
 
   beforeAll(async () => {
     t = await startTestApp({ paymentProviderWebhookSecret: PAYMENT_SECRET });
-    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock());
+    verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock());
     await t.seed({ regions: [region()], organizations: [{ ...organization('vf'), api_keys: [{ name: 'b', scopes: ['billing:write'], token: apiToken('vf', 'bw') }] }] });
   });
   afterAll(async () => t?.close());

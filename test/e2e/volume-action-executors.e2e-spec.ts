@@ -5,6 +5,7 @@ import { Operation, OperationStep } from '../../src/modules/operations/domain/op
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { attachParams, deleteParams, purchaseParams } from '../../src/modules/volumes/application/volume-action-params';
 import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
 import { VolumeStates } from '../../src/modules/volumes/application/volume-states.port';
@@ -30,7 +31,7 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
   const ORG = 'org_ex';
   const SERVER = 'vm_exweb1';
   const SERVER2 = 'vm_exweb2';
-  const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock()).execute();
+  const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock()).execute();
   const usedGb = async () => Number((await t.sql<{ u: string }>(`SELECT used_gb::text AS u FROM regions WHERE id = 'id-jkt'`))[0].u);
   const ledger = async (opId: string) => (await t.sql<{ kind: string }>(`SELECT kind FROM wallet_ledger WHERE operation_id = $1 ORDER BY id`, [opId])).map((r) => r.kind);
   const wallet = async () => (await t.sql(`SELECT available::text AS available, reserved::text AS reserved FROM wallet_balances WHERE org_id = $1 AND currency = 'USD'`, [ORG]))[0];

@@ -2,6 +2,7 @@ import { AdvanceOperations } from '../../src/modules/operations/application/adva
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db, UnitOfWork } from '../../src/shared/database/transaction';
 import { SystemClock, addMonthsClamped } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
@@ -66,7 +67,7 @@ describe('a disk from purchase to deletion, over HTTP', () => {
   };
   /** cli verify's invariants, in process (both engines): capacity counter, server limits, provider disks = volumes, money. */
   const expectInvariantsHold = async (app: TestApp) => {
-    const report = await new VerifyInvariants(app.app.get(UnitOfWork), new TypeOrmInvariantChecks(app.app.get(Db), app.app.get(BlockStorage)), new SystemClock()).execute();
+    const report = await new VerifyInvariants(app.app.get(UnitOfWork), new TypeOrmInvariantChecks(app.app.get(Db), app.app.get(BlockStorage), app.app.get(ComputeProvider)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
   };
   const providerDisk = async (volumeId: string) =>

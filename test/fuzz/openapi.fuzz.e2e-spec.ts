@@ -1,4 +1,5 @@
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
@@ -73,6 +74,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
+      // Console credentials made for B's servers (POST /v1/servers/{id}/console).
+      t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),
     ]);
 
   beforeAll(async () => {
@@ -347,7 +350,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     expect([...counts.byStatus.keys()].filter((s) => s >= 400).length).toBeGreaterThanOrEqual(5);
     // Organization B is untouched, and the money still adds up.
     expect(await stateOfB()).toEqual(before);
-    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage)), new SystemClock()).execute();
+    const report = await new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock()).execute();
     expect(report.violations).toEqual([]);
   }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
 

@@ -1,6 +1,7 @@
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
 import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db, UnitOfWork } from '../../src/shared/database/transaction';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { runCli } from './processes';
@@ -19,7 +20,7 @@ export function expectInvariantsHold(databaseUrl: string | undefined): void {
 
 /** The same checks in the test app's process (either engine): every invariant holds. */
 export async function expectVerified(t: TestApp): Promise<void> {
-  const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage));
+  const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider));
   const report = await new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
   expect(report.violations).toEqual([]);
 }

@@ -1,6 +1,8 @@
+import { CleanUpOrphanInstances } from '../../src/modules/servers/application/clean-up-orphan-instances.use-case';
 import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
+import { OrphanInstanceServers } from '../../src/modules/servers/application/orphan-instances.port';
 import { ComputeUnavailable } from '../../src/modules/servers/application/compute-provider.port';
-import { SimulatedInstance, simulateComputeCall, userDataBytes } from '../../src/modules/servers/domain/simulated-instance';
+import { SimulatedInstance, checkConsole, simulateComputeCall, userDataBytes } from '../../src/modules/servers/domain/simulated-instance';
 import { InMemoryComputeProvider } from '../../src/modules/servers/testing/in-memory-compute-provider';
 import { CIRCUIT_THRESHOLD } from '../../src/modules/operations/application/provider-circuit';
 import { StepUnavailable } from '../../src/modules/operations/application/operation-executors';
@@ -60,6 +62,13 @@ describe('the simulated compute provider: its rules (simulateComputeCall)', () =
     expect(on('delete', undefined)).toBeUndefined();
     expect(on('delete', running)).toEqual({ ...running, power: 'stopped', deleted: true });
     expect(on('delete', { ...running, deleted: true })).toEqual({ ...running, deleted: true });
+  });
+
+  it('opens a console to a live running instance only', () => {
+    expect(checkConsole(running, 'vm_1')).toBe(running);
+    expect(() => checkConsole({ ...running, power: 'stopped' }, 'vm_1')).toThrow(invalid('The instance of server vm_1 is stopped; a console needs it running'));
+    expect(() => checkConsole({ ...running, deleted: true }, 'vm_1')).toThrow(invalid('The compute provider has no instance for server vm_1'));
+    expect(() => checkConsole(undefined, 'vm_1')).toThrow(invalid('The compute provider has no instance for server vm_1'));
   });
 
   it('keeps only the byte count of user_data', () => {
@@ -127,6 +136,24 @@ describe('InMemoryComputeProvider: idempotent by (server, step)', () => {
   });
 });
 
+describe('InMemoryComputeProvider: consoles', () => {
+  it('a new credential each call, hashes only kept; a repeated step replaces its credential', async () => {
+    const compute = new InMemoryComputeProvider();
+    const made = await compute.createInstance(create);
+    const expiresAt = new Date('2026-11-27T10:01:00.000Z');
+    const a = await compute.createConsole({ serverId: 'vm_1', expiresAt });
+    const b = await compute.createConsole({ serverId: 'vm_1', expiresAt });
+    expect(a).toEqual({ type: 'vnc', url: expect.stringMatching(new RegExp(`^wss://console\\.compute\\.invalid/v1/vnc/${made.instanceId}\\?token=\\w+$`)), password: expect.stringMatching(/^[A-Za-z0-9]{24}$/), expiresAt });
+    expect(b.password).not.toBe(a.password);
+    await compute.createConsole({ serverId: 'vm_1', step: 's', expiresAt });
+    await compute.createConsole({ serverId: 'vm_1', step: 's', expiresAt });
+    expect(compute.consoles.size).toBe(3);
+    expect(JSON.stringify([...compute.consoles.values()])).not.toContain(a.password);
+    await compute.powerOff({ serverId: 'vm_1', step: 'off' });
+    await expect(compute.createConsole({ serverId: 'vm_1', expiresAt })).rejects.toEqual(invalid('The instance of server vm_1 is stopped; a console needs it running'));
+  });
+});
+
 describe('ComputeGateway: the shared circuit and failure classes', () => {
   let compute: InMemoryComputeProvider;
   let gateway: ComputeGateway;
@@ -158,5 +185,37 @@ describe('ComputeGateway: the shared circuit and failure classes', () => {
   it('an error the adapter did not classify is unavailable too', async () => {
     jest.spyOn(compute, 'getInstance').mockRejectedValueOnce(new Error('socket hang up'));
     await expect(gateway.getInstance('vm_1')).rejects.toEqual(new StepUnavailable('The compute provider could not be reached: socket hang up'));
+  });
+});
+
+describe('CleanUpOrphanInstances', () => {
+  class Gone extends OrphanInstanceServers {
+    constructor(private readonly ids: Set<string>) {
+      super();
+    }
+    async goneAmong(serverIds: readonly string[]): Promise<string[]> {
+      return serverIds.filter((id) => this.ids.has(id));
+    }
+  }
+
+  it('deletes the gone servers\' instances a page at a time; one whose delete fails is left for the next sweep', async () => {
+    const compute = new InMemoryComputeProvider();
+    for (const id of ['vm_a', 'vm_b', 'vm_c', 'vm_d', 'vm_e']) await compute.createInstance({ ...create, serverId: id });
+    const gateway = new ComputeGateway(compute);
+    const sweep = new CleanUpOrphanInstances(gateway, new Gone(new Set(['vm_a', 'vm_c', 'vm_e'])));
+    const deleteInstance = compute.deleteInstance.bind(compute);
+    jest.spyOn(compute, 'deleteInstance').mockImplementation(async (input) => {
+      if (input.serverId === 'vm_c') throw new ComputeUnavailable('failed (test)');
+      return deleteInstance(input);
+    });
+    expect(await sweep.execute(() => false, 2)).toBe(2);
+    expect((await compute.listInstances()).map((i) => i.serverId)).toEqual(['vm_b', 'vm_c', 'vm_d']);
+    expect(compute.effective.filter((c) => c.action === 'delete').map((c) => [c.serverId, c.step])).toEqual([
+      ['vm_a', `orphan-cleanup/${compute.simulated('vm_a')!.instanceId}`],
+      ['vm_e', `orphan-cleanup/${compute.simulated('vm_e')!.instanceId}`],
+    ]);
+    jest.restoreAllMocks();
+    expect(await sweep.execute()).toBe(1);
+    expect((await compute.listInstances()).map((i) => i.serverId)).toEqual(['vm_b', 'vm_d']);
   });
 });

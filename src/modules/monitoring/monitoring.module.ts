@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
+import { ComputeProviderModule } from '../servers/compute-provider.module';
 import { StorageProviderModule } from '../volumes/storage-provider.module';
 import { CheckReadiness } from './application/check-readiness.use-case';
 import { DatabaseHealth, RedisHealth } from './application/readiness.port';
@@ -12,7 +13,7 @@ import { ServiceGauges } from './interface/metrics/service-gauges';
 
 /** Health and readiness probes, and the gauges Prometheus reads from the database. */
 @Module({
-  imports: [AuthModule, StorageProviderModule],
+  imports: [AuthModule, StorageProviderModule, ComputeProviderModule],
   controllers: [HealthController],
   providers: [
     { provide: DatabaseHealth, useClass: TypeOrmDatabaseHealth },

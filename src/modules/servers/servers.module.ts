@@ -18,15 +18,17 @@ import { TypeOrmServerQuotes } from './infrastructure/typeorm-server-quotes';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
 import { ServerActionsController } from './interface/http/server-actions.controller';
+import { CreateServerConsole } from './application/create-console.use-case';
 import { ComputeProviderModule } from './compute-provider.module';
+import { ConsoleController } from './interface/http/console.controller';
 import { ServersController } from './interface/http/servers.controller';
 
 /** Servers (VPS): reads and edits of the organization's servers, bought or seeded. */
 @Module({
   imports: [ComputeProviderModule, OperationsModule, WalletModule, IdempotencyModule, OptionsModule, AccessModule],
-  controllers: [ServersController, ServerActionsController],
+  controllers: [ServersController, ServerActionsController, ConsoleController],
   providers: [
-    { provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer,
+    { provide: ServerReads, useClass: TypeOrmServerReads }, { provide: ServerWrites, useClass: TypeOrmServerWrites }, ServerQueries, UpdateServer, CreateServerConsole,
     // Buying, power actions, renewal and their executors.
     { provide: ServerLifecycle, useClass: TypeOrmServerLifecycle },
     { provide: ServerQuotes, useClass: TypeOrmServerQuotes },

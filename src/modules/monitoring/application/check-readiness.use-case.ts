@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { ProviderHealth } from '../../volumes/application/block-storage.port';
 import { DatabaseHealth, RedisHealth } from './readiness.port';
 
@@ -11,7 +12,7 @@ export type ProviderCheck = 'ok' | 'down';
 
 export interface Readiness {
   ready: boolean;
-  checks: { database: DatabaseCheck; migrations: MigrationsCheck; redis: RedisCheck; provider: ProviderCheck };
+  checks: { database: DatabaseCheck; migrations: MigrationsCheck; redis: RedisCheck; provider: ProviderCheck; compute_provider: ProviderCheck };
 }
 
 /** How long one dependency may take to answer before readiness counts it as down. */
@@ -31,7 +32,9 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
  * not answer. Redis is reported but does not decide: without it requests are still served (rate
  * limited in each process's memory), and a load balancer must not pull every instance at once.
  * The storage provider is reported the same way (lifecycle.md: GET /v1/ready reports it but stays
- * 200): its outage stops new disk actions, not the service.
+ * 200): its outage stops new disk actions, not the service; and the compute provider likewise
+ * (servers.md: `checks.compute_provider`), whose outage stops new server purchases, power actions,
+ * deletes and consoles.
  */
 @Injectable()
 export class CheckReadiness {
@@ -39,6 +42,7 @@ export class CheckReadiness {
     private readonly database: DatabaseHealth,
     private readonly redis: RedisHealth,
     private readonly provider: ProviderHealth,
+    private readonly compute: ComputeHealth,
   ) {}
 
   async execute(): Promise<Readiness> {
@@ -46,7 +50,7 @@ export class CheckReadiness {
     const redis = this.checkRedis();
     return {
       ready: database === 'ok' && migrations === 'ok',
-      checks: { database, migrations, redis, provider: this.provider.isDown() ? 'down' : 'ok' },
+      checks: { database, migrations, redis, provider: this.provider.isDown() ? 'down' : 'ok', compute_provider: this.compute.isDown() ? 'down' : 'ok' },
     };
   }
 

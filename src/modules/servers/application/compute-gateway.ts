@@ -1,6 +1,6 @@
 import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { ProviderCircuit } from '../../operations/application/provider-circuit';
-import { ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from './compute-provider.port';
+import { ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
 
@@ -69,6 +69,9 @@ export class ComputeGateway extends ComputeHealth implements OnApplicationBootst
   }
   deleteInstance(input: Step): Promise<void> {
     return this.call(() => this.compute.deleteInstance(input));
+  }
+  createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole> {
+    return this.call(() => this.compute.createConsole(input));
   }
   getInstance(serverId: string): Promise<ProviderInstance | null> {
     return this.call(() => this.compute.getInstance(serverId));

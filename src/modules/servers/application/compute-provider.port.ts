@@ -39,6 +39,18 @@ export interface InstancePage {
   limit: number;
 }
 
+/**
+ * A console credential (servers.md "console"): a `wss://` URL carrying a one-time token, and a
+ * password. The provider keeps only their hashes; the caller gives them to the user once.
+ */
+export interface ProviderConsole {
+  type: 'vnc';
+  url: string;
+  /** 24 base62 characters. */
+  password: string;
+  expiresAt: Date;
+}
+
 /** Every changing call names the step it performs; the pair (serverId, step) is its idempotency key. */
 export abstract class ComputeProvider {
   /**
@@ -70,6 +82,14 @@ export abstract class ComputeProvider {
   abstract reboot(input: { serverId: string; step: string }): Promise<ProviderInstance>;
   /** Hard reset. */
   abstract reset(input: { serverId: string; step: string }): Promise<ProviderInstance>;
+  /**
+   * A new console credential for the server's running instance, valid until `expiresAt` (earlier
+   * ones live until they expire). Needs a live, running instance (else a DomainError
+   * invalid_state). Nothing secret is kept by the provider past the answer, so a call repeated
+   * with the same `step` cannot answer the same credential: it makes a new one, and the step's
+   * earlier one stops working. Without a step, every call makes a new credential.
+   */
+  abstract createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole>;
   /** Deleting an instance that does not exist (never created, or deleted already) succeeds. */
   abstract deleteInstance(input: { serverId: string; step: string }): Promise<void>;
   /**

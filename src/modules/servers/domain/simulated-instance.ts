@@ -105,5 +105,19 @@ export function simulateComputeCall(instance: SimulatedInstance | undefined, inp
   }
 }
 
+/**
+ * Whether the simulated provider opens a console to the server's instance: it needs a live,
+ * running one (a refusal is invalid_state).
+ */
+export function checkConsole(instance: SimulatedInstance | undefined, serverId: string): SimulatedInstance {
+  const live = instance && !instance.deleted ? instance : undefined;
+  if (!live) throw noInstance(serverId);
+  if (live.power !== 'running') throw invalidState(`The instance of server ${serverId} is stopped; a console needs it running`);
+  return live;
+}
+
+/** The console URL the simulated provider hands out: its one-time token is the last path segment's query. */
+export const simulatedConsoleUrl = (instanceId: string, token: string): string => `wss://console.compute.invalid/v1/vnc/${instanceId}?token=${token}`;
+
 /** The byte count of user_data (UTF-8), the only thing the simulator keeps of it. */
 export const userDataBytes = (userData: string | null): number => (userData ? Buffer.byteLength(userData, 'utf8') : 0);

@@ -1,11 +1,12 @@
+import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from '../application/compute-provider.port';
-import { ComputeAction, ComputeCallInput, SimulatedInstance, simulateComputeCall, userDataBytes } from '../domain/simulated-instance';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeAction, ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 interface InstanceRow {
   instance_id: string;
@@ -25,6 +26,8 @@ interface InstanceRow {
 
 const INSTANCE_COLUMNS =
   'instance_id, server_id, zone_id, vcpus, memory_gb, disk_gb, image, ipv4, power, ssh_key_count, user_data_bytes, ignores_acpi, deleted_at';
+
+const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 const toSimulated = (r: InstanceRow): SimulatedInstance => ({
   instanceId: r.instance_id,
@@ -134,6 +137,37 @@ export class SimulatedComputeProvider extends ComputeProvider {
   }
   async deleteInstance(input: Step): Promise<void> {
     await this.call(input.step, { action: 'delete', serverId: input.serverId });
+  }
+
+  /**
+   * A console credential: a one-time token (32 base62) in the URL and a 24-character base62
+   * password, of which provider_consoles keeps the SHA-256 only. With a step, the step's earlier
+   * credential is replaced (its hashes overwritten). Faults as every call's (an answer lost: a
+   * credential nobody received, which expires unused).
+   */
+  async createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole> {
+    const fault = await this.before();
+    const token = randomBase62(32);
+    const password = randomBase62(24);
+    const instanceId = await this.uow.run(async () => {
+      const row = await this.db.one<InstanceRow>(
+        `SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR SHARE`,
+        [input.serverId],
+        'provider_instances_console',
+      );
+      const instance = checkConsole(row && toSimulated(row), input.serverId);
+      await this.db.query(
+        `INSERT INTO provider_consoles (console_id, server_id, instance_id, step, token_hash, password_hash, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT (server_id, step) WHERE step IS NOT NULL
+         DO UPDATE SET instance_id = EXCLUDED.instance_id, token_hash = EXCLUDED.token_hash, password_hash = EXCLUDED.password_hash,
+                       expires_at = EXCLUDED.expires_at, created_at = now()`,
+        [`vnc_${randomBase62(20)}`, input.serverId, instance.instanceId, input.step ?? null, sha256(token), sha256(password), input.expiresAt],
+      );
+      return instance.instanceId;
+    });
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return { type: 'vnc', url: simulatedConsoleUrl(instanceId, token), password, expiresAt: input.expiresAt };
   }
 
   async getInstance(serverId: string): Promise<ProviderInstance | null> {

@@ -1,5 +1,6 @@
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderInstance } from '../application/compute-provider.port';
-import { ComputeCallInput, SimulatedInstance, simulateComputeCall, userDataBytes } from '../domain/simulated-instance';
+import { createHash, randomBytes } from 'node:crypto';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 const copy = (i: SimulatedInstance): SimulatedInstance => ({ ...i });
 const toProviderInstance = (i: SimulatedInstance): ProviderInstance => ({
@@ -22,6 +23,8 @@ export class InMemoryComputeProvider extends ComputeProvider {
   readonly recorded = new Map<string, SimulatedInstance | undefined>();
   readonly effective: { serverId: string; step: string; action: string }[] = [];
   readonly acpiIgnoredImages = new Set<string>();
+  /** Console credentials by key (server and step, or a sequence): the SHA-256 of token and password only. */
+  readonly consoles = new Map<string, { serverId: string; instanceId: string; tokenHash: string; passwordHash: string; expiresAt: Date }>();
   down = false;
   private failing = 0;
   private loseAnswer = false;
@@ -83,6 +86,17 @@ export class InMemoryComputeProvider extends ComputeProvider {
   }
   async deleteInstance(input: Step): Promise<void> {
     this.call(input.step, { action: 'delete', serverId: input.serverId });
+  }
+  async createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole> {
+    this.before();
+    const instance = checkConsole(this.simulated(input.serverId), input.serverId);
+    const token = randomBytes(16).toString('hex');
+    const password = randomBytes(12).toString('hex').slice(0, 24);
+    const hash = (t: string) => createHash('sha256').update(t).digest('hex');
+    this.consoles.set(input.step ? `${input.serverId}|${input.step}` : `#${++this.sequence}`, {
+      serverId: input.serverId, instanceId: instance.instanceId, tokenHash: hash(token), passwordHash: hash(password), expiresAt: input.expiresAt,
+    });
+    return { type: 'vnc', url: simulatedConsoleUrl(instance.instanceId, token), password, expiresAt: input.expiresAt };
   }
   async getInstance(serverId: string): Promise<ProviderInstance | null> {
     this.before();

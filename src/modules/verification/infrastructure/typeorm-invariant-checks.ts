@@ -5,6 +5,8 @@ import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-c
 import { BlockStorage } from '../../volumes/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { ProviderInstancesCheck } from './provider-instances-check';
+import { ComputeProvider } from '../../servers/application/compute-provider.port';
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
@@ -241,7 +243,7 @@ export class RegionUsedGbCheck extends SqlCheck {
 export class TypeOrmInvariantChecks extends InvariantChecks {
   private readonly checks: readonly InvariantCheck[];
 
-  constructor(db: Db, storage: BlockStorage, settings: Settings = loadSettings()) {
+  constructor(db: Db, storage: BlockStorage, compute: ComputeProvider, settings: Settings = loadSettings()) {
     super();
     this.checks = [
       new WalletAvailableCheck(db),
@@ -261,6 +263,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
+      new ProviderInstancesCheck(db, compute),
     ];
   }
 

@@ -39,6 +39,15 @@ export class ReadinessChecksResponse {
     example: 'ok',
   })
   provider: 'ok' | 'down';
+
+  @ApiProperty({
+    enum: ['ok', 'down'],
+    description:
+      'down: the compute provider failed 5 calls in a row in this process (circuit open) and has not answered since; new server ' +
+      'purchases, power actions, deletes and consoles answer 503 provider_unavailable meanwhile, everything else is served, so readiness stays 200',
+    example: 'ok',
+  })
+  compute_provider: 'ok' | 'down';
 }
 
 @ApiSchema({ name: 'Readiness' })
@@ -74,7 +83,7 @@ export class HealthController {
   @ApiHeadersOnEveryResponse(NO_STORE)
   @ApiOperation({
     operationId: 'getReadiness',
-    summary: 'Readiness: the database answers and its migrations are applied; Redis is reported (degraded does not fail readiness)',
+    summary: 'Readiness: the database answers and its migrations are applied; Redis and the providers are reported (they do not fail readiness)',
     description:
       'No authentication, not rate limited. 200 when ready, 503 when not, with the same body in both cases ' +
       '(a probe report, not an error envelope) so that a probe reads the status and a person reads which check failed.',
@@ -85,7 +94,7 @@ export class HealthController {
     description: 'Not ready: at least one check failed',
     type: ReadinessResponse,
     headers: REQUEST_ID_HEADER,
-    example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok' } },
+    example: { status: 'not_ready', checks: { database: 'error', migrations: 'error', redis: 'not_configured', provider: 'ok', compute_provider: 'ok' } },
   })
   async ready(@Res({ passthrough: true }) res: Response): Promise<ReadinessResponse> {
     const readiness = await this.checkReadiness.execute();
