@@ -176,6 +176,21 @@ describe('POST /v1/servers (purchase)', () => {
   });
 
 
+  it('Idempotency-Key: the same purchase again replays the 202 byte for byte (Idempotent-Replayed), one server, one hold', async () => {
+    const body = { ...ok, name: 'idem-buy', plan: 'cx1', term_months: 1 };
+    const first = await buy(body).set('Idempotency-Key', 'buy-once');
+    expect(first.status).toBe(202);
+    const before = await counts();
+    const again = await buy(body).set('Idempotency-Key', 'buy-once');
+    expect(again.status).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(again.text).toBe(first.text);
+    expect(await counts()).toEqual(before);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM servers WHERE org_id = 'org_sp' AND name = 'idem-buy'`)).toEqual([{ n: 1 }]);
+    await advance.runUntilIdle();
+  });
+
   describe('server quotes', () => {
     const quote = (body: object) => t.http.post('/v1/quotes').set(rw).send(body);
     const serverQuote = { region: 'id-jkt', plan: 'cx4', term_months: 12, currency: 'IDR' };
