@@ -98,4 +98,19 @@ describe('settings (issue 9)', () => {
       expect(() => loadSettings({ IDEMPOTENCY_SECRET: 'short-secret' })).not.toThrow(/short-secret/);
     });
   });
+  describe('the simulated compute provider and its orphan sweep', () => {
+    it('SIMULATED_ACPI_IGNORED_IMAGES: none unset, else the listed image ids (trimmed, once each)', () => {
+      expect(loadSettings({}).simulatedAcpiIgnoredImages).toEqual([]);
+      expect(loadSettings({ SIMULATED_ACPI_IGNORED_IMAGES: ' debian-12, ubuntu-24.04,debian-12 ' }).simulatedAcpiIgnoredImages).toEqual(['debian-12', 'ubuntu-24.04']);
+      expect(() => loadSettings({ SIMULATED_ACPI_IGNORED_IMAGES: 'debian-12,,x' })).toThrow(
+        'Setting SIMULATED_ACPI_IGNORED_IMAGES must be comma-separated image ids (such as ubuntu-24.04,debian-12), got "debian-12,,x"',
+      );
+    });
+
+    it('ORPHAN_INSTANCE_SWEEP_INTERVAL_MS: a minute unless set, 100 ms to a day', () => {
+      expect(loadSettings({}).orphanInstanceSweepIntervalMs).toBe(60_000);
+      expect(loadSettings({ ORPHAN_INSTANCE_SWEEP_INTERVAL_MS: '200' }).orphanInstanceSweepIntervalMs).toBe(200);
+      expect(() => loadSettings({ ORPHAN_INSTANCE_SWEEP_INTERVAL_MS: '50' })).toThrow('Setting ORPHAN_INSTANCE_SWEEP_INTERVAL_MS must be a whole number from 100 to 86400000, got "50"');
+    });
+  });
 });
