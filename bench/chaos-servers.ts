@@ -73,7 +73,7 @@ export function serverActions<O extends Org>(): { name: string; weight: number; 
   return [
     {
       name: 'server_purchase',
-      weight: 3,
+      weight: 6,
       async run(ctx) {
         const org = pick(ctx.orgs);
         const key = randomUUID();
@@ -104,7 +104,7 @@ export function serverActions<O extends Org>(): { name: string; weight: number; 
     },
     {
       name: 'server_power',
-      weight: 4,
+      weight: 8,
       async run(ctx) {
         const org = pick(ctx.orgs);
         const servers = bought.get(org.id);
@@ -123,7 +123,7 @@ export function serverActions<O extends Org>(): { name: string; weight: number; 
     },
     {
       name: 'server_renew',
-      weight: 2,
+      weight: 3,
       async run(ctx) {
         const org = pick(ctx.orgs);
         const servers = bought.get(org.id);
