@@ -189,6 +189,17 @@ describe('POST /v1/servers (purchase)', () => {
     expect(await counts()).toEqual(before);
     expect(await t.sql(`SELECT count(*)::int AS n FROM servers WHERE org_id = 'org_sp' AND name = 'idem-buy'`)).toEqual([{ n: 1 }]);
     await advance.runUntilIdle();
+    // A keyed purchase naming an SSH key deleted since still replays; a new key is the 400.
+    const key = (await t.http.post('/v1/ssh-keys').set(rw).send({ name: 'short-lived', public_key: SSH_KEYS.e384.line })).body.id;
+    const withKey = { ...body, name: 'idem-key', ssh_key_ids: [key] };
+    const keyed = await buy(withKey).set('Idempotency-Key', 'buy-with-key');
+    expect(keyed.status).toBe(202);
+    expect((await t.http.delete(`/v1/ssh-keys/${key}`).set(rw)).status).toBe(204);
+    const replayed = await buy(withKey).set('Idempotency-Key', 'buy-with-key');
+    expect([replayed.status, replayed.headers['idempotent-replayed'], replayed.text]).toEqual([202, 'true', keyed.text]);
+    const fresh = await buy({ ...withKey, name: 'idem-key-2' }).set('Idempotency-Key', 'buy-with-key-2');
+    expect(fresh.body).toEqual(errorBody(fresh, 'invalid_request', `ssh_key_ids[0]: ${key} is no SSH key of the organization`, { field: 'ssh_key_ids[0]' }));
+    await advance.runUntilIdle();
   });
 
   describe('server quotes', () => {

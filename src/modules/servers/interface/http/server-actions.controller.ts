@@ -3,7 +3,7 @@ import { ApiAcceptedResponse, ApiBody, ApiOperation, ApiParam, ApiTags } from '@
 import type { Request, Response } from 'express';
 import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
-import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
+import { DomainError, ErrorCode } from '../../../../shared/kernel/errors/domain-error';
 import type { Principal } from '../../../auth/domain/principal';
 import { WRITER_ROLES } from '../../../auth/domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
@@ -113,8 +113,18 @@ export class ServerActionsController {
       quoteId: body.quote_id,
     };
     // Every 400 first, before the Idempotency-Key is looked at (servers.md check order).
-    idempotencyScope(req, principal.orgId);
-    await this.purchaseServer.checkBody(principal, input);
+    const scope = idempotencyScope(req, principal.orgId);
+    try {
+      await this.purchaseServer.checkBody(principal, input);
+    } catch (bad) {
+      if (!scope || !(bad instanceof DomainError) || bad.code !== 'invalid_request') throw bad;
+      // A repeat of an accepted purchase still replays its answer (an SSH key it named may have been
+      // deleted since); anything else, a key used for another body included, is the 400.
+      const replay = await this.idempotent.run(scope, () => Promise.reject(bad), () => undefined).catch(() => undefined);
+      if (!replay?.replayed) throw bad;
+      sendOutcome(res, replay);
+      return;
+    }
     await this.accept(req, res, principal, () => this.purchaseServer.execute(principal, input, ip));
   }
 
