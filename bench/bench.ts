@@ -141,9 +141,33 @@ interface Seeded {
 function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: number, regionVolumes: number): object {
   const offer = { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } };
   const vol = (name: string, region: string, zone: string) => ({ name, type: 'premium', region, zone, size_gb: 10, term_months: 1, currency: 'USD' });
+  // GET /v1/server-options reads bench-opt's server offer: three plans, three images.
+  const price = (usd: string, idr: string) => ({ USD: usd, IDR: idr });
+  const serverOffer = {
+    vcpu_capacity: 100_000,
+    terms: [1, 3, 12],
+    plans: [
+      { plan: 'cx1', price_per_month: price('4.50000', '72000') },
+      { plan: 'cx2', price_per_month: price('9.00000', '144000') },
+      { plan: 'cx4', price_per_month: price('18.00000', '288000') },
+    ],
+  };
   return {
+    server_plans: [
+      { id: 'cx1', vcpus: 1, memory_gb: 2, disk_gb: 40 },
+      { id: 'cx2', vcpus: 2, memory_gb: 4, disk_gb: 80 },
+      { id: 'cx4', vcpus: 4, memory_gb: 8, disk_gb: 160 },
+    ],
+    images: [
+      { id: 'debian-12', name: 'Debian 12', type: 'system' },
+      { id: 'docker-ce', name: 'Docker CE', type: 'app' },
+      { id: 'ubuntu-24.04', name: 'Ubuntu 24.04', type: 'system' },
+    ],
     regions: [
-      { id: 'bench-opt', name: 'Options', capacity_gb: regionVolumes * 10 + 100_000, zones: [{ id: 'bench-opt-a', available: true }, { id: 'bench-opt-b', available: true }], volume_offers: [offer] },
+      {
+        id: 'bench-opt', name: 'Options', capacity_gb: regionVolumes * 10 + 100_000, zones: [{ id: 'bench-opt-a', available: true }, { id: 'bench-opt-b', available: true }],
+        volume_offers: [offer], server_offer: serverOffer,
+      },
       { id: 'bench-r', name: 'Renewals', capacity_gb: (orgs * volumes + hotVolumes) * 10 + 100_000, zones: [{ id: 'bench-r-a', available: true }], volume_offers: [offer] },
     ],
     organizations: [
@@ -194,7 +218,7 @@ function seed(db: Database, file: object): Seeded {
  */
 interface Phase {
   key: string;
-  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet';
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options';
   label: string;
   method: 'GET' | 'POST';
   ok: number;
@@ -245,7 +269,7 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
 }
 
 /** The phases of a run without PHASES, in order. */
-const DEFAULT_PHASES = 'options,operation,volumes,wallet,renew,renew-one';
+const DEFAULT_PHASES = 'options,server-options,operation,volumes,wallet,renew,renew-one';
 
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
@@ -311,6 +335,7 @@ async function main(): Promise<void> {
     const renewBody = '{"term_months":1}';
     const phases: Phase[] = [
       { key: 'options', route: 'volume-options', label: 'GET /v1/volume-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volume-options?region=bench-opt&type=premium', headers: auth(n) }) },
+      { key: 'server-options', route: 'server-options', label: 'GET /v1/server-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/server-options?region=bench-opt', headers: auth(n) }) },
       { key: 'operation', route: 'operation', label: 'GET /v1/operations/{id}', method: 'GET', ok: 200, next: (n: number) => ({ path: `/v1/operations/${operations[n % operations.length]}`, headers: auth(n % operations.length) }) },
       { key: 'volumes', route: 'volumes', label: 'GET /v1/volumes?limit=20', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volumes?limit=20', headers: auth(n) }) },
       { key: 'wallet', route: 'wallet', label: 'GET /v1/wallet', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/wallet', headers: auth(n) }) },

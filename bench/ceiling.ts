@@ -33,7 +33,7 @@ interface CannedResponse {
  * service's route): e.g. 'server-options' on @Get('server-options'), 'servers' on @Get('servers'),
  * 'create-server' on @Post('servers').
  */
-type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet';
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options';
 
 let canned: Record<RouteKey, CannedResponse>;
 let pool: Pool | undefined;
@@ -55,6 +55,11 @@ class CeilingController {
   @Get('volume-options')
   options(@Res() res: Response): void {
     send(res, 'volume-options');
+  }
+
+  @Get('server-options')
+  serverOptions(@Res() res: Response): void {
+    send(res, 'server-options');
   }
 
   @Get('operations/:id')

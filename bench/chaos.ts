@@ -40,6 +40,7 @@ import { FUNDING_ACTIONS, FUNDING_SERVER_ENV } from './chaos-funding';
 import { envInt } from './stats';
 import { accessActions } from './chaos-access';
 import { CHAOS_TEMPLATES, templateActions } from './chaos-templates';
+import { SERVER_SEED, serverActions } from './chaos-servers';
 import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delete';
@@ -373,6 +374,7 @@ const ACTIONS: Action[] = [
   ...accessActions<Org>(),
   ...serverDeleteActions<Org>(),
   ...templateActions<Org>(),
+  ...serverActions<Org>(),
   ...consoleActions<Org>(),
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
@@ -398,6 +400,8 @@ const ownerPasswords: string[] = [];
 function seedFile(): object {
   return {
     templates: CHAOS_TEMPLATES,
+    server_plans: SERVER_SEED.server_plans,
+    images: SERVER_SEED.images,
     regions: [
       {
         id: 'id-jkt',
@@ -411,6 +415,7 @@ function seedFile(): object {
           { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } },
           { type: 'ssd', min_gb: 20, max_gb: 2000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 4, price_per_gb_month: { USD: '0.01250', IDR: '200' } },
         ],
+        server_offer: SERVER_SEED.serverOffer,
       },
     ],
     organizations: Array.from({ length: ORGS }, (_, i) => ({

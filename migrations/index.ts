@@ -22,6 +22,7 @@ import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-u
 import { ProviderInstances1764000000272 } from './1764000000272-provider-instances';
 import { ProviderConsoles1764000000273 } from './1764000000273-provider-consoles';
 import { ServerInstanceMissing1764000000320 } from './1764000000320-server-instance-missing';
+import { ServerQuotes1764000000280 } from './1764000000280-server-quotes';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -51,6 +52,7 @@ export const MIGRATIONS = [
   OneUnfinishedServerOperation1764000000270,
   ProviderInstances1764000000272,
   ProviderConsoles1764000000273,
+  ServerQuotes1764000000280,
   TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
 ];

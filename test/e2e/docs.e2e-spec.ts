@@ -175,6 +175,6 @@ describe('docs: examples run against a server with the demo data', () => {
         }
       }
     }
-    expect(tried).toEqual(['POST /v1/volumes attached 202', 'POST /v1/volumes detached 202']);
+    expect(tried).toEqual(['POST /v1/volumes attached 202', 'POST /v1/volumes detached 202', 'POST /v1/servers minimal 202']);
   });
 });

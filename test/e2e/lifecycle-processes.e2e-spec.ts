@@ -717,7 +717,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expect(r.status).toBe(201);
       expect(r.headers.get('content-type')).toMatch(/^application\/json/);
       expect(r.body).toEqual({
-        id: expect.stringMatching(QUO_ID), region: 'id-jkt', type: 'premium', size_gb: 150, term_months: 12, currency: 'USD',
+        id: expect.stringMatching(QUO_ID), kind: 'volume', region: 'id-jkt', type: 'premium', size_gb: 150, term_months: 12, currency: 'USD',
         price_per_gb_month: { USD: '0.02000', IDR: '320' }, amount: '36.00000', created_at: expect.stringMatching(ISO),
         expires_at: new Date(Date.parse(r.body.created_at) + 10 * 60_000).toISOString(), used_at: null,
       });

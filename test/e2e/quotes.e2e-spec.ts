@@ -63,6 +63,7 @@ describe('quotes', () => {
     expect(res.headers['x-ratelimit-limit']).toBe('600');
     expect(res.body).toEqual({
       id: expect.stringMatching(/^quo_[A-Za-z0-9]{24}$/),
+      kind: 'volume',
       region: 'id-jkt',
       type: 'premium',
       size_gb: 150,
@@ -135,7 +136,7 @@ describe('quotes', () => {
     [{ ...ok, region: '' }, 'region', 'region must not be empty'],
     [{ ...ok, type: 'hdd' }, 'type', 'type must be premium or ssd'],
     [{ ...ok, type: null }, 'type', 'type must be a string: premium or ssd'],
-    [{ ...ok, size_gb: undefined }, 'size_gb', 'size_gb is required'],
+    [{ ...ok, size_gb: undefined }, 'size_gb', 'size_gb is required (or plan, for a server quote)'],
     [{ ...ok, size_gb: '100' }, 'size_gb', 'size_gb must be a whole number of GB'],
     [{ ...ok, size_gb: 100.5 }, 'size_gb', 'size_gb must be a whole number of GB'],
     [{ ...ok, size_gb: 5 }, 'size_gb', 'size_gb must be from 10 to 4000 in steps of 10 (10, 20, ...) for premium in id-jkt; got 5'],

@@ -30,6 +30,8 @@ const CHECKS = [
   'servers.no_disk_on_deleted_server',
   'servers.deleted_by_succeeded_delete',
   'servers.deleting_has_operation',
+  'servers.one_unfinished_operation',
+  'servers.purchase_captured_once',
   'webhooks.deliveries_on_schedule',
   'wallet.ledger_chain',
   'top_ups.credited_once',
@@ -158,7 +160,12 @@ describe('verify: invariants of money, operations and servers', () => {
     const chain = report.violations.filter((v) => v.check === 'wallet.ledger_chain');
     expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
     expect(report.checks).toEqual(
-      checkSummary({ ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0, 'provider.instances_match_servers': 0, 'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0 }),
+      checkSummary({
+        ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0,
+        // Broken in server-actions.e2e-spec (a server's ipv4); the unique index keeps the other from breaking.
+        'servers.one_unfinished_operation': 0, 'servers.purchase_captured_once': 0, 'provider.instances_match_servers': 0,
+        'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0,
+      }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
       {

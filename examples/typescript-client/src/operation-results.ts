@@ -4,8 +4,8 @@
  * file is type-checked with `--strict` by `npm run openapi:client`.
  */
 import type {
-  Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmDeleteResult, VolumeActionResult,
-  VolumeCreateResult, VolumeRenewResult,
+  Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
+  VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -30,6 +30,25 @@ export function describeResult(operation: Operation): string {
       const r: VolumeActionResult | null = operation.result;
       return r ? `${r.volume_id} is ${r.status}` : 'not done yet';
     }
+    case 'vm.create': {
+      const r: VmCreateResult | null = operation.result;
+      return r ? `bought ${r.server_id} (${r.ipv4}) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not bought yet';
+    }
+    case 'vm.renew': {
+      const r: VmRenewResult | null = operation.result;
+      return r ? `renewed ${r.server_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'vm.start': {
+      const r: VmStartResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}` : 'not started yet';
+    }
+    case 'vm.stop': {
+      const r: VmStopResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}${r.forced ? ' (power cut)' : ''}` : 'not stopped yet';
+    }
+    case 'vm.reboot': {
+      const r: VmRebootResult | null = operation.result;
+      return r ? `${r.server_id} is ${r.status}${r.hard ? ' (reset)' : ''}` : 'not rebooted yet';
     case 'vm.delete': {
       const r: VmDeleteResult | null = operation.result;
       return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';

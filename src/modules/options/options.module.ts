@@ -27,6 +27,6 @@ import { VolumeOptionsController } from './interface/http/volume-options.control
     { provide: ServerCatalogQueries, useClass: TypeOrmServerCatalogQueries },
     GetServerOptions,
   ],
-  exports: [Catalog, SetZoneAvailability, SetRegionCapacity, SetRegionVcpus, SetPurchasesPaused],
+  exports: [Catalog, SetZoneAvailability, SetRegionCapacity, SetRegionVcpus, SetPurchasesPaused, ServerCatalogQueries],
 })
 export class OptionsModule {}

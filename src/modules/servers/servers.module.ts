@@ -15,27 +15,51 @@ import { UpdateServer } from './application/update-server.use-case';
 import { TypeOrmServerDeletions } from './infrastructure/typeorm-server-deletions';
 import { TypeOrmServerWrites } from './infrastructure/typeorm-server-writes';
 import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
+import { OptionsModule } from '../options/options.module';
+import { WalletModule } from '../wallet/wallet.module';
+import { PurchaseServer } from './application/purchase-server.use-case';
+import { CreateServerExecutor, RebootServerExecutor, RenewServerExecutor, StartServerExecutor, StopServerExecutor } from './application/server-executors';
+import { ServerLifecycle } from './application/server-lifecycle.port';
+import { PowerServer, RenewServer, ServerActionRunner } from './application/server-power.use-cases';
+import { ServerQuotes } from './application/server-quotes.port';
+import { CreateServerQuote } from './application/server-quotes.use-case';
+import { TypeOrmServerLifecycle } from './infrastructure/typeorm-server-lifecycle';
+import { TypeOrmServerQuotes } from './infrastructure/typeorm-server-quotes';
+import { ServerActionsController } from './interface/http/server-actions.controller';
 import { CreateServerConsole } from './application/create-console.use-case';
 import { ComputeProviderModule } from './compute-provider.module';
 import { ConsoleController } from './interface/http/console.controller';
 import { ServersController } from './interface/http/servers.controller';
 
-/** Servers (VPS): reads, edits and deletion of the organization's servers, bought or seeded. */
+/** Servers (VPS): buying, power actions, renewal, reads, edits, consoles and deletion of the organization's servers, bought or seeded. */
 @Module({
-  imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule, TemplatesModule],
-  controllers: [ServersController, ConsoleController],
+  imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule, TemplatesModule, WalletModule, OptionsModule],
+  controllers: [ServersController, ServerActionsController, ConsoleController],
   providers: [
     { provide: ServerReads, useClass: TypeOrmServerReads },
     { provide: ServerWrites, useClass: TypeOrmServerWrites },
     ServerQueries,
     UpdateServer,
     CreateServerConsole,
+    // Buying, power actions, renewal and their executors.
+    { provide: ServerLifecycle, useClass: TypeOrmServerLifecycle },
+    { provide: ServerQuotes, useClass: TypeOrmServerQuotes },
+    PurchaseServer,
+    ServerActionRunner,
+    PowerServer,
+    RenewServer,
+    CreateServerQuote,
+    CreateServerExecutor,
+    StartServerExecutor,
+    StopServerExecutor,
+    RebootServerExecutor,
+    RenewServerExecutor,
     // Deletion (DELETE /v1/servers/{id} and the vm.delete executor).
     { provide: ServerDeletions, useClass: TypeOrmServerDeletions },
     DeleteServer,
     DeleteServerExecutor,
     ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ComputeProviderModule, ReconcileDeletingServers],
+  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers],
 })
 export class ServersModule {}

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OperationsModule } from '../operations/operations.module';
 import { OptionsModule } from '../options/options.module';
+import { ServersModule } from '../servers/servers.module';
 import { WalletModule } from '../wallet/wallet.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { RenewVolume } from './application/renew-volume.use-case';
@@ -25,7 +26,7 @@ import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
 @Module({
-  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule, EventOutboxModule],
+  imports: [OperationsModule, WalletModule, IdempotencyModule, OptionsModule, StorageProviderModule, EventOutboxModule, ServersModule],
   controllers: [VolumesController, QuotesController],
   providers: [
     { provide: VolumeRepository, useClass: TypeOrmVolumeRepository },

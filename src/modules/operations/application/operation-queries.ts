@@ -50,11 +50,11 @@ export class OperationQueries {
   /** Newest first. `limit` (1–100, default 20) and `cursor` as sent; 400 naming the field when invalid. */
   async list(
     principal: Principal,
-    input: { limit?: string; cursor?: string; volumeId?: string; deploymentId?: string; status?: OperationStatus },
+    input: { limit?: string; cursor?: string; volumeId?: string; vmId?: string; deploymentId?: string; status?: OperationStatus },
   ): Promise<{ operations: Operation[]; nextCursor: string | null }> {
     const limit = parseLimit(input.limit);
     const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
-    const page = await this.operations.list(principal.orgId, { limit, after, volumeId: input.volumeId, deploymentId: input.deploymentId, status: input.status });
+    const page = await this.operations.list(principal.orgId, { limit, after, volumeId: input.volumeId, vmId: input.vmId, deploymentId: input.deploymentId, status: input.status });
     return { operations: page.items, nextCursor: page.next && encodeCursor(page.next) };
   }
 }

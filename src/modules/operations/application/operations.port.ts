@@ -3,6 +3,7 @@ import { Operation, OperationStatus } from '../domain/operation';
 
 export interface OperationListQuery {
   volumeId?: string;
+  vmId?: string;
   deploymentId?: string;
   status?: OperationStatus;
   limit: number;

@@ -125,6 +125,10 @@ export class TypeOrmOperationRepository extends OperationRepository {
       params.push(query.volumeId);
       where.push(`volume_id = $${params.length}`);
     }
+    if (query.vmId !== undefined) {
+      params.push(query.vmId);
+      where.push(`vm_id = $${params.length}`);
+    }
     if (query.deploymentId !== undefined) {
       params.push(query.deploymentId);
       where.push(`deployment_id = $${params.length}`);

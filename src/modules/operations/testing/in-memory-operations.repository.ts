@@ -30,7 +30,7 @@ export class InMemoryOperationRepository extends OperationRepository {
     const matching = [...this.rows.values()]
       .filter((r) => r.orgId === orgId)
       .filter((r) => query.volumeId === undefined || r.volumeId === query.volumeId)
-      .filter((r) => query.deploymentId === undefined || r.deploymentId === query.deploymentId)
+      .filter((r) => (query.vmId === undefined || r.vmId === query.vmId) && (query.deploymentId === undefined || r.deploymentId === query.deploymentId))
       .filter((r) => query.status === undefined || r.status === query.status)
       .sort((a, b) => (key(a) < key(b) ? 1 : key(a) > key(b) ? -1 : 0))
       .filter((r) => after === undefined || key(r) < after);

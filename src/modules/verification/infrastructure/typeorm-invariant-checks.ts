@@ -13,6 +13,7 @@ import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
 import { DeletingServerHasOperationCheck, NoDiskOnDeletedServerCheck, SucceededServerDeletionCheck } from './server-deletion-checks';
+import { OneUnfinishedServerOperationCheck, ServerPurchasesCapturedOnceCheck } from './server-operations-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
@@ -263,6 +264,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new NoDiskOnDeletedServerCheck(db),
       new SucceededServerDeletionCheck(db),
       new DeletingServerHasOperationCheck(db),
+      new OneUnfinishedServerOperationCheck(db),
+      new ServerPurchasesCapturedOnceCheck(db),
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),

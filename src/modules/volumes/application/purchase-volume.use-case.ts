@@ -106,6 +106,9 @@ export class PurchaseVolume {
       if (server && zoneFound && server.zoneId !== zoneFound.id) {
         throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; the disk is bought in ${zoneFound.id}`, { field: 'server_id' });
       }
+      if (quote?.kind === 'server') {
+        throw invalidRequest(`quote_id ${quote.id} is a server quote; a disk purchase needs a disk quote (POST /v1/quotes with type and size_gb)`, { field: 'quote_id' });
+      }
       if (quote) checkQuoteMatches(quote, order);
 
       // 404.

@@ -43,6 +43,8 @@ export function orderAmount(price: PricePair, order: Pick<OrderTerms, 'sizeGb' |
 /** A price locked for 10 minutes for one order; used once by a purchase. */
 export interface Quote extends OrderTerms {
   id: string;
+  /** A row of the quotes table of the other kind (a server quote) reads as `server`: a disk purchase refuses it (400 naming quote_id). */
+  kind?: 'volume' | 'server';
   orgId: string;
   /** The offer's price when the quote was made, in both currencies (as frozen on a volume). */
   price: PricePair;

@@ -20,10 +20,11 @@ interface QuoteRow {
   created_at: Date;
   expires_at: Date;
   used_at: Date | null;
+  kind: 'volume' | 'server';
 }
 
 const QUOTE_COLUMNS = `id, org_id, region_id, type, size_gb, term_months, currency, price_usd_minor::text, price_idr_minor::text,
-  amount::text, created_at, expires_at, used_at`;
+  amount::text, created_at, expires_at, used_at, kind`;
 
 const toQuote = (r: QuoteRow): Quote => ({
   id: r.id,
@@ -38,6 +39,7 @@ const toQuote = (r: QuoteRow): Quote => ({
   createdAt: r.created_at,
   expiresAt: r.expires_at,
   usedAt: r.used_at,
+  kind: r.kind,
 });
 
 @Injectable()

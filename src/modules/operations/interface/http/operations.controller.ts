@@ -18,8 +18,10 @@ export class ListOperationsQuery {
   @IsOptional() @IsString({ message: 'cursor must be the next_cursor of a previous page' }) cursor?: string;
   @ApiPropertyOptional({ description: 'Only the operations of this volume', example: 'vol_demodata1' })
   @IsOptional() @IsString({ message: 'volume_id must be a volume id' }) volume_id?: string;
-  @ApiPropertyOptional({ description: 'Only the operations of this deployment (template.*)', example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
-  @IsOptional() @IsString({ message: 'deployment_id must be a deployment id' }) deployment_id?: string;
+  @ApiPropertyOptional({ description: 'Only the operations naming this server (vm.*, template.*, and volume operations on its disks)', example: 'vm_demoweb1' })
+  @IsOptional() @IsString({ message: 'vm_id must be a server id, given once' }) vm_id?: string;
+  @ApiPropertyOptional({ description: 'Only the operations of this deployment (template.*)', example: 'dep_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  @IsOptional() @IsString({ message: 'deployment_id must be a deployment id, given once' }) deployment_id?: string;
   @ApiPropertyOptional({ enum: OPERATION_STATUSES, description: 'Only the operations in this status' })
   @IsOptional()
   @IsIn(OPERATION_STATUSES, { message: `status must be one of ${OPERATION_STATUSES.join(', ')}` })
@@ -51,7 +53,7 @@ export class OperationsController {
   /** The organization's operations, newest first; filters volume_id, deployment_id and status; cursor pagination. */
   @Get()
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ operationId: 'listOperations', summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id, deployment_id and status.' })
+  @ApiOperation({ operationId: 'listOperations', summary: "The organization's operations, newest first", description: 'API key scope vm:read, or any member with a session. Cursor pagination; filters volume_id, vm_id, deployment_id and status.' })
   @ApiOkResponse({ description: 'A page of operations', type: OperationListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListOperationsQuery) {
@@ -59,6 +61,7 @@ export class OperationsController {
       limit: query.limit,
       cursor: query.cursor,
       volumeId: query.volume_id,
+      vmId: query.vm_id,
       deploymentId: query.deployment_id,
       status: query.status,
     });

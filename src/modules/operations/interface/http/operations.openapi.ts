@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -71,6 +71,71 @@ export class VolumeActionResultResponse {
 
   @ApiProperty({ enum: ['attached', 'available', 'deleted'], description: 'attached (attach), available (detach), deleted (delete)', example: 'attached' })
   status: string;
+}
+
+// Results of the server operations (servers.md "The compute provider and the operations").
+
+@ApiSchema({ name: 'VmCreateResult', description: 'result of a succeeded vm.create (a server purchase)' })
+export class VmCreateResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ description: 'The public IPv4 address the server got', example: '100.64.0.7' })
+  ipv4: string;
+
+  @ApiProperty({ format: 'date-time', description: 'The end of the paid term: the success time + term_months', example: '2027-11-23T10:00:12.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VmRenewResult', description: 'result of a succeeded vm.renew' })
+export class VmRenewResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
+  term_months: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VmStartResult', description: 'result of a succeeded vm.start' })
+export class VmStartResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ enum: ['running'], example: 'running' })
+  status: string;
+}
+
+@ApiSchema({ name: 'VmStopResult', description: 'result of a succeeded vm.stop' })
+export class VmStopResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ enum: ['stopped'], example: 'stopped' })
+  status: string;
+
+  @ApiProperty({ description: 'true: the power was cut (force); false: the guest halted after an ACPI shutdown', example: false })
+  forced: boolean;
+}
+
+@ApiSchema({ name: 'VmRebootResult', description: 'result of a succeeded vm.reboot' })
+export class VmRebootResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ enum: ['running'], example: 'running' })
+  status: string;
+
+  @ApiProperty({ description: 'true: a hard reset; false: an ACPI reboot', example: false })
+  hard: boolean;
 }
 
 @ApiSchema({ name: 'VmDeleteResult', description: 'result of a succeeded vm.delete: the disks detached (kept, available) and when the server was deleted' })
@@ -144,6 +209,11 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'volume.detach', result: VolumeActionResultResponse },
   { type: 'volume.delete', result: VolumeActionResultResponse },
   { type: 'volume.renew', result: VolumeRenewResultResponse },
+  { type: 'vm.create', result: VmCreateResultResponse },
+  { type: 'vm.start', result: VmStartResultResponse },
+  { type: 'vm.stop', result: VmStopResultResponse },
+  { type: 'vm.reboot', result: VmRebootResultResponse },
+  { type: 'vm.renew', result: VmRenewResultResponse },
   { type: 'vm.delete', result: VmDeleteResultResponse },
   { type: 'template.deploy', result: TemplateDeployResultResponse },
   { type: 'template.update', result: TemplateUpdateResultResponse },
@@ -178,7 +248,7 @@ export class OperationResponse {
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.delete: VmDeleteResult; template.*: Template<Type>Result); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; template.*: Template<Type>Result); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -89,3 +89,13 @@ export class ServerDeletionResponse {
   @ApiProperty({ type: () => OperationResponse })
   operation: OperationResponse;
 }
+
+/** 202 of POST /v1/servers and of the server actions (start, stop, reboot, renew). */
+@ApiSchema({ name: 'ServerAction', description: 'An accepted server action: the server as it is now and the operation to poll' })
+export class ServerActionResponse {
+  @ApiProperty({ type: () => ServerResponse })
+  server: ServerResponse;
+
+  @ApiProperty({ type: () => OperationResponse })
+  operation: OperationResponse;
+}

@@ -5,6 +5,7 @@ import { Quote } from '../../domain/quote';
 export function presentQuote(q: Quote) {
   return {
     id: q.id,
+    kind: 'volume' as const,
     region: q.regionId,
     type: q.type,
     size_gb: q.sizeGb,

@@ -107,7 +107,7 @@ export class UpdateVolumeBody {
   delete_protection?: boolean;
 }
 
-/** Body of POST /v1/quotes: the members of a purchase the price depends on. */
+/** Body of POST /v1/quotes: the members of a purchase the price depends on (a disk's, or with `plan` a server's). */
 export class CreateQuoteBody {
   @ApiProperty({ description: 'A region id from GET /v1/regions', example: 'id-jkt' })
   @IsNotEmpty({ message: 'region must not be empty' })
@@ -121,10 +121,17 @@ export class CreateQuoteBody {
   @ValidateIf((body: CreateQuoteBody) => body.type !== undefined)
   type?: VolumeType;
 
-  @ApiProperty({ type: 'integer', description: "Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb", example: 100 })
+  @ApiPropertyOptional({ type: 'integer', description: "A disk quote (required without plan): size in GB, from the offer's min_gb to max_gb, min_gb + k × step_gb", example: 100 })
   @IsInt({ message: 'size_gb must be a whole number of GB' })
-  @IsDefined({ message: 'size_gb is required' })
+  @IsDefined({ message: 'size_gb is required (or plan, for a server quote)' })
+  @ValidateIf((body: CreateQuoteBody) => body.plan === undefined)
   size_gb: number;
+
+  @ApiPropertyOptional({ description: 'A server quote: a plan sold in the region (type and size_gb are then refused)', example: 'cx1' })
+  @IsNotEmpty({ message: 'plan must not be empty' })
+  @IsString({ message: 'plan must be a string' })
+  @ValidateIf((body: CreateQuoteBody) => body.plan !== undefined)
+  plan?: string;
 
   @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months; one of the offer's terms", example: 12 })
   @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })

@@ -1,5 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
-import { PricePerGbMonthSchema, ServerRefSchema, nullableRef } from '../../../../shared/http/openapi';
+import { PricePerGbMonthSchema, ServerRefSchema, nullableRef, unionSchema } from '../../../../shared/http/openapi';
+import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
 import { VOLUME_TYPES } from '../../../options/domain/catalog';
@@ -102,8 +103,11 @@ export class RenewVolumeResponse {
   operation: OperationResponse;
 }
 
-@ApiSchema({ name: 'Quote', description: 'A price locked for 10 minutes for one order; a purchase with quote_id pays it' })
-export class QuoteResponse {
+@ApiSchema({ name: 'VolumeQuote', description: 'A disk price locked for 10 minutes; a disk purchase with quote_id pays it' })
+export class VolumeQuoteResponse {
+  @ApiProperty({ enum: ['volume'], description: 'A disk quote', example: 'volume' })
+  kind: string;
+
   @ApiProperty({ example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
   id: string;
 
@@ -137,6 +141,52 @@ export class QuoteResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a purchase used it; null until then', example: null })
   used_at: string | null;
 }
+
+@ApiExtraModels(PricePerMonthSchema)
+@ApiSchema({ name: 'ServerQuote', description: "A server's price locked for 10 minutes; a server purchase with quote_id pays it" })
+export class ServerQuoteResponse {
+  @ApiProperty({ example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  id: string;
+
+  @ApiProperty({ enum: ['server'], description: 'A server quote', example: 'server' })
+  kind: string;
+
+  @ApiProperty({ example: 'id-jkt' })
+  region: string;
+
+  @ApiProperty({ example: 'cx1' })
+  plan: string;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', example: 1 })
+  term_months: number;
+
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ type: () => PricePerMonthSchema, description: "The plan's monthly price when the quote was made, in both currencies" })
+  price_per_month: PricePerMonthSchema;
+
+  @ApiProperty({ description: 'price_per_month[currency] × term_months, in currency (USD five decimals, IDR whole rupiah)', example: '4.50000' })
+  amount: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:00:00.000Z' })
+  created_at: string;
+
+  @ApiProperty({ format: 'date-time', description: 'created_at + 10 minutes; a purchase after it is 409 quote_expired', example: '2026-11-23T10:10:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When a purchase used it; null until then', example: null })
+  used_at: string | null;
+}
+
+/** The Quote: a disk quote or a server quote, told apart by `kind`. */
+@ApiExtraModels(VolumeQuoteResponse, ServerQuoteResponse)
+@ApiSchema({ name: 'Quote', description: 'A price locked for 10 minutes for one order; a purchase with quote_id pays it' })
+export class QuoteResponse {
+  @ApiProperty({ example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  id: string;
+}
+unionSchema('Quote', 'A price locked for 10 minutes for one order (kind volume: a disk; kind server: a server); a purchase with quote_id pays it', [VolumeQuoteResponse, ServerQuoteResponse]);
 
 @ApiSchema({ name: 'VolumeAction', description: 'The action accepted: the volume as it is now, and the operation to poll (also in Location)' })
 export class VolumeActionResponse {

@@ -1,0 +1,239 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
+import { InjectedKey, ServerAccess } from '../../access/application/server-access';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { Principal } from '../../auth/domain/principal';
+import { OperationRepository } from '../../operations/application/operations.port';
+import { Operation } from '../../operations/domain/operation';
+import { Catalog } from '../../options/application/catalog.port';
+import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
+import { ServerOfferSnapshot } from '../../options/domain/server-options';
+import { auditActor } from '../../volumes/application/audit-actor';
+import { TermMonths } from '../../volumes/domain/volume';
+import { Labels, checkLabels } from '../../volumes/domain/volume-attributes';
+import { WalletLedger } from '../../wallet/application/wallet.port';
+import { insufficientBalance } from '../../wallet/domain/wallet-errors';
+import { Server, nameTaken } from '../domain/server';
+import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
+import { SERVER_QUOTA, checkUserData, computeUnavailable, createSteps, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
+import { ComputeHealth } from './compute-provider.port';
+import { createServerParams } from './server-operation-params';
+import { ServerLifecycle } from './server-lifecycle.port';
+import { ServerQuotes } from './server-quotes.port';
+import { ServerReads, ServerWrites } from './servers.port';
+import { checkServerName } from './update-server.use-case';
+
+/** The members of POST /v1/servers, their JSON types already checked (undefined: not sent). */
+export interface PurchaseServerInput {
+  name: string;
+  regionId: string;
+  planId: string;
+  image: string;
+  termMonths: TermMonths;
+  currency: Currency;
+  zoneId?: string;
+  /** Checked here (list, distinct, keys of the organization): 400 naming `ssh_key_ids[i]`. */
+  sshKeyIds?: unknown;
+  userData?: string;
+  labels?: Record<string, unknown>;
+  deleteProtection?: boolean;
+  quoteId?: string;
+}
+
+/** What the 400 checks found, for the transaction to use. */
+interface Checked {
+  name: string;
+  labels: Labels;
+  userData: string | null;
+  keys: InjectedKey[];
+  offer: ServerOfferSnapshot | undefined;
+  zone: { id: string; regionId: string; available: boolean } | undefined;
+  quote: ServerQuote | undefined;
+}
+
+/**
+ * POST /v1/servers (servers.md "Server and buying"), errors in its order: 400 (checkBody, which
+ * the controller runs before the Idempotency-Key is looked at, and again here) → 404 → 503
+ * purchases_paused (nothing reserved) → 409 quote_expired, quote used (invalid_state), name taken
+ * (conflict), no free vCPUs or zone not available (out_of_stock), 25 live servers (quota_exceeded,
+ * counted under the organization row's lock) → 402 → 503 provider_unavailable (the compute
+ * circuit open: the transaction rolls back, nothing reserved).
+ *
+ * One transaction writes the server (`creating`, price and specs frozen, expires_at = now +
+ * term; the region counter's trigger reserves its vCPUs, its CHECK refuses them: out_of_stock),
+ * the vm.create operation (payment_reserved succeeded; the SSH keys' public keys and user_data in
+ * its params), the quote's use, the hold and the audit row (user_data's byte count only).
+ */
+@Injectable()
+export class PurchaseServer {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly offers: ServerCatalogQueries,
+    private readonly catalog: Catalog,
+    private readonly access: ServerAccess,
+    private readonly lifecycle: ServerLifecycle,
+    private readonly reads: ServerReads,
+    private readonly writes: ServerWrites,
+    private readonly quotes: ServerQuotes,
+    private readonly operations: OperationRepository,
+    private readonly wallet: WalletLedger,
+    private readonly audit: AuditTrail,
+    private readonly health: ComputeHealth,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Every 400 of the body, including those the catalog, the SSH keys and the quote tell (read only). */
+  async checkBody(principal: Principal, input: PurchaseServerInput): Promise<Checked> {
+    const name = checkServerName(input.name);
+    const labels: Labels = input.labels === undefined ? {} : checkLabels(input.labels);
+    const userData = checkUserData(input.userData);
+    const offer = await this.offers.offerSnapshot(input.regionId);
+    const sells = offer && offer.terms !== null ? offer : undefined;
+    if (sells && !sells.terms!.includes(input.termMonths)) {
+      throw invalidRequest(
+        `term_months must be one of the terms sold for servers in ${input.regionId}: ${[...sells.terms!].sort((a, b) => a - b).join(', ')}`,
+        { field: 'term_months' },
+      );
+    }
+    const found = input.zoneId === undefined ? undefined : await this.catalog.findZone(input.zoneId);
+    if (found && found.regionId !== input.regionId) {
+      throw invalidRequest(`zone ${found.id} is in region ${found.regionId}, not in ${input.regionId}`, { field: 'zone' });
+    }
+    const keys = await this.access.resolveSshKeys(principal.orgId, input.sshKeyIds);
+    const anyQuote = input.quoteId === undefined ? undefined : await this.quotes.findAnyInOrg(principal.orgId, input.quoteId);
+    if (anyQuote && anyQuote.kind !== 'server') {
+      throw invalidRequest(`quote_id ${input.quoteId} is a disk quote; a server purchase needs a server quote (POST /v1/quotes with plan)`, { field: 'quote_id' });
+    }
+    const quote = anyQuote?.kind === 'server' ? anyQuote : undefined;
+    if (quote) checkServerQuoteMatches(quote, { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency });
+    return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote };
+  }
+
+  async execute(principal: Principal, input: PurchaseServerInput, ip: string | null): Promise<{ server: Server; operation: Operation }> {
+    return this.uow.run(async () => {
+      const c = await this.checkBody(principal, input);
+      const order = { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency };
+
+      // 404.
+      if (!c.offer) {
+        if (!(await this.catalog.regionExists(input.regionId))) throw notFound(`Region ${input.regionId} not found`);
+        throw notFound(`Region ${input.regionId} sells no servers`);
+      }
+      if (input.zoneId !== undefined && !c.zone) throw notFound(`Zone ${input.zoneId} not found`);
+      const plan = c.offer.plans.find((p) => p.id === input.planId);
+      if (!plan) throw notFound(`Plan ${input.planId} is not sold in ${input.regionId}`);
+      if (!c.offer.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
+      if (input.quoteId !== undefined && !c.quote) throw notFound(`Quote ${input.quoteId} not found`);
+
+      // 503 purchases_paused: before any 409 and 402, nothing reserved (the switches read now).
+      if (c.offer.purchasesPaused) throw purchasesPaused(input.regionId);
+
+      // 409 quote (expired, used), then the price.
+      const now = this.clock.now();
+      let price: PricePair = { USD: plan.price.USD, IDR: plan.price.IDR };
+      let amount: Money = plan.price[input.currency].times(input.termMonths);
+      if (c.quote) ({ price, amount } = applyServerQuote(c.quote, order, now));
+
+      // Zone: the one named, else the first available by id (none: out_of_stock, after the name's conflict).
+      const zones = c.offer.zones;
+      const zone = c.zone ?? zones.find((z) => z.available) ?? zones[0];
+      if (!zone) throw new DomainError('out_of_stock', `Region ${input.regionId} has no zone to put a server in`);
+
+      // The organization's row locked: the quota count below holds until commit.
+      await this.lifecycle.lockOrgAndCountLive(principal.orgId);
+      const holder = await this.writes.liveIdByName(principal.orgId, c.name);
+      if (holder !== undefined) throw nameTaken(c.name, holder);
+      const serverId = newId('vm');
+      try {
+        // The name's unique index (conflict), then the region's vCPU CHECK (out_of_stock) decide here.
+        await this.uow.savepoint(() =>
+          this.lifecycle.insert({
+            id: serverId,
+            orgId: principal.orgId,
+            name: c.name,
+            regionId: input.regionId,
+            zoneId: zone.id,
+            planId: plan.id,
+            vcpus: plan.vcpus,
+            memoryGb: plan.memoryGb,
+            diskGb: plan.diskGb,
+            image: input.image,
+            termMonths: input.termMonths,
+            billing: amount,
+            price,
+            expiresAt: addMonthsClamped(now, input.termMonths),
+            labels: c.labels,
+            deleteProtection: input.deleteProtection ?? false,
+            createdAt: now,
+          }),
+        );
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'conflict') throw nameTaken(c.name, await this.writes.liveIdByName(principal.orgId, c.name));
+        throw err;
+      }
+      if (!zone.available) throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new servers at the moment; choose another zone`);
+      if ((await this.lifecycle.lockOrgAndCountLive(principal.orgId)) > SERVER_QUOTA) throw serverQuotaReached();
+
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId: principal.orgId,
+        type: 'vm.create',
+        vmId: serverId,
+        steps: createSteps(),
+        params: createServerParams.write({
+          zoneId: zone.id,
+          planId: plan.id,
+          vcpus: plan.vcpus,
+          memoryGb: plan.memoryGb,
+          diskGb: plan.diskGb,
+          image: input.image,
+          termMonths: input.termMonths,
+          amount,
+          sshKeys: c.keys.map((k) => ({ id: k.id, fingerprint: k.fingerprint, publicKey: k.publicKey })),
+          userData: c.userData,
+        }),
+        createdAt: now,
+      });
+      await this.operations.create(operation);
+      if (c.quote && !(await this.quotes.markUsedByServer(c.quote.id, serverId, now))) {
+        throw new DomainError('invalid_state', `Quote ${c.quote.id} was already used by another purchase; request a new one`);
+      }
+      if (amount.minor > 0n) {
+        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
+        if (!hold.held) throw insufficientBalance(amount, hold.available);
+      }
+      await this.audit.record({
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: 'server.create',
+        targetId: serverId,
+        ipAddress: ip,
+        data: {
+          operation_id: operation.id,
+          name: c.name,
+          region: input.regionId,
+          zone: zone.id,
+          plan: plan.id,
+          image: input.image,
+          term_months: input.termMonths,
+          currency: amount.currency,
+          amount: amount.format(),
+          ssh_key_ids: c.keys.map((k) => k.id),
+          // Never the content: its size only.
+          user_data_bytes: c.userData === null ? 0 : Buffer.byteLength(c.userData, 'utf8'),
+          labels: c.labels,
+          delete_protection: input.deleteProtection ?? false,
+          quote_id: input.quoteId ?? null,
+        },
+      });
+      // Last: while the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
+      if (this.health.isDown()) throw computeUnavailable();
+      const server = await this.reads.findInOrg(principal.orgId, serverId);
+      return { server: server!, operation };
+    });
+  }
+}

@@ -1,0 +1,159 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { Currency, Money } from '../../../shared/kernel/money/money';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { Principal } from '../../auth/domain/principal';
+import { JsonObject, Operation, OperationStep, OperationType } from '../../operations/domain/operation';
+import { auditActor } from '../../volumes/application/audit-actor';
+import { TermMonths } from '../../volumes/domain/volume';
+import { WalletLedger } from '../../wallet/application/wallet.port';
+import { insufficientBalance } from '../../wallet/domain/wallet-errors';
+import { Server, ServerStatus } from '../domain/server';
+import { POWER_ACTIONS, PowerAction, assertStatus, computeUnavailable, powerSteps, serverBusy } from '../domain/server-actions';
+import { ComputeHealth } from './compute-provider.port';
+import { powerParams, renewServerParams } from './server-operation-params';
+import { ServerLifecycle } from './server-lifecycle.port';
+import { ServerReads, ServerWrites } from './servers.port';
+
+export interface ServerActionResult {
+  server: Server;
+  operation: Operation;
+}
+
+/**
+ * What the server actions share (servers.md "Power, renewal"), in one transaction: lock the
+ * server (404), refuse an unfinished vm.* or template.* operation (409 invalid_state naming it in
+ * details.operation_id, before the status rule), the status rule (409 invalid_state), the
+ * action's own checks; the operation stored (the unique partial index is the last word: its
+ * violation is the same 409), the hold (402), the server's status at acceptance, the audit row;
+ * the compute provider's health last for actions that call it (503, the transaction rolled back:
+ * nothing recorded).
+ */
+@Injectable()
+export class ServerActionRunner {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly reads: ServerReads,
+    private readonly writes: ServerWrites,
+    private readonly lifecycle: ServerLifecycle,
+    private readonly wallet: WalletLedger,
+    private readonly audit: AuditTrail,
+    private readonly health: ComputeHealth,
+    private readonly clock: Clock,
+  ) {}
+
+  run(
+    principal: Principal,
+    serverId: string,
+    ip: string | null,
+    action: {
+      type: OperationType;
+      from: readonly ServerStatus[];
+      /** The status at acceptance; undefined: unchanged. */
+      during?: ServerStatus;
+      /** Further 409 checks and the operation's shape. */
+      plan: (server: Server) => { steps: OperationStep[]; params: JsonObject; audit: JsonObject; hold?: Money };
+      /** Whether the action calls the compute provider (503 while its circuit is open). */
+      callsProvider: boolean;
+    },
+  ): Promise<ServerActionResult> {
+    return this.uow.run(async () => {
+      const server = await this.writes.lockInOrg(principal.orgId, serverId);
+      if (!server) throw notFound(`Server ${serverId} not found`);
+      if (!server.deletedAt) {
+        const busy = await this.lifecycle.unfinishedOperation(server.id);
+        if (busy) throw serverBusy(server.id, busy);
+      }
+      assertStatus(server, action.type, action.from);
+      const plan = action.plan(server);
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId: principal.orgId,
+        type: action.type,
+        vmId: server.id,
+        steps: plan.steps,
+        params: plan.params,
+        createdAt: this.clock.now(),
+      });
+      await this.acceptOperation(server.id, operation);
+      if (plan.hold && plan.hold.minor > 0n) {
+        const hold = await this.wallet.hold(principal.orgId, plan.hold, operation.id);
+        if (!hold.held) throw insufficientBalance(plan.hold, hold.available);
+      }
+      if (action.during && action.during !== server.status) await this.lifecycle.setStatus(server.id, action.during);
+      await this.audit.record({
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: action.type.replace(/^vm\./, 'server.'),
+        targetId: server.id,
+        ipAddress: ip,
+        data: { operation_id: operation.id, ...plan.audit },
+      });
+      if (action.callsProvider && this.health.isDown()) throw computeUnavailable();
+      const after = action.during && action.during !== server.status ? (await this.reads.findInOrg(principal.orgId, server.id))! : server;
+      return { server: after, operation };
+    });
+  }
+
+  /** Stores the operation; the unique index's refusal (another request's operation) is 409 naming that operation. */
+  private async acceptOperation(serverId: string, operation: Operation): Promise<void> {
+    const outcome = await this.lifecycle.acceptOperation(operation);
+    if (outcome.accepted) return;
+    throw outcome.busyWith ? serverBusy(serverId, outcome.busyWith) : invalidState(`Server ${serverId} has an operation pending or running; wait for it to end`);
+  }
+}
+
+/** POST /v1/servers/{id}/start, /stop {force?}, /reboot {hard?}: vm.start, vm.stop, vm.reboot. */
+@Injectable()
+export class PowerServer {
+  constructor(private readonly runner: ServerActionRunner) {}
+
+  execute(principal: Principal, input: { serverId: string; type: PowerAction; flag: boolean }, ip: string | null): Promise<ServerActionResult> {
+    const rule = POWER_ACTIONS[input.type];
+    const flagName = input.type === 'vm.stop' ? 'force' : input.type === 'vm.reboot' ? 'hard' : undefined;
+    return this.runner.run(principal, input.serverId, ip, {
+      type: input.type,
+      from: [rule.from],
+      during: rule.during,
+      callsProvider: true,
+      plan: () => ({
+        steps: powerSteps(input.type, input.flag),
+        params: powerParams.write({ flag: input.flag }),
+        audit: flagName ? { [flagName]: input.flag } : {},
+      }),
+    });
+  }
+}
+
+/**
+ * POST /v1/servers/{id}/renew {term_months, currency?}: vm.renew at the frozen
+ * `price_per_month[currency] × term_months` (currency defaults to billing.currency), held now;
+ * running or stopped servers only; a seeded server (no price) is 409 invalid_state. No provider
+ * call, so never 503.
+ */
+@Injectable()
+export class RenewServer {
+  constructor(private readonly runner: ServerActionRunner) {}
+
+  execute(principal: Principal, input: { serverId: string; termMonths: TermMonths; currency?: Currency }, ip: string | null): Promise<ServerActionResult> {
+    return this.runner.run(principal, input.serverId, ip, {
+      type: 'vm.renew',
+      from: ['running', 'stopped'],
+      callsProvider: false,
+      plan: (server) => {
+        if (!server.price || !server.billing) throw invalidState(`Server ${server.id} was not bought here (a seeded server) and cannot be renewed`);
+        const currency = input.currency ?? server.billing.currency;
+        const amount = server.price[currency].times(input.termMonths);
+        return {
+          steps: [{ name: 'renewing', status: 'running' }],
+          params: renewServerParams.write({ termMonths: input.termMonths, amount }),
+          audit: { term_months: input.termMonths, currency, amount: amount.format() },
+          hold: amount,
+        };
+      },
+    });
+  }
+}

@@ -1,0 +1,67 @@
+import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
+import { QUOTE_TTL_MS } from '../../volumes/domain/quote';
+import { TermMonths } from '../../volumes/domain/volume';
+
+/** What a server purchase (or a server quote) asks for, as far as the price depends on it. */
+export interface ServerOrderTerms {
+  regionId: string;
+  planId: string;
+  termMonths: TermMonths;
+  currency: Currency;
+}
+
+/** A server's price locked for 10 minutes (servers.md): `price_per_month[currency] × term_months`. */
+export interface ServerQuote extends ServerOrderTerms {
+  kind: 'server';
+  id: string;
+  orgId: string;
+  price: PricePair;
+  amount: Money;
+  createdAt: Date;
+  expiresAt: Date;
+  usedAt: Date | null;
+}
+
+export function makeServerQuote(id: string, orgId: string, order: ServerOrderTerms, price: PricePair, now: Date): ServerQuote {
+  return {
+    kind: 'server',
+    id,
+    orgId,
+    ...order,
+    price: { USD: price.USD, IDR: price.IDR },
+    amount: price[order.currency].times(order.termMonths),
+    createdAt: now,
+    expiresAt: new Date(now.getTime() + QUOTE_TTL_MS),
+    usedAt: null,
+  };
+}
+
+const QUOTED: { field: string; of: (o: ServerOrderTerms) => string | number }[] = [
+  { field: 'region', of: (o) => o.regionId },
+  { field: 'plan', of: (o) => o.planId },
+  { field: 'term_months', of: (o) => o.termMonths },
+  { field: 'currency', of: (o) => o.currency },
+];
+
+/** 400 naming the first member of the purchase that differs from the quote. */
+export function checkServerQuoteMatches(quote: ServerQuote, purchase: ServerOrderTerms): void {
+  for (const { field, of } of QUOTED) {
+    if (of(purchase) !== of(quote)) {
+      throw invalidRequest(
+        `${field} (${JSON.stringify(of(purchase))}) differs from quote ${quote.id} (${JSON.stringify(of(quote))}); send the quote's ${field} or leave out quote_id`,
+        { field },
+      );
+    }
+  }
+}
+
+/** The quote's price, or 409 quote_expired (older than 10 minutes), then 409 invalid_state (used). */
+export function applyServerQuote(quote: ServerQuote, purchase: ServerOrderTerms, now: Date): { price: PricePair; amount: Money } {
+  checkServerQuoteMatches(quote, purchase);
+  if (now.getTime() > quote.expiresAt.getTime()) {
+    throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
+  }
+  if (quote.usedAt) throw invalidState(`Quote ${quote.id} was already used by a purchase at ${quote.usedAt.toISOString()}; request a new one`);
+  return { price: { USD: quote.price.USD, IDR: quote.price.IDR }, amount: quote.amount };
+}

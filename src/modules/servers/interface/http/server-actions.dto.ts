@@ -1,0 +1,131 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform, Type } from 'class-transformer';
+import { Allow, IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsString, Matches, ValidateIf } from 'class-validator';
+import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
+import { RENEWAL_TERMS, TermMonths } from '../../../volumes/domain/volume';
+import { LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../../volumes/domain/volume-attributes';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../../domain/server';
+import { MAX_SSH_KEYS, MAX_USER_DATA_BYTES } from '../../domain/server-actions';
+
+/**
+ * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are ignored; the
+ * checks that need the catalog, the SSH keys or the quote are the use case's (still 400s, before
+ * the Idempotency-Key). class-validator runs a property's checks bottom-up: the type check sits below the value check.
+ */
+export class PurchaseServerBody {
+  @ApiProperty({ description: `The hostname, unique among the organization's live servers: ${SERVER_NAME_RULE}`, example: 'web-2' })
+  @Matches(SERVER_NAME_PATTERN, { message: `name must be ${SERVER_NAME_RULE}` })
+  @IsString({ message: `name must be a string: ${SERVER_NAME_RULE}` })
+  @IsDefined({ message: 'name is required' })
+  name: string;
+
+  @ApiProperty({ description: 'A region selling servers (GET /v1/server-options)', example: 'id-jkt' })
+  @IsNotEmpty({ message: 'region must not be empty' })
+  @IsString({ message: 'region must be a string' })
+  @IsDefined({ message: 'region is required' })
+  region: string;
+
+  @ApiProperty({ description: 'A plan sold in the region', example: 'cx1' })
+  @IsNotEmpty({ message: 'plan must not be empty' })
+  @IsString({ message: 'plan must be a string' })
+  @IsDefined({ message: 'plan is required' })
+  plan: string;
+
+  @ApiProperty({ description: 'An image id (GET /v1/server-options)', example: 'ubuntu-24.04' })
+  @IsNotEmpty({ message: 'image must not be empty' })
+  @IsString({ message: 'image must be a string' })
+  @IsDefined({ message: 'image is required' })
+  image: string;
+
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months prepaid; one of the region's terms", example: 1 })
+  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
+  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
+  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  term_months: TermMonths;
+
+  @ApiProperty({ enum: CURRENCIES, description: 'The wallet balance that pays', example: 'USD' })
+  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
+  @IsString({ message: 'currency must be a string: USD or IDR' })
+  @IsDefined({ message: 'currency is required: USD or IDR' })
+  currency: Currency;
+
+  @ApiPropertyOptional({ description: 'A zone of the region. Default: the first available zone by id', example: 'id-jkt-a' })
+  @IsNotEmpty({ message: 'zone must not be empty' })
+  @IsString({ message: 'zone must be a string' })
+  @ValidateIf((body: PurchaseServerBody) => body.zone !== undefined)
+  zone?: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_SSH_KEYS,
+    description: `At most ${MAX_SSH_KEYS} distinct SSH key ids of the organization; their public keys are injected at creation`,
+    example: ['ssh_4Lm9xQ2vR7tW1yZ3bN5cHd8K'],
+  })
+  // Checked by the use case (list, distinct, keys of the organization: 400 naming ssh_key_ids[i]).
+  @Allow()
+  @Transform(({ obj }: { obj: { ssh_key_ids?: unknown } }) => obj.ssh_key_ids)
+  ssh_key_ids?: unknown;
+
+  @ApiPropertyOptional({
+    description: `Cloud-init user data: at most ${MAX_USER_DATA_BYTES} bytes of UTF-8, no NUL; "" means none. Never returned, logged or audited`,
+    example: '#cloud-config\npackages: [nginx]\n',
+  })
+  @IsString({ message: `user_data must be a string of at most ${MAX_USER_DATA_BYTES} bytes` })
+  @ValidateIf((body: PurchaseServerBody) => body.user_data !== undefined)
+  user_data?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
+    maxProperties: MAX_LABELS,
+    description: `At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters. Default {}`,
+    example: { env: 'prod' },
+  })
+  @IsObject({ message: 'labels must be an object of string values' })
+  @ValidateIf((body: PurchaseServerBody) => body.labels !== undefined)
+  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  @Type(() => Object)
+  labels?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Default false', example: false })
+  @IsBoolean({ message: 'delete_protection must be true or false' })
+  @ValidateIf((body: PurchaseServerBody) => body.delete_protection !== undefined)
+  delete_protection?: boolean;
+
+  @ApiPropertyOptional({ description: 'A server quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
+  @IsNotEmpty({ message: 'quote_id must not be empty' })
+  @IsString({ message: 'quote_id must be a string' })
+  @ValidateIf((body: PurchaseServerBody) => body.quote_id !== undefined)
+  quote_id?: string;
+}
+
+/** Body of POST /v1/servers/{id}/stop: none, {} or {force}. */
+export class StopServerBody {
+  @ApiPropertyOptional({ description: 'true: cut the power at once; false (default): ACPI shutdown, the guest gets 120 s to halt', example: false })
+  @IsBoolean({ message: 'force must be true or false' })
+  @ValidateIf((body: StopServerBody) => body.force !== undefined)
+  force?: boolean;
+}
+
+/** Body of POST /v1/servers/{id}/reboot: none, {} or {hard}. */
+export class RebootServerBody {
+  @ApiPropertyOptional({ description: 'true: a hard reset; false (default): an ACPI reboot', example: false })
+  @IsBoolean({ message: 'hard must be true or false' })
+  @ValidateIf((body: RebootServerBody) => body.hard !== undefined)
+  hard?: boolean;
+}
+
+/** Body of POST /v1/servers/{id}/renew. */
+export class RenewServerBody {
+  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: 'Months to add', example: 3 })
+  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
+  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
+  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  term_months: TermMonths;
+
+  @ApiPropertyOptional({ enum: CURRENCIES, description: "Currency to pay in; omitted: the server's billing currency", example: 'USD' })
+  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
+  @IsString({ message: 'currency must be a string: USD or IDR' })
+  @ValidateIf((body: RenewServerBody) => body.currency !== undefined)
+  currency?: Currency;
+}
