@@ -1,7 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { ReconcileServersWithProvider } from '../../src/modules/servers/application/reconcile-servers.use-case';
-import { organization, region } from '../support/fixtures';
+import { apiToken, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectVerified } from '../support/verify';
 
@@ -147,6 +147,18 @@ describe('the server reconciliation sweep', () => {
     expect(await audits('vm_rcbusy')).toEqual([]);
     expect(await audits('vm_rccreating')).toEqual([]);
     expect(await audits('vm_rcseeded')).toEqual([]);
+
+    // While its instance is missing, power actions and renewal are refused, nothing recorded.
+    const operationsBefore = await t.sql(`SELECT id FROM operations WHERE vm_id = 'vm_rcgone'`);
+    for (const [path, body] of [['stop', {}], ['reboot', {}], ['renew', { term_months: 1 }]] as const) {
+      const refused = await t.http.post(`/v1/servers/vm_rcgone/${path}`).set('Authorization', `Bearer ${apiToken('rc', 'rw')}`).send(body);
+      expect({ path, status: refused.status, body: refused.body }).toEqual({
+        path,
+        status: 409,
+        body: { error: { code: 'invalid_state', message: 'Server vm_rcgone has no instance at the compute provider', request_id: expect.any(String), details: { instance_missing_since: gone.since.toISOString() } } },
+      });
+    }
+    expect(await t.sql(`SELECT id FROM operations WHERE vm_id = 'vm_rcgone'`)).toEqual(operationsBefore);
 
     // A second sweep: the missing instance is only reported again (no second audit row), nothing else to do.
     expect(await sweep.execute()).toBe(0);

@@ -108,6 +108,13 @@ export class ResourceStateDetailsDto {
   status: string;
 }
 
+/** The instance in the way (invalid_state of a server action while its instance is missing at the provider). */
+@ApiSchema({ name: 'InstanceMissingDetails', description: 'invalid_state of a server power action or renewal refused because its instance is missing at the compute provider: since when' })
+export class InstanceMissingDetailsDto {
+  @ApiProperty({ format: 'date-time', example: '2026-11-27T10:00:00.000Z' })
+  instance_missing_since: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -124,7 +131,7 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, `{}` for the others',
     anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
@@ -132,6 +139,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(OperationInTheWayDetailsDto) },
       { $ref: getSchemaPath(ConflictDetailsDto) },
       { $ref: getSchemaPath(ResourceStateDetailsDto) },
+      { $ref: getSchemaPath(InstanceMissingDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -140,7 +148,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

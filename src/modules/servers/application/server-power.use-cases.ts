@@ -11,7 +11,7 @@ import { auditActor } from '../../volumes/application/audit-actor';
 import { TermMonths } from '../../volumes/domain/volume';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
-import { Server, ServerStatus } from '../domain/server';
+import { Server, ServerStatus, instanceMissing, instanceMissingError } from '../domain/server';
 import { POWER_ACTIONS, PowerAction, assertStatus, computeUnavailable, powerSteps, serverBusy } from '../domain/server-actions';
 import { ComputeHealth } from './compute-provider.port';
 import { powerParams, renewServerParams } from './server-operation-params';
@@ -68,6 +68,8 @@ export class ServerActionRunner {
         if (busy) throw serverBusy(server.id, busy);
       }
       assertStatus(server, action.type, action.from);
+      // Its instance is known missing at the provider (the reconciliation sweep flagged it): nothing to power or renew.
+      if (instanceMissing(server)) throw instanceMissingError(server);
       const plan = action.plan(server);
       const operation = Operation.create({
         id: newId('op'),
