@@ -19,6 +19,7 @@ import { WalletHistory1764000000240 } from './1764000000240-wallet-history';
 import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
+import { AuditClientRequestId1764000000300 } from './1764000000300-audit-client-request-id';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   Webhooks1764000000250,
   Invitations1764000000260,
   OneUnfinishedServerOperation1764000000270,
+  AuditClientRequestId1764000000300,
 ];

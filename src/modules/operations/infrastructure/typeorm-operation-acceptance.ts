@@ -10,7 +10,7 @@ import { OPERATION_INSERT_COLUMNS, operationValues } from './typeorm-operations.
 
 /**
  * $1–$17 the operation (OPERATION_INSERT_COLUMNS), $18 the hold's amount (NULL: none), $19 its
- * currency, $20–$29 the audit entry. `wallet` locks the balance row first (FOR NO KEY UPDATE
+ * currency, $20–$30 the audit entry. `wallet` locks the balance row first (FOR NO KEY UPDATE
  * answers its latest version, after waiting for any other holder); the operation is inserted
  * only if that balance covers the hold, and the one-unfinished-operation-per-volume index
  * decides whether the volume is free (ON CONFLICT … DO NOTHING: no plan to choose, and an
@@ -41,7 +41,7 @@ const ACCEPT_SQL = `
     RETURNING 1 AS appended
   ), audited AS (
     INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
-    SELECT $20::text, $21::text, $22::text, $23::text, $24::text, $25::text, $26::text, $27::text, $28::text, $29::jsonb FROM accepted
+    SELECT $20::text, $21::text, $22::text, $23::text, $24::text, $25::text, $26::text, $27::text, $28::text, $29::jsonb, $30::text FROM accepted
      WHERE (SELECT count(*) FROM hold) >= 0
   )
   SELECT EXISTS (SELECT 1 FROM accepted) AS accepted, (SELECT available::text FROM wallet) AS available`;
