@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { RetryTransaction } from '../../../shared/database/connection-retry';
 import { Db } from '../../../shared/database/transaction';
 import { AUDIT_INSERT_COLUMNS, auditValues } from '../../audit/infrastructure/typeorm-audit-trail';
 import { AcceptanceOutcome, OperationAcceptance, OperationToAccept } from '../application/operation-acceptance.port';
@@ -18,10 +17,18 @@ import { OPERATION_INSERT_COLUMNS, operationValues } from './typeorm-operations.
  * entry are written only for an inserted operation. The audit entry waits for the ledger row
  * (its subquery on `hold`), so the locks come in the order every writer takes them: the balance
  * row, the ledger head (wallet_ledger's trigger), the audit head.
+ *
+ * The hold's new balance is computed from `wallet`'s row (the locked, latest version, which no
+ * one else can change until this transaction ends), never from the row the UPDATE finds in the
+ * statement's snapshot: PostgreSQL checks a CHECK constraint on the new row computed from the
+ * snapshot's version *before* it finds that version was updated since and re-evaluates on the
+ * latest one (EvalPlanQual). A credit or a release committed between the statement's start and
+ * the lock left the snapshot's balance lower than the locked one, and `available - amount` from
+ * the snapshot was refused by wallet_available_not_negative although the balance covered it.
  */
 const ACCEPT_SQL = `
   WITH wallet AS (
-    SELECT available FROM wallet_balances
+    SELECT available, reserved FROM wallet_balances
      WHERE org_id = $2::text AND currency = $19::text AND $18::numeric IS NOT NULL
        FOR NO KEY UPDATE
   ), accepted AS (
@@ -32,9 +39,10 @@ const ACCEPT_SQL = `
     ON CONFLICT (volume_id) WHERE status IN ('pending', 'running') AND volume_id IS NOT NULL DO NOTHING
     RETURNING id
   ), held AS (
-    UPDATE wallet_balances
-       SET available = available - $18::numeric, reserved = reserved + $18::numeric, updated_at = now()
-     WHERE org_id = $2::text AND currency = $19::text AND $18::numeric IS NOT NULL AND EXISTS (SELECT 1 FROM accepted)
+    UPDATE wallet_balances b
+       SET available = w.available - $18::numeric, reserved = w.reserved + $18::numeric, updated_at = now()
+      FROM wallet w
+     WHERE b.org_id = $2::text AND b.currency = $19::text AND $18::numeric IS NOT NULL AND EXISTS (SELECT 1 FROM accepted)
   ), hold AS (
     INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
     SELECT $2::text, $19::text, 'hold', $18::numeric, id, 'reserved for operation' FROM accepted WHERE $18::numeric IS NOT NULL
@@ -51,7 +59,8 @@ const ATTEMPTS = 3;
 
 /**
  * OperationAcceptance in one statement (one round trip, a named prepared statement): the hold
- * (the balance row locked, `available >= amount` checked on its latest version), the operation,
+ * (the balance row locked, `available >= amount` checked and the new balance computed on its
+ * latest version), the operation,
  * the hold's ledger row and the audit entry (its trigger takes the organization's audit head
  * last). Each write depends on the operation's insert, so a refusal writes nothing; the CHECKs
  * and unique indexes (one hold per operation, balances never negative) stay the last word.
@@ -73,17 +82,7 @@ export class TypeOrmOperationAcceptance extends OperationAcceptance {
     const amount = hold && hold.minor > 0n ? hold : undefined;
     const params = [...operationValues(operation), amount?.minor.toString() ?? null, amount?.currency ?? null, ...auditValues(audit)];
     for (let attempt = 1; ; attempt++) {
-      const row = await this.db.one<{ accepted: boolean; available: string | null }>(ACCEPT_SQL, params, 'operations_accept').catch((err: unknown) => {
-        // The statement checks the balance on the locked row before holding; should a race it did
-        // not foresee still make the CHECK refuse the hold, nothing was written: run the
-        // transaction again (it then accepts or refuses with 402) instead of answering 500.
-        const e = err as { code?: unknown; constraint?: unknown; driverError?: { code?: unknown; constraint?: unknown } };
-        const constraint = e.driverError?.constraint ?? e.constraint;
-        if ((e.driverError?.code ?? e.code) === '23514' && constraint === 'wallet_available_not_negative') {
-          throw new RetryTransaction(`Operation ${operation.id}: the hold was refused by ${String(constraint)}`, err);
-        }
-        throw err;
-      });
+      const row = await this.db.one<{ accepted: boolean; available: string | null }>(ACCEPT_SQL, params, 'operations_accept');
       if (row?.accepted) {
         if (operation.snapshot().status === 'pending') await this.signals.announceWork();
         return { kind: 'accepted' };

@@ -55,30 +55,35 @@ export class TypeOrmWalletLedger extends WalletLedger {
 
   async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
     if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
-    // One conditional UPDATE: the row lock serialises concurrent holds and PostgreSQL re-checks
-    // `available >= amount` on the latest row version, so no read-then-write race exists. Its
-    // ledger row is appended by the same statement (only when the hold was taken): one round trip
-    // less while the wallet's row is locked.
-    const [row] = await this.db.query<BalanceRow>(
-      `WITH held AS (
-         UPDATE wallet_balances
-            SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
-          WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
-         RETURNING currency, available::text, reserved::text
+    // One statement: the balance row locked first (FOR NO KEY UPDATE answers its latest version,
+    // after waiting for any other holder), the decision and the new balance taken from that
+    // locked row, and the hold's ledger row appended only when it was taken (one round trip less
+    // while the row is locked). Neither the decision nor the new values come from the row the
+    // UPDATE finds in the statement's snapshot: a credit or release committed between the
+    // statement's start and the lock leaves that version lower than the locked one, and
+    // PostgreSQL evaluates the UPDATE's WHERE, and the CHECKs on the new row, on that version
+    // before re-evaluating on the latest (a false 402, or a CHECK violation answered 500).
+    const [row] = await this.db.query<BalanceRow & { held: boolean }>(
+      `WITH w AS (
+         SELECT available, reserved FROM wallet_balances WHERE org_id = $1 AND currency = $2 FOR NO KEY UPDATE
+       ), held AS (
+         UPDATE wallet_balances b
+            SET available = w.available - $3::numeric, reserved = w.reserved + $3::numeric, updated_at = now()
+           FROM w
+          WHERE b.org_id = $1 AND b.currency = $2 AND w.available >= $3::numeric
+         RETURNING b.currency, b.available::text, b.reserved::text
        ), appended AS (
          INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
          SELECT $1, $2, 'hold', $3::numeric, $4, 'reserved for operation' FROM held
        )
-       SELECT currency, available, reserved FROM held`,
+       SELECT true AS held, currency, available, reserved FROM held
+       UNION ALL
+       SELECT false, $2::text, available::text, reserved::text FROM w WHERE NOT EXISTS (SELECT 1 FROM held)`,
       [orgId, amount.currency, amount.minor.toString(), operationId],
-      'wallet_hold_with_ledger',
+      'wallet_hold_locked',
     );
-    if (!row) {
-      const current = await this.db.one<{ available: string }>(
-        'SELECT available::text FROM wallet_balances WHERE org_id = $1 AND currency = $2',
-        [orgId, amount.currency],
-      );
-      return { held: false, available: Money.ofMinor(amount.currency, BigInt(current?.available ?? '0')) };
+    if (!row?.held) {
+      return { held: false, available: Money.ofMinor(amount.currency, BigInt(row?.available ?? '0')) };
     }
     return { held: true, balance: toBalance(row) };
   }
