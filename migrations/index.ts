@@ -20,6 +20,7 @@ import { TopUps1764000000241 } from './1764000000241-top-ups';
 import { Webhooks1764000000250 } from './1764000000250-webhooks';
 import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-unfinished-server-operation';
 import { AuditClientRequestId1764000000300 } from './1764000000300-audit-client-request-id';
+import { WalletLedgerPositionsSetBased1764000000301 } from './1764000000301-wallet-ledger-positions-set-based';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   Invitations1764000000260,
   OneUnfinishedServerOperation1764000000270,
   AuditClientRequestId1764000000300,
+  WalletLedgerPositionsSetBased1764000000301,
 ];

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { AUDIT_INSERT_COLUMNS, auditValues } from '../../audit/infrastructure/typeorm-audit-trail';
+import { LEDGER_POSITIONED_COLUMNS, NEW_LEDGER_PUBLIC_ID } from '../../wallet/infrastructure/typeorm-wallet-ledger';
 import { AcceptanceOutcome, OperationAcceptance, OperationToAccept } from '../application/operation-acceptance.port';
 import { Money } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../application/operation-signals.port';
@@ -14,9 +15,13 @@ import { OPERATION_INSERT_COLUMNS, operationValues } from './typeorm-operations.
  * only if that balance covers the hold, and the one-unfinished-operation-per-volume index
  * decides whether the volume is free (ON CONFLICT … DO NOTHING: no plan to choose, and an
  * uncommitted operation of the volume is waited for); the hold, its ledger row and the audit
- * entry are written only for an inserted operation. The audit entry waits for the ledger row
- * (its subquery on `hold`), so the locks come in the order every writer takes them: the balance
- * row, the ledger head (wallet_ledger's trigger), the audit head.
+ * entry are written only for an inserted operation. The hold's ledger row gets its position here,
+ * set-based, not from wallet_ledger's row trigger (which runs only for rows inserted without a
+ * `seq`): `head` takes the organization's wallet_heads row (its next seq; created_at never before
+ * the previous row's), and the after-values are the locked balance minus the hold (the balance is
+ * the ledger's running sum, so this is the previous row's after-value plus the movement). The
+ * audit entry waits for the ledger row (its subquery on `hold`), so the locks come in the order
+ * every writer takes them: the balance row, the ledger head, the audit head.
  *
  * The hold's new balance is computed from `wallet`'s row (the locked, latest version, which no
  * one else can change until this transaction ends), never from the row the UPDATE finds in the
@@ -43,9 +48,16 @@ const ACCEPT_SQL = `
        SET available = w.available - $18::numeric, reserved = w.reserved + $18::numeric, updated_at = now()
       FROM wallet w
      WHERE b.org_id = $2::text AND b.currency = $19::text AND $18::numeric IS NOT NULL AND EXISTS (SELECT 1 FROM accepted)
+  ), head AS (
+    INSERT INTO wallet_heads AS h (org_id, last_seq, last_at)
+    SELECT $2::text, 1, now() FROM accepted WHERE $18::numeric IS NOT NULL
+    ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + 1, last_at = greatest(h.last_at, EXCLUDED.last_at)
+    RETURNING last_seq, last_at
   ), hold AS (
-    INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
-    SELECT $2::text, $19::text, 'hold', $18::numeric, id, 'reserved for operation' FROM accepted WHERE $18::numeric IS NOT NULL
+    INSERT INTO wallet_ledger (${LEDGER_POSITIONED_COLUMNS})
+    SELECT $2::text, $19::text, 'hold', $18::numeric, a.id, 'reserved for operation',
+           ${NEW_LEDGER_PUBLIC_ID}, h.last_seq, h.last_at, w.available - $18::numeric, w.reserved + $18::numeric
+      FROM accepted a, head h, wallet w
     RETURNING 1 AS appended
   ), audited AS (
     INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})

@@ -10,6 +10,17 @@ interface BalanceRow {
   reserved: string;
 }
 
+/**
+ * The columns of a ledger row inserted with its position already computed (public id, seq,
+ * created_at, after-values): wallet_ledger's trigger (migration 1764000000301) computes them only
+ * for a row inserted without a seq. A statement inserting rows this way takes the organization's
+ * wallet_heads row itself, after locking the balance rows (the lock order of every writer).
+ */
+export const LEDGER_POSITIONED_COLUMNS = 'org_id, currency, kind, amount, operation_id, memo, public_id, seq, created_at, available_after, reserved_after';
+
+/** A new public id of a ledger row, as the trigger makes it. */
+export const NEW_LEDGER_PUBLIC_ID = "'wtx_' || replace(gen_random_uuid()::text, '-', '')";
+
 export const toBalance = (r: BalanceRow): Balance => ({
   currency: r.currency,
   available: Money.ofMinor(r.currency, BigInt(r.available)),
@@ -103,10 +114,14 @@ export class TypeOrmWalletLedger extends WalletLedger {
    * concerned locked in (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key
    * takes KEY SHARE locks on the same rows; each found by one probe of the primary key, the hot
    * balance rows' many dead versions never scanned); then the settlement rows appended in that
-   * order (the ledger's trigger takes each organization's ledger head after its balance rows,
-   * the lock order of every writer; the unique index refuses a second settlement of a hold, and
-   * the whole statement with it); and each balance row written once with the sums. The CHECKs
-   * keep reserved and available non-negative. Every row of the totals must find its balance.
+   * order, their positions computed set-based (`heads`: each organization's wallet_heads row
+   * taken once, after its balance rows, the lock order of every writer, and advanced by its
+   * number of rows; seq, created_at and the after-values as running sums from the locked
+   * balances, as the ledger's row trigger would give them one by one; the unique index refuses
+   * a second settlement of a hold, and the whole statement with it); and each balance row
+   * written once with the sums, computed from the locked row, never from the UPDATE's snapshot
+   * version. The CHECKs keep reserved and available non-negative. Every row of the totals must
+   * find its balance.
    */
   async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
     if (captures.length + releases.length === 0) return;
@@ -122,23 +137,37 @@ export class TypeOrmWalletLedger extends WalletLedger {
        ), ordered AS MATERIALIZED (
          SELECT org_id, currency FROM totals ORDER BY org_id, currency
        ), locked AS MATERIALIZED (
-         SELECT b.org_id, b.currency FROM ordered o
-          CROSS JOIN LATERAL (SELECT org_id, currency FROM wallet_balances
+         SELECT b.org_id, b.currency, b.available, b.reserved FROM ordered o
+          CROSS JOIN LATERAL (SELECT org_id, currency, available, reserved FROM wallet_balances
                                WHERE org_id = o.org_id AND currency = o.currency LIMIT 1 FOR NO KEY UPDATE) b
-       ), settled AS (
-         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+       ), numbered AS MATERIALIZED (
          SELECT org_id, currency, kind, amount, operation_id,
-                CASE kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
-           FROM holds WHERE (SELECT count(*) FROM locked) >= 0
-          ORDER BY org_id, currency
+                row_number() OVER (PARTITION BY org_id ORDER BY currency, operation_id) AS rn,
+                count(*) OVER (PARTITION BY org_id) AS n,
+                sum(amount) OVER (PARTITION BY org_id, currency ORDER BY operation_id ROWS UNBOUNDED PRECEDING) AS settled_upto,
+                sum(CASE kind WHEN 'release' THEN amount ELSE 0 END)
+                  OVER (PARTITION BY org_id, currency ORDER BY operation_id ROWS UNBOUNDED PRECEDING) AS released_upto
+           FROM holds
+       ), heads AS (
+         INSERT INTO wallet_heads AS h (org_id, last_seq, last_at)
+         SELECT org_id, count(*), now() FROM holds WHERE (SELECT count(*) FROM locked) >= 0 GROUP BY org_id ORDER BY org_id
+         ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq, last_at = greatest(h.last_at, EXCLUDED.last_at)
+         RETURNING org_id, last_seq, last_at
+       ), settled AS (
+         INSERT INTO wallet_ledger (${LEDGER_POSITIONED_COLUMNS})
+         SELECT x.org_id, x.currency, x.kind, x.amount, x.operation_id,
+                CASE x.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END,
+                ${NEW_LEDGER_PUBLIC_ID}, hd.last_seq - x.n + x.rn, hd.last_at, l.available + x.released_upto, l.reserved - x.settled_upto
+           FROM numbered x JOIN heads hd ON hd.org_id = x.org_id JOIN locked l ON l.org_id = x.org_id AND l.currency = x.currency
+          ORDER BY x.org_id, x.rn
        )
        UPDATE wallet_balances AS b
-          SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()
+          SET reserved = l.reserved - t.settled, available = l.available + t.released, updated_at = now()
          FROM totals t JOIN locked l ON l.org_id = t.org_id AND l.currency = t.currency
         WHERE b.org_id = t.org_id AND b.currency = t.currency
        RETURNING (SELECT count(*) FROM totals)::text AS balances`,
       [[...captures, ...releases], [...captures.map(() => 'capture'), ...releases.map(() => 'release')]],
-      'wallet_settle_many',
+      'wallet_settle_many_positioned',
     );
     if (rows.length > 0 && rows.length !== Number(rows[0].balances)) {
       throw new Error(`Settled holds of ${rows[0].balances} balances, wrote ${rows.length}`);
