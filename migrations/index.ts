@@ -23,6 +23,8 @@ import { ProviderInstances1764000000272 } from './1764000000272-provider-instanc
 import { ProviderConsoles1764000000273 } from './1764000000273-provider-consoles';
 import { ServerInstanceMissing1764000000320 } from './1764000000320-server-instance-missing';
 import { ServerQuotes1764000000280 } from './1764000000280-server-quotes';
+import { AuditClientRequestId1764000000300 } from './1764000000300-audit-client-request-id';
+import { WalletLedgerPositionsSetBased1764000000301 } from './1764000000301-wallet-ledger-positions-set-based';
 import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
@@ -53,6 +55,8 @@ export const MIGRATIONS = [
   ProviderInstances1764000000272,
   ProviderConsoles1764000000273,
   ServerQuotes1764000000280,
+  AuditClientRequestId1764000000300,
+  WalletLedgerPositionsSetBased1764000000301,
   TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
 ];

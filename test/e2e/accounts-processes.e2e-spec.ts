@@ -320,11 +320,11 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
       }
     });
 
-    it('entry: {id (aud_), created_at, action, actor {type, id, email|name|null}, target {type, id}|null, ip, request_id, data}', async () => {
+    it('entry: {id (aud_), created_at, action, actor {type, id, email|name|null}, target {type, id}|null, ip, request_id, client_request_id, data}', async () => {
       const r = await call(a, 'GET', '/v1/audit-log?action=member.*&limit=100', { token: tok.owner, ...k });
       expect(r.body.entries.length).toBeGreaterThan(0);
       for (const e of r.body.entries) {
-        expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'created_at', 'data', 'id', 'ip', 'request_id', 'target']);
+        expect(Object.keys(e).sort()).toEqual(['action', 'actor', 'client_request_id', 'created_at', 'data', 'id', 'ip', 'request_id', 'target']);
         expect(e.id).toMatch(/^aud_/);
         expect(e.action).toMatch(/^member\./);
         expect(e.actor.type).toBe('user');
@@ -332,6 +332,7 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
         expect(e.target.type).toBe('user');
         expect(e.ip).toBe('127.0.0.1');
         expect(typeof e.request_id).toBe('string');
+        expect(e.client_request_id).toBeNull();
       }
       const seen = new Set(r.body.entries.map((e: { action: string }) => e.action));
       expect(seen).toEqual(new Set(['member.role_change', 'member.remove']));

@@ -128,6 +128,7 @@ describe('accounts: API keys and members over HTTP', () => {
           target: { type: 'api_key', id: res.body.api_key.id },
           ip: '127.0.0.1',
           request_id: res.headers['x-request-id'],
+          client_request_id: null,
           data: { name: 'deploy', scopes: ['vm:read', 'vm:write'], expires_at: null },
         },
       ]);
@@ -390,7 +391,7 @@ describe('accounts: API keys and members over HTTP', () => {
     expect(doc.paths['/v1/audit-log'].get.parameters.map((p: { name: string }) => p.name)).toEqual(
       expect.arrayContaining(['action', 'actor_id', 'target_id', 'since', 'until', 'limit', 'cursor']),
     );
-    expect(Object.keys(doc.components.schemas.AuditEntry.properties)).toEqual(['id', 'created_at', 'action', 'actor', 'target', 'ip', 'request_id', 'data']);
+    expect(Object.keys(doc.components.schemas.AuditEntry.properties)).toEqual(['id', 'created_at', 'action', 'actor', 'target', 'ip', 'request_id', 'client_request_id', 'data']);
     expect(Object.keys(doc.components.schemas.ApiKey.properties)).toEqual([
       'id', 'name', 'scopes', 'token_prefix', 'created_at', 'created_by', 'expires_at', 'last_used_at', 'revoked_at',
     ]);

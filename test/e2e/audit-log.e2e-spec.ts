@@ -21,8 +21,12 @@ interface Entry {
   target: { type: string; id: string } | null;
   ip: string | null;
   request_id: string | null;
+  client_request_id: string | null;
   data: Record<string, unknown>;
 }
+
+/** The form of the server's own request ids. */
+const REQ_ID = /^req_[A-Za-z0-9]{20,}$/;
 
 interface PlanNode {
   'Node Type': string;
@@ -98,7 +102,8 @@ describe('GET /v1/audit-log', () => {
         actor: { type: 'user', id: ownerId, email: 'owner@f.test' },
         target: { type: 'api_key', id: key.id },
         ip: '127.0.0.1',
-        request_id: 'req-audit-revoke',
+        request_id: expect.stringMatching(REQ_ID),
+        client_request_id: 'req-audit-revoke',
         data: { name: 'deploy' },
       },
       {
@@ -108,7 +113,8 @@ describe('GET /v1/audit-log', () => {
         actor: { type: 'user', id: ownerId, email: 'owner@f.test' },
         target: { type: 'api_key', id: key.id },
         ip: '127.0.0.1',
-        request_id: 'req-audit-create',
+        request_id: expect.stringMatching(REQ_ID),
+        client_request_id: 'req-audit-create',
         data: { name: 'deploy', scopes: ['vm:read'], expires_at: null },
       },
     ]);
@@ -121,12 +127,62 @@ describe('GET /v1/audit-log', () => {
       actor: { type: 'user', id: ownerId, email: 'owner@f.test' },
       target: { type: 'session', id: expect.stringMatching(/^ses_/) },
       ip: '127.0.0.1',
-      request_id: expect.any(String),
+      request_id: expect.stringMatching(REQ_ID),
+      client_request_id: null,
       data: {},
     });
     const everything = JSON.stringify(await t.sql('SELECT * FROM audit_log'));
     expect(everything).not.toContain(created.body.token.slice(13));
     expect(everything).not.toContain(OWNER_PASSWORD);
+  });
+
+  it("records the server's own request id, unique per request, beside the client's X-Request-Id, which the response still echoes", async () => {
+    const from = new Date(Date.now() - 1000).toISOString();
+    // Two requests sending the same X-Request-Id.
+    const first = await t.http.post('/v1/api-keys').set(owner).set('X-Request-Id', 'same-client-id').send({ name: 'twin-1', scopes: ['vm:read'] });
+    const second = await t.http.post('/v1/api-keys').set(owner).set('X-Request-Id', 'same-client-id').send({ name: 'twin-2', scopes: ['vm:read'] });
+    expect([first.status, second.status]).toEqual([201, 201]);
+    expect([first.headers['x-request-id'], second.headers['x-request-id']]).toEqual(['same-client-id', 'same-client-id']);
+    // An invalid X-Request-Id (a space) counts as none, and so does no header at all.
+    const invalid = await t.http.post('/v1/api-keys').set(owner).set('X-Request-Id', 'not valid').send({ name: 'twin-3', scopes: ['vm:read'] });
+    const none = await t.http.post('/v1/api-keys').set(owner).send({ name: 'twin-4', scopes: ['vm:read'] });
+    expect([invalid.status, none.status]).toEqual([201, 201]);
+    expect(invalid.headers['x-request-id']).toMatch(REQ_ID);
+    expect(none.headers['x-request-id']).toMatch(REQ_ID);
+    expect(invalid.headers['x-request-id']).not.toBe(none.headers['x-request-id']);
+
+    const mine = new Set([first, second, invalid, none].map((r) => r.body.api_key.id));
+    const entries = (await list(`?action=api_key.create&since=${from}`)).entries.filter((e) => mine.has(e.target?.id)).reverse();
+    const entry = (keyId: string) => ({
+      id: expect.stringMatching(AUD_ID),
+      created_at: expect.stringMatching(ISO),
+      action: 'api_key.create',
+      actor: { type: 'user', id: ownerId, email: 'owner@f.test' },
+      target: { type: 'api_key', id: keyId },
+      ip: '127.0.0.1',
+      data: expect.objectContaining({ scopes: ['vm:read'] }),
+    });
+    expect(entries).toEqual([
+      { ...entry(first.body.api_key.id), request_id: expect.stringMatching(REQ_ID), client_request_id: 'same-client-id' },
+      { ...entry(second.body.api_key.id), request_id: expect.stringMatching(REQ_ID), client_request_id: 'same-client-id' },
+      // Without a valid one, the id generated for the response is the server's own id.
+      { ...entry(invalid.body.api_key.id), request_id: invalid.headers['x-request-id'], client_request_id: null },
+      { ...entry(none.body.api_key.id), request_id: none.headers['x-request-id'], client_request_id: null },
+    ]);
+    const ids = entries.map((e) => e.request_id);
+    expect(new Set(ids).size).toBe(4);
+    expect(ids).not.toContain('same-client-id');
+    // An error's request_id stays the echoed X-Request-Id.
+    const refused = await t.http.post('/v1/api-keys').set(owner).set('X-Request-Id', 'same-client-id').send({ name: '', scopes: ['vm:read'] });
+    expect(refused.status).toBe(400);
+    expect(refused.headers['x-request-id']).toBe('same-client-id');
+    expect(refused.body.error.request_id).toBe('same-client-id');
+    // And in the table, the same two columns.
+    expect(await t.sql("SELECT request_id, client_request_id FROM audit_log WHERE org_id = 'org_f' AND client_request_id = 'same-client-id' ORDER BY seq")).toEqual([
+      { request_id: entries[0].request_id, client_request_id: 'same-client-id' },
+      { request_id: entries[1].request_id, client_request_id: 'same-client-id' },
+    ]);
+    for (const e of entries) await t.http.delete(`/v1/api-keys/${e.target!.id}`).set(owner).expect(204);
   });
 
   it('an API key as actor shows its name; a renewal through it is audited in the same transaction', async () => {
@@ -143,6 +199,7 @@ describe('GET /v1/audit-log', () => {
       target: { type: 'volume', id: 'vol_fdata1' },
       ip: '127.0.0.1',
       request_id: res.headers['x-request-id'],
+      client_request_id: null,
       data: expect.objectContaining({ operation_id: res.body.operation.id }),
     });
   });
@@ -436,12 +493,12 @@ describe('audit rows of the operator CLI', () => {
         const body = JSON.parse(text) as { entries: Entry[] };
         const system = { type: 'system', id: null, name: null };
         expect(body.entries).toEqual([
-          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'api_key.revoke', actor: system, target: { type: 'api_key', id: key.id }, ip: null, request_id: null, data: { name: 'ops' } },
-          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'api_key.create', actor: system, target: { type: 'api_key', id: key.id }, ip: null, request_id: null, data: { name: 'ops', scopes: ['vm:read'], expires_at: null } },
+          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'api_key.revoke', actor: system, target: { type: 'api_key', id: key.id }, ip: null, request_id: null, client_request_id: null, data: { name: 'ops' } },
+          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'api_key.create', actor: system, target: { type: 'api_key', id: key.id }, ip: null, request_id: null, client_request_id: null, data: { name: 'ops', scopes: ['vm:read'], expires_at: null } },
         ]);
         const credit = (await (await fetch(`${server.url}/v1/audit-log?action=wallet.credit`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { entries: Entry[] };
         expect(credit.entries).toEqual([
-          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'wallet.credit', actor: system, target: null, ip: null, request_id: null, data: { currency: 'USD', amount: '12.50000' } },
+          { id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'wallet.credit', actor: system, target: null, ip: null, request_id: null, client_request_id: null, data: { currency: 'USD', amount: '12.50000' } },
         ]);
       } finally {
         await server.stop();

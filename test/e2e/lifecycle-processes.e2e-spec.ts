@@ -365,7 +365,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expect(entry).toEqual({
         id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'volume.create',
         actor: { type: 'api_key', id: expect.stringMatching(/^key_/), name: 'ci' }, target: { type: 'volume', id: v.id }, ip: '127.0.0.1',
-        request_id: r.headers.get('x-request-id'),
+        request_id: r.headers.get('x-request-id'), client_request_id: null,
         data: {
           operation_id: op.id, name: 'bought-1', region: 'id-jkt', zone: 'id-jkt-a', type: 'premium', size_gb: 100, term_months: 12,
           currency: 'USD', amount: '24.00000', server_id: null, mount_path: null, quote_id: null,
@@ -966,7 +966,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expect(entry).toEqual({
         id: expect.stringMatching(AUD_ID), created_at: expect.stringMatching(ISO), action: 'volume.update',
         actor: { type: 'api_key', id: expect.stringMatching(/^key_/), name: 'ci' }, target: { type: 'volume', id: v.id }, ip: '127.0.0.1',
-        request_id: r.headers.get('x-request-id'),
+        request_id: r.headers.get('x-request-id'), client_request_id: null,
         data: {
           changes: {
             name: { old: 'edit-1', new: 'edit-1b' }, note: { old: null, new: 'nightly' },

@@ -10,7 +10,8 @@ type LogLine = Record<string, unknown>;
 
 /**
  * Structured logs of a real server process at LOG_LEVEL=info with stdout piped (so JSON, not
- * pretty): one line per request with request_id, route, status, latency and, when authenticated,
+ * pretty): one line per request with request_id (the server's own id) and client_request_id (the
+ * client's X-Request-Id), route, status, latency and, when authenticated,
  * the organization and credential ids; and never a token, password or Authorization header.
  */
 describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
@@ -20,6 +21,7 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
   let exitCode: number | null;
   let lines: LogLine[];
   let keyId: string;
+  let unnamedRequestId: string | null;
   let sessionToken: string;
   const keyToken = apiToken('log', 'rw');
   const orgId = 'org_log';
@@ -61,6 +63,9 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
     expect(withSession.status).toBe(200);
     const withKey = await request('/v1/wallet', { headers: { Authorization: `Bearer ${keyToken}`, 'X-Request-Id': 'log-wallet-key' } });
     expect(withKey.status).toBe(200);
+    const unnamed = await request('/v1/wallet', { headers: { Authorization: `Bearer ${keyToken}` } });
+    expect(unnamed.status).toBe(200);
+    unnamedRequestId = unnamed.headers.get('x-request-id');
     const denied = await request('/v1/wallet', { headers: { Authorization: 'Bearer cds_live_notavalidtokennotavalidtoken0000', 'X-Request-Id': 'log-wallet-401' } });
     expect(denied.status).toBe(401);
     const wrongPassword = await request('/v1/auth/login', {
@@ -101,7 +106,9 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
     dir?.remove();
   });
 
-  const requestLines = (requestId: string): LogLine[] => lines.filter((l) => l.request_id === requestId && l.msg === 'request completed');
+  /** The request lines of the request that sent X-Request-Id `clientRequestId`. */
+  const requestLines = (clientRequestId: string): LogLine[] => lines.filter((l) => l.client_request_id === clientRequestId && l.msg === 'request completed');
+  const REQ_ID = /^req_[A-Za-z0-9]{20,}$/;
 
   it('writes only JSON lines, and the process exits 0 on SIGTERM', () => {
     expect(exitCode).toBe(0);
@@ -116,7 +123,8 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
         time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         pid: server.child.pid,
         hostname: expect.any(String),
-        request_id: 'log-login-1',
+        request_id: expect.stringMatching(REQ_ID),
+        client_request_id: 'log-login-1',
         method: 'POST',
         path: '/v1/auth/login',
         route: '/v1/auth/login',
@@ -137,7 +145,8 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
       time: expect.any(String),
       pid: server.child.pid,
       hostname: expect.any(String),
-      request_id: 'log-wallet-session',
+      request_id: expect.stringMatching(REQ_ID),
+      client_request_id: 'log-wallet-session',
       method: 'GET',
       path: '/v1/wallet',
       route: '/v1/wallet',
@@ -150,6 +159,17 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
     expect(requestLines('log-wallet-key')).toEqual([expect.objectContaining({ route: '/v1/wallet', status: 200, org_id: orgId, credential_id: keyId })]);
     expect(requestLines('log-wallet-401')).toEqual([expect.objectContaining({ route: '/v1/wallet', status: 401, org_id: null, credential_id: null })]);
     expect(requestLines('log-login-401')).toEqual([expect.objectContaining({ route: '/v1/auth/login', status: 401, org_id: null, credential_id: null })]);
+  });
+
+  it("gives every request its own request_id; without an X-Request-Id the response's generated one is it", () => {
+    const completed = lines.filter((l) => l.msg === 'request completed');
+    const ids = completed.map((l) => l.request_id);
+    expect(ids.every((id) => typeof id === 'string' && REQ_ID.test(id))).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(unnamedRequestId).toMatch(REQ_ID);
+    expect(completed.filter((l) => l.request_id === unnamedRequestId)).toEqual([
+      expect.objectContaining({ client_request_id: null, route: '/v1/wallet', status: 200, credential_id: keyId }),
+    ]);
   });
 
   it('leaves no token, password or Authorization header in the logs', () => {
@@ -172,7 +192,7 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
   });
 
   (process.env.DATABASE_URL ? it : it.skip)('logs an unexpected failure through pino with the request id (PostgreSQL only: needs SQL on the running database)', () => {
-    const failure = lines.filter((l) => l.request_id === 'log-wallet-500');
+    const failure = lines.filter((l) => l.client_request_id === 'log-wallet-500');
     expect(failure).toEqual([
       expect.objectContaining({
         level: 'error',
@@ -184,5 +204,8 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
       }),
       expect.objectContaining({ level: 'error', msg: 'request failed', route: '/v1/wallet', status: 500, org_id: orgId, credential_id: keyId }),
     ]);
+    // Both lines carry the server's one id of that request.
+    expect(failure[0].request_id).toMatch(REQ_ID);
+    expect(failure[1].request_id).toBe(failure[0].request_id);
   });
 });

@@ -504,6 +504,7 @@ describe('accounts: scopes, organizations, invitations, keys that outlive people
             target: { type: 'volume', id: buy.body.volume.id },
             ip: '127.0.0.1',
             request_id: buy.headers['x-request-id'],
+            client_request_id: null,
             data: expect.any(Object),
           },
         ],

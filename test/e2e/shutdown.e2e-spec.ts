@@ -142,13 +142,13 @@ describe('graceful shutdown of a server process', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ context: 'Shutdown', signal: 'SIGTERM', open_connections: 1 }),
-        expect.objectContaining({ request_id: 'slow-signup-1', route: '/v1/auth/signup', status: 201, msg: 'request completed' }),
+        expect.objectContaining({ client_request_id: 'slow-signup-1', route: '/v1/auth/signup', status: 201, msg: 'request completed' }),
         expect.objectContaining({ context: 'Shutdown', msg: 'shutdown complete' }),
       ]),
     );
     const order = (pred: (l: Record<string, unknown>) => boolean): number => lines.findIndex(pred);
-    expect(order((l) => l.signal === 'SIGTERM')).toBeLessThan(order((l) => l.request_id === 'slow-signup-1'));
-    expect(order((l) => l.request_id === 'slow-signup-1')).toBeLessThan(order((l) => l.msg === 'shutdown complete'));
+    expect(order((l) => l.signal === 'SIGTERM')).toBeLessThan(order((l) => l.client_request_id === 'slow-signup-1'));
+    expect(order((l) => l.client_request_id === 'slow-signup-1')).toBeLessThan(order((l) => l.msg === 'shutdown complete'));
   });
 
   it('closes a request still incomplete after SHUTDOWN_TIMEOUT_MS, and still exits 0', async () => {

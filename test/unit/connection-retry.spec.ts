@@ -1,4 +1,4 @@
-import { RetryTransaction, isConnectionLost, retryOnLostConnection } from '../../src/shared/database/connection-retry';
+import { isConnectionLost, retryOnLostConnection } from '../../src/shared/database/connection-retry';
 
 describe('lost database connections', () => {
   it('recognises a dead connection by SQLSTATE, driver message or TypeORM released runner, and nothing else', () => {
@@ -23,24 +23,15 @@ describe('lost database connections', () => {
     await expect(retryOnLostConnection(async () => Promise.reject(new Error(`unique ${++n}`)))).rejects.toThrow('unique 1');
   });
 
-  it('runs the work again after a RetryTransaction, and after the last attempt throws the refusal it carries', async () => {
+  it('does not run the work again after a CHECK violation: the constraint is the last word', async () => {
     const refusal = Object.assign(new Error('new row for relation "wallet_balances" violates check constraint "wallet_available_not_negative"'), { code: '23514' });
     let calls = 0;
     await expect(
       retryOnLostConnection(async () => {
         calls++;
-        if (calls < 3) throw new RetryTransaction('refused by wallet_available_not_negative', refusal);
-        return 'accepted';
-      }),
-    ).resolves.toBe('accepted');
-    expect(calls).toBe(3);
-    calls = 0;
-    await expect(
-      retryOnLostConnection(async () => {
-        calls++;
-        throw new RetryTransaction('refused by wallet_available_not_negative', refusal);
+        throw refusal;
       }),
     ).rejects.toBe(refusal);
-    expect(calls).toBe(3);
+    expect(calls).toBe(1);
   });
 });

@@ -22,23 +22,6 @@ export function isConnectionLost(err: unknown): boolean {
   return LOST_MESSAGES.test(message);
 }
 
-/**
- * Thrown by an adapter whose statement was refused by a constraint that the statement itself is
- * written to respect (the acceptance's balance CHECK): a race the statement did not foresee left
- * nothing written (the failed statement aborts its transaction), so the transaction is run again,
- * as after a lost connection, and meets the state that refused it. The constraint stays the last
- * word: after the last attempt the error is thrown as it is.
- */
-export class RetryTransaction extends Error {
-  constructor(
-    message: string,
-    readonly cause: unknown,
-  ) {
-    super(message);
-    this.name = 'RetryTransaction';
-  }
-}
-
 /** Attempts in all (the first included) and the pause before each retry. */
 export const CONNECTION_RETRY_DELAYS_MS = [0, 50, 250];
 
@@ -49,7 +32,7 @@ export async function retryOnLostConnection<T>(work: () => Promise<T>): Promise<
       return await work();
     } catch (err) {
       const next = CONNECTION_RETRY_DELAYS_MS[attempt + 1];
-      if (next === undefined || !(isConnectionLost(err) || err instanceof RetryTransaction)) throw err instanceof RetryTransaction ? err.cause : err;
+      if (next === undefined || !isConnectionLost(err)) throw err;
       await new Promise((resolve) => setTimeout(resolve, next));
     }
   }

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import type { Params } from 'nestjs-pino';
 import { DestinationStream, Logger, LoggerOptions, pino, stdTimeFunctions } from 'pino';
 import { Settings } from '../config/settings';
-import { currentRequestId } from '../http/request-context';
+import { currentClientRequestId, currentRequestId } from '../http/request-context';
 import { routeOf } from './route-label';
 
 /**
@@ -36,7 +36,10 @@ export const REDACTED_PATHS = [
 
 /** What the one line logged per request carries (besides level, time, pid, hostname and msg). */
 export interface RequestLogFields {
+  /** The server's id of the request, unique per request. */
   request_id: string;
+  /** The client's valid X-Request-Id (the one the response echoes), null when it sent none. */
+  client_request_id: string | null;
   method: string;
   path: string;
   route: string;
@@ -50,7 +53,8 @@ export interface RequestLogFields {
 function requestFields(req: Request, res: Response, latencyMs: number): RequestLogFields {
   const principal = req.principal;
   const fields: RequestLogFields = {
-    request_id: req.id,
+    request_id: req.serverRequestId ?? req.id,
+    client_request_id: req.clientRequestId ?? null,
     method: req.method,
     // The path only: a query string is never logged, so a secret put there by mistake is not either.
     path: (req.originalUrl ?? req.url ?? '').split('?')[0],
@@ -80,8 +84,9 @@ function prettyStream(): DestinationStream | undefined {
 /**
  * The application's one pino logger: JSON lines on stdout (pretty only on a terminal) at
  * LOG_LEVEL. Nest's Logger writes through it (nestjs-pino, ObservabilityModule), and so does
- * RequestLog. A line written while a request is handled carries its request_id, read from the
- * request context (request-context.ts) when the line is written: no logger is made per request.
+ * RequestLog. A line written while a request is handled carries its request_id (the server's,
+ * unique per request) and client_request_id (the client's X-Request-Id, null when none), read from
+ * the request context (request-context.ts) when the line is written: no logger is made per request.
  */
 export function createRootLogger(settings: Settings, stream: DestinationStream | undefined = prettyStream()): Logger {
   const options: LoggerOptions = {
@@ -92,14 +97,14 @@ export function createRootLogger(settings: Settings, stream: DestinationStream |
     redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
     mixin: () => {
       const requestId = currentRequestId();
-      return requestId === null ? {} : { request_id: requestId };
+      return requestId === null ? {} : { request_id: requestId, client_request_id: currentClientRequestId() };
     },
   };
   return stream ? pino(options, stream) : pino(options);
 }
 
 /**
- * One line per request when its response ends (or its client goes away): request_id, method,
+ * One line per request when its response ends (or its client goes away): request_id, client_request_id, method,
  * path, route, status, latency and, once authenticated, the organization and credential ids.
  * Never headers (Authorization, cookies) or bodies. A 5xx is logged at error level as
  * "request failed" (its exception is logged by the exception filter, with its stack).

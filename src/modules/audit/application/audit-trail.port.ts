@@ -10,8 +10,13 @@ export interface AuditEntry {
   /** The kind of the target; by default read from the target id's prefix (`vol_` volume, `key_` api_key, …). */
   targetType?: string | null;
   ipAddress: string | null;
-  /** The X-Request-Id of the HTTP request; by default the request being handled, if any. */
+  /**
+   * The server's id of the HTTP request (unique per request); by default the request being
+   * handled, if any, and then clientRequestId is that request's too.
+   */
   requestId?: string | null;
+  /** The client's X-Request-Id of that request; read only when requestId is given (default null). */
+  clientRequestId?: string | null;
   /** Never a token, password or secret. */
   data?: Record<string, unknown>;
 }

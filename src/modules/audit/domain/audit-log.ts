@@ -8,7 +8,10 @@ export interface AuditLogEntry {
   actor: { type: 'user' | 'api_key' | 'system' | 'anonymous'; id: string | null; email?: string | null; name?: string | null };
   target: { type: string; id: string } | null;
   ip: string | null;
+  /** The server's id of the request (unique per request). */
   requestId: string | null;
+  /** The client's X-Request-Id of that request, when it sent a valid one. */
+  clientRequestId: string | null;
   data: Record<string, unknown>;
 }
 

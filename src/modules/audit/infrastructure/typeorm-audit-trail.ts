@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
-import { currentRequestId } from '../../../shared/http/request-context';
+import { currentClientRequestId, currentRequestId } from '../../../shared/http/request-context';
 import { AuditEntry, AuditTrail } from '../application/audit-trail.port';
 import { AuditLogReader } from '../application/audit-log.port';
 import { AuditCursor, AuditLogEntry, AuditLogFilter } from '../domain/audit-log';
@@ -27,14 +27,17 @@ export class TypeOrmAuditTrail extends AuditTrail {
    * this lock is held only from there to the commit.
    */
   async record(entry: AuditEntry): Promise<void> {
-    await this.db.query(`INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, auditValues(entry), 'audit_record');
+    await this.db.query(`INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, auditValues(entry), 'audit_record');
   }
 }
 
 /** The columns an audit entry is inserted with (seq and created_at come from the trigger), and (auditValues) their values. */
-export const AUDIT_INSERT_COLUMNS = 'public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data';
+export const AUDIT_INSERT_COLUMNS = 'public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data, client_request_id';
 
-/** The values of AUDIT_INSERT_COLUMNS for `entry`: a new public id, the target's type, the request being handled. */
+/**
+ * The values of AUDIT_INSERT_COLUMNS for `entry`: a new public id, the target's type, the request
+ * being handled (its server id as request_id, the client's X-Request-Id as client_request_id).
+ */
 export function auditValues(entry: AuditEntry): unknown[] {
   const targetId = entry.targetId ?? null;
   return [
@@ -48,6 +51,7 @@ export function auditValues(entry: AuditEntry): unknown[] {
     entry.ipAddress,
     entry.requestId === undefined ? currentRequestId() : entry.requestId,
     JSON.stringify(entry.data ?? {}),
+    entry.requestId === undefined ? currentClientRequestId() : (entry.clientRequestId ?? null),
   ];
 }
 
@@ -64,6 +68,7 @@ interface Row {
   target_id: string | null;
   ip_address: string | null;
   request_id: string | null;
+  client_request_id: string | null;
   data: Record<string, unknown>;
 }
 
@@ -82,6 +87,7 @@ function toEntry(r: Row): AuditLogEntry {
     target: r.target_id !== null && r.target_type !== null ? { type: r.target_type, id: r.target_id } : null,
     ip: r.ip_address,
     requestId: r.request_id,
+    clientRequestId: r.client_request_id,
     data: r.data,
   };
 }
@@ -135,7 +141,7 @@ export class TypeOrmAuditLogReader extends AuditLogReader {
     params.push(limit + 1);
     const rows = await this.db.query<Row>(
       `SELECT a.seq::text AS seq, a.public_id, a.created_at, a.action, a.actor_type, a.actor_id,
-              u.email AS actor_email, k.name AS actor_name, a.target_type, a.target_id, a.ip_address, a.request_id, a.data
+              u.email AS actor_email, k.name AS actor_name, a.target_type, a.target_id, a.ip_address, a.request_id, a.client_request_id, a.data
          FROM audit_log a
          LEFT JOIN users u ON a.actor_type = 'user' AND u.id = a.actor_id
          LEFT JOIN api_keys k ON a.actor_type = 'api_key' AND k.id = a.actor_id

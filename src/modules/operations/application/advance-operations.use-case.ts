@@ -128,8 +128,9 @@ export class AdvanceOperations {
    * (a handful of multi-row statements); what it leaves out, and steps without commitMany, run
    * one by one, each in a savepoint, so a DomainError fails that operation alone (its writes
    * undone, its hold released in the same transaction) while the others succeed. Then the
-   * operations are saved in one statement and every hold settled in one (the wallets' rows
-   * locked in one order, last, so they stay locked only for the end of the transaction). Any
+   * operations are saved in one statement (which also records their webhook events) and every
+   * hold settled in one (the wallets' rows locked in one order, last, so they stay locked only
+   * for the end of the transaction). Any
    * other error rolls the whole batch back and ends the leases for a retry. Operations whose
    * next step calls out, or that have steps left, continue one by one (execute()).
    */
@@ -195,8 +196,9 @@ export class AdvanceOperations {
             }
           }
         }
-        await this.operations.saveMany(changed);
-        await this.outbox.recordMany(done.map(endedEvent));
+        // The ended operations' webhook events ride on the same statement (written only for an
+        // organization with an enabled endpoint subscribed to them, decided by that statement).
+        await this.operations.saveMany(changed, done.map(endedEvent));
         await this.signals.announceEnded(done.map((op) => op.id));
         // The holds last: the wallets' rows stay locked only for the end of the transaction.
         await this.wallet.settleMany(

@@ -1,3 +1,4 @@
+import { EventRecord } from '../../webhooks/domain/events';
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { Operation, OperationStatus } from '../domain/operation';
 
@@ -36,6 +37,10 @@ export abstract class OperationRepository {
   abstract lockMany(ids: readonly string[]): Promise<Operation[]>;
   /** Writes the operation's status, steps, result, error and lease. */
   abstract save(operation: Operation): Promise<void>;
-  /** save() of several operations, in one statement. They must be locked by the active transaction (lockMany). */
-  abstract saveMany(operations: readonly Operation[]): Promise<void>;
+  /**
+   * save() of several operations, in one statement. They must be locked by the active
+   * transaction (lockMany). `events` are recorded in the webhook outbox by the same statement
+   * (as EventOutbox.recordMany would: only those an enabled endpoint subscribes to).
+   */
+  abstract saveMany(operations: readonly Operation[], events?: readonly EventRecord[]): Promise<void>;
 }

@@ -2,6 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { WebhookSignals } from '../../webhooks/application/webhook-signals.port';
+import { EventRecord } from '../../webhooks/domain/events';
+import { outboxCtes, outboxParams } from '../../webhooks/infrastructure/typeorm-event-outbox';
 import { OperationSignals } from '../application/operation-signals.port';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { JsonObject, Operation, OperationError, OperationStatus, OperationStep, OperationType } from '../domain/operation';
@@ -94,6 +98,8 @@ export class TypeOrmOperationRepository extends OperationRepository {
   constructor(
     private readonly db: Db,
     private readonly signals: OperationSignals,
+    private readonly webhookSignals: WebhookSignals,
+    private readonly clock: Clock,
   ) {
     super();
   }
@@ -214,12 +220,21 @@ export class TypeOrmOperationRepository extends OperationRepository {
    * whatever the planner believes about the table's size, as in lockMany). The operations are
    * locked by this transaction (lockMany), so the row versions found are the ones updated.
    */
-  async saveMany(operations: readonly Operation[]): Promise<void> {
+  /**
+   * One statement. With `events`, the same statement also carries the webhook outbox
+   * (outboxCtes): each event is written, with its deliveries, only when an enabled endpoint of its
+   * organization subscribes to it, decided by the statement itself; none subscribing, nothing is
+   * written and no statement of its own is sent (one round trip less per batch of the engine).
+   */
+  async saveMany(operations: readonly Operation[], events: readonly EventRecord[] = []): Promise<void> {
     if (operations.length === 0) return;
     const all = operations.map((op) => op.snapshot());
     const column = <K extends keyof (typeof all)[number]>(k: K) => all.map((o) => o[k]);
-    const { affected } = await this.db.exec(
-      `UPDATE operations AS o
+    const params = [
+      column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
+      column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
+    ];
+    const update = `UPDATE operations AS o
           SET status = v.status, steps = v.steps::jsonb, result = v.result::jsonb, error = v.error::jsonb, attempts = v.attempts,
               locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at
          FROM (SELECT v.*, t.ctid AS target
@@ -227,14 +242,21 @@ export class TypeOrmOperationRepository extends OperationRepository {
                              $9::timestamptz[], $10::timestamptz[])
                       AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
                 CROSS JOIN LATERAL (SELECT ctid FROM operations WHERE id = v.id LIMIT 1) t) AS v
-        WHERE o.ctid = v.target`,
-      [
-        column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
-        column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
-      ],
-      'operations_save_many',
+        WHERE o.ctid = v.target`;
+    if (events.length === 0) {
+      const { affected } = await this.db.exec(update, params, 'operations_save_many');
+      if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
+      return;
+    }
+    const { rows } = await this.db.exec<{ saved: number; delivered: number }>(
+      `WITH ${outboxCtes(11)}, saved AS (${update} RETURNING 1)
+       SELECT (SELECT count(*) FROM saved)::int AS saved, (SELECT count(*) FROM deliveries)::int AS delivered`,
+      [...params, ...outboxParams(events, this.clock.now())],
+      'operations_save_many_with_events',
     );
-    if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
+    const saved = rows[0]?.saved ?? 0;
+    if (saved !== all.length) throw new Error(`Saved ${saved} of ${all.length} operations`);
+    if ((rows[0]?.delivered ?? 0) > 0) this.webhookSignals.announce();
   }
 
   async save(operation: Operation): Promise<void> {

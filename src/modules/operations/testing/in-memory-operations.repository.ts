@@ -2,6 +2,8 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { Operation, OperationState } from '../domain/operation';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { EventRecord } from '../../webhooks/domain/events';
 
 const cursorText = (d: Date): string => d.toISOString().replace('Z', '000Z');
 const unfinished = (s: OperationState): boolean => s.status === 'pending' || s.status === 'running';
@@ -9,6 +11,10 @@ const unfinished = (s: OperationState): boolean => s.status === 'pending' || s.s
 /** Operations in memory, with the database's rule of one unfinished operation per volume. Locks are no-ops. */
 export class InMemoryOperationRepository extends OperationRepository {
   readonly rows = new Map<string, OperationState>();
+
+  constructor(private readonly outbox?: EventOutbox) {
+    super();
+  }
 
   async create(operation: Operation): Promise<void> {
     const o = operation.snapshot();
@@ -70,8 +76,10 @@ export class InMemoryOperationRepository extends OperationRepository {
     });
   }
 
-  async saveMany(operations: readonly Operation[]): Promise<void> {
+  /** The events go to `outbox` (none: dropped, as NoEventOutbox does). */
+  async saveMany(operations: readonly Operation[], events: readonly EventRecord[] = []): Promise<void> {
     for (const op of operations) await this.save(op);
+    if (events.length > 0) await this.outbox?.recordMany(events);
   }
 
   async save(operation: Operation): Promise<void> {

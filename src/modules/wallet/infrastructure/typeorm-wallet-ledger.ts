@@ -10,6 +10,17 @@ interface BalanceRow {
   reserved: string;
 }
 
+/**
+ * The columns of a ledger row inserted with its position already computed (public id, seq,
+ * created_at, after-values): wallet_ledger's trigger (migration 1764000000301) computes them only
+ * for a row inserted without a seq. A statement inserting rows this way takes the organization's
+ * wallet_heads row itself, after locking the balance rows (the lock order of every writer).
+ */
+export const LEDGER_POSITIONED_COLUMNS = 'org_id, currency, kind, amount, operation_id, memo, public_id, seq, created_at, available_after, reserved_after';
+
+/** A new public id of a ledger row, as the trigger makes it. */
+export const NEW_LEDGER_PUBLIC_ID = "'wtx_' || replace(gen_random_uuid()::text, '-', '')";
+
 export const toBalance = (r: BalanceRow): Balance => ({
   currency: r.currency,
   available: Money.ofMinor(r.currency, BigInt(r.available)),
@@ -55,30 +66,35 @@ export class TypeOrmWalletLedger extends WalletLedger {
 
   async hold(orgId: string, amount: Money, operationId: string): Promise<HoldResult> {
     if (amount.minor <= 0n) throw new RangeError('A hold must be positive');
-    // One conditional UPDATE: the row lock serialises concurrent holds and PostgreSQL re-checks
-    // `available >= amount` on the latest row version, so no read-then-write race exists. Its
-    // ledger row is appended by the same statement (only when the hold was taken): one round trip
-    // less while the wallet's row is locked.
-    const [row] = await this.db.query<BalanceRow>(
-      `WITH held AS (
-         UPDATE wallet_balances
-            SET available = available - $3::numeric, reserved = reserved + $3::numeric, updated_at = now()
-          WHERE org_id = $1 AND currency = $2 AND available >= $3::numeric
-         RETURNING currency, available::text, reserved::text
+    // One statement: the balance row locked first (FOR NO KEY UPDATE answers its latest version,
+    // after waiting for any other holder), the decision and the new balance taken from that
+    // locked row, and the hold's ledger row appended only when it was taken (one round trip less
+    // while the row is locked). Neither the decision nor the new values come from the row the
+    // UPDATE finds in the statement's snapshot: a credit or release committed between the
+    // statement's start and the lock leaves that version lower than the locked one, and
+    // PostgreSQL evaluates the UPDATE's WHERE, and the CHECKs on the new row, on that version
+    // before re-evaluating on the latest (a false 402, or a CHECK violation answered 500).
+    const [row] = await this.db.query<BalanceRow & { held: boolean }>(
+      `WITH w AS (
+         SELECT available, reserved FROM wallet_balances WHERE org_id = $1 AND currency = $2 FOR NO KEY UPDATE
+       ), held AS (
+         UPDATE wallet_balances b
+            SET available = w.available - $3::numeric, reserved = w.reserved + $3::numeric, updated_at = now()
+           FROM w
+          WHERE b.org_id = $1 AND b.currency = $2 AND w.available >= $3::numeric
+         RETURNING b.currency, b.available::text, b.reserved::text
        ), appended AS (
          INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
          SELECT $1, $2, 'hold', $3::numeric, $4, 'reserved for operation' FROM held
        )
-       SELECT currency, available, reserved FROM held`,
+       SELECT true AS held, currency, available, reserved FROM held
+       UNION ALL
+       SELECT false, $2::text, available::text, reserved::text FROM w WHERE NOT EXISTS (SELECT 1 FROM held)`,
       [orgId, amount.currency, amount.minor.toString(), operationId],
-      'wallet_hold_with_ledger',
+      'wallet_hold_locked',
     );
-    if (!row) {
-      const current = await this.db.one<{ available: string }>(
-        'SELECT available::text FROM wallet_balances WHERE org_id = $1 AND currency = $2',
-        [orgId, amount.currency],
-      );
-      return { held: false, available: Money.ofMinor(amount.currency, BigInt(current?.available ?? '0')) };
+    if (!row?.held) {
+      return { held: false, available: Money.ofMinor(amount.currency, BigInt(row?.available ?? '0')) };
     }
     return { held: true, balance: toBalance(row) };
   }
@@ -98,10 +114,14 @@ export class TypeOrmWalletLedger extends WalletLedger {
    * concerned locked in (org_id, currency) order (FOR NO KEY UPDATE: the ledger's foreign key
    * takes KEY SHARE locks on the same rows; each found by one probe of the primary key, the hot
    * balance rows' many dead versions never scanned); then the settlement rows appended in that
-   * order (the ledger's trigger takes each organization's ledger head after its balance rows,
-   * the lock order of every writer; the unique index refuses a second settlement of a hold, and
-   * the whole statement with it); and each balance row written once with the sums. The CHECKs
-   * keep reserved and available non-negative. Every row of the totals must find its balance.
+   * order, their positions computed set-based (`heads`: each organization's wallet_heads row
+   * taken once, after its balance rows, the lock order of every writer, and advanced by its
+   * number of rows; seq, created_at and the after-values as running sums from the locked
+   * balances, as the ledger's row trigger would give them one by one; the unique index refuses
+   * a second settlement of a hold, and the whole statement with it); and each balance row
+   * written once with the sums, computed from the locked row, never from the UPDATE's snapshot
+   * version. The CHECKs keep reserved and available non-negative. Every row of the totals must
+   * find its balance.
    */
   async settleMany(captures: readonly string[], releases: readonly string[]): Promise<void> {
     if (captures.length + releases.length === 0) return;
@@ -117,23 +137,37 @@ export class TypeOrmWalletLedger extends WalletLedger {
        ), ordered AS MATERIALIZED (
          SELECT org_id, currency FROM totals ORDER BY org_id, currency
        ), locked AS MATERIALIZED (
-         SELECT b.org_id, b.currency FROM ordered o
-          CROSS JOIN LATERAL (SELECT org_id, currency FROM wallet_balances
+         SELECT b.org_id, b.currency, b.available, b.reserved FROM ordered o
+          CROSS JOIN LATERAL (SELECT org_id, currency, available, reserved FROM wallet_balances
                                WHERE org_id = o.org_id AND currency = o.currency LIMIT 1 FOR NO KEY UPDATE) b
-       ), settled AS (
-         INSERT INTO wallet_ledger (org_id, currency, kind, amount, operation_id, memo)
+       ), numbered AS MATERIALIZED (
          SELECT org_id, currency, kind, amount, operation_id,
-                CASE kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END
-           FROM holds WHERE (SELECT count(*) FROM locked) >= 0
-          ORDER BY org_id, currency
+                row_number() OVER (PARTITION BY org_id ORDER BY currency, operation_id) AS rn,
+                count(*) OVER (PARTITION BY org_id) AS n,
+                sum(amount) OVER (PARTITION BY org_id, currency ORDER BY operation_id ROWS UNBOUNDED PRECEDING) AS settled_upto,
+                sum(CASE kind WHEN 'release' THEN amount ELSE 0 END)
+                  OVER (PARTITION BY org_id, currency ORDER BY operation_id ROWS UNBOUNDED PRECEDING) AS released_upto
+           FROM holds
+       ), heads AS (
+         INSERT INTO wallet_heads AS h (org_id, last_seq, last_at)
+         SELECT org_id, count(*), now() FROM holds WHERE (SELECT count(*) FROM locked) >= 0 GROUP BY org_id ORDER BY org_id
+         ON CONFLICT (org_id) DO UPDATE SET last_seq = h.last_seq + EXCLUDED.last_seq, last_at = greatest(h.last_at, EXCLUDED.last_at)
+         RETURNING org_id, last_seq, last_at
+       ), settled AS (
+         INSERT INTO wallet_ledger (${LEDGER_POSITIONED_COLUMNS})
+         SELECT x.org_id, x.currency, x.kind, x.amount, x.operation_id,
+                CASE x.kind WHEN 'capture' THEN 'charged for operation' ELSE 'released from operation' END,
+                ${NEW_LEDGER_PUBLIC_ID}, hd.last_seq - x.n + x.rn, hd.last_at, l.available + x.released_upto, l.reserved - x.settled_upto
+           FROM numbered x JOIN heads hd ON hd.org_id = x.org_id JOIN locked l ON l.org_id = x.org_id AND l.currency = x.currency
+          ORDER BY x.org_id, x.rn
        )
        UPDATE wallet_balances AS b
-          SET reserved = b.reserved - t.settled, available = b.available + t.released, updated_at = now()
+          SET reserved = l.reserved - t.settled, available = l.available + t.released, updated_at = now()
          FROM totals t JOIN locked l ON l.org_id = t.org_id AND l.currency = t.currency
         WHERE b.org_id = t.org_id AND b.currency = t.currency
        RETURNING (SELECT count(*) FROM totals)::text AS balances`,
       [[...captures, ...releases], [...captures.map(() => 'capture'), ...releases.map(() => 'release')]],
-      'wallet_settle_many',
+      'wallet_settle_many_positioned',
     );
     if (rows.length > 0 && rows.length !== Number(rows[0].balances)) {
       throw new Error(`Settled holds of ${rows[0].balances} balances, wrote ${rows.length}`);

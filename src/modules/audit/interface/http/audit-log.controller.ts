@@ -17,6 +17,7 @@ export function presentAuditEntry(e: AuditLogEntry): AuditEntryResponse {
     target: e.target,
     ip: e.ip,
     request_id: e.requestId,
+    client_request_id: e.clientRequestId,
     data: e.data,
   };
 }

@@ -76,8 +76,21 @@ export class AuditEntryResponse {
   @ApiProperty({ type: String, nullable: true, description: "The client's IP address; null for system actions", example: '203.0.113.7' })
   ip: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: 'The X-Request-Id of the request; null for system actions', example: 'req_7Hq2mXc9LpV4sKd1Rt8Ebw3N' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The service's own id of the request, unique per request (whatever X-Request-Id the client sent); null for system actions",
+    example: 'req_7Hq2mXc9LpV4sKd1Rt8Ebw3N',
+  })
   request_id: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The client's X-Request-Id of the request (the one the response echoed), when it sent a valid one; otherwise null",
+    example: 'deploy-2026-11-21-0042',
+  })
+  client_request_id: string | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'Details of the action; never a token, password or secret', example: { name: 'ci', scopes: ['vm:read'] } })
   data: Record<string, unknown>;
