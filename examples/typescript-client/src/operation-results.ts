@@ -49,6 +49,7 @@ export function describeResult(operation: Operation): string {
     case 'vm.reboot': {
       const r: VmRebootResult | null = operation.result;
       return r ? `${r.server_id} is ${r.status}${r.hard ? ' (reset)' : ''}` : 'not rebooted yet';
+    }
     case 'vm.delete': {
       const r: VmDeleteResult | null = operation.result;
       return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';
