@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -20,6 +21,10 @@ export interface PreparedConsole {
   serverId: string;
   console: ProviderConsole;
 }
+
+/** Calls to the provider one console request makes at most before it answers 503 provider_unavailable. */
+export const CONSOLE_ATTEMPTS = 3;
+const CONSOLE_RETRY_DELAY_MS = 50;
 
 /**
  * POST /v1/servers/{id}/console (servers.md): a new VNC credential for a running server, whatever
@@ -50,12 +55,17 @@ export class CreateServerConsole {
     if (!server) throw notFound(`Server ${serverId} not found`);
     if (server.status !== 'running') throw invalidState(`Server ${server.id} is ${server.status}; a console needs it running`);
     if (this.compute.isDown()) throw computeUnavailable();
-    const expiresAt = new Date(this.clock.now().getTime() + CONSOLE_TTL_MS);
-    try {
-      return { serverId: server.id, console: await this.compute.createConsole({ serverId: server.id, expiresAt }) };
-    } catch (err) {
-      if (err instanceof StepUnavailable) throw computeUnavailable();
-      throw err;
+    // A transient failure is tried again at once, up to CONSOLE_ATTEMPTS calls in all, while the
+    // circuit stays closed (a credential made by a call whose answer was lost expires unused).
+    for (let attempt = 1; ; attempt++) {
+      const expiresAt = new Date(this.clock.now().getTime() + CONSOLE_TTL_MS);
+      try {
+        return { serverId: server.id, console: await this.compute.createConsole({ serverId: server.id, expiresAt }) };
+      } catch (err) {
+        if (!(err instanceof StepUnavailable)) throw err;
+        if (attempt >= CONSOLE_ATTEMPTS || this.compute.isDown()) throw computeUnavailable();
+        await sleep(CONSOLE_RETRY_DELAY_MS * attempt);
+      }
     }
   }
 
