@@ -153,6 +153,32 @@ describe('docs: examples run against a server with the demo data', () => {
     });
   });
 
+  it('tutorial: a top-up paid on the checkout page, a server bought, a disk attached to it, both deleted, charged once each', async () => {
+    const blocks = testedBlocks(ROOT, 'docs/tutorials/first-server.md');
+    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    const run = await runBlocks(blocks, { BASE: base, ...env });
+    expectEveryBlockRan(run, blocks);
+    const login = await fetch(`${base}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ email: 'grace@example.com', password: 'another long password' }),
+    });
+    const session = ((await login.json()) as { token: string }).token;
+    const { servers } = (await get('/v1/servers?status=deleted', session)) as { servers: Record<string, unknown>[] };
+    expect(servers).toEqual([expect.objectContaining({ name: 'app-1', status: 'deleted', plan: 'cx1', ipv4: null, volume_ids: [] })]);
+    const { volumes } = (await get('/v1/volumes?status=deleted', session)) as { volumes: Record<string, unknown>[] };
+    expect(volumes).toEqual([expect.objectContaining({ name: 'app-data', status: 'deleted', size_gb: 50, server: null })]);
+    const { top_ups: topUps } = (await get('/v1/wallet/top-ups', session)) as { top_ups: Record<string, unknown>[] };
+    expect(topUps).toEqual([expect.objectContaining({ status: 'succeeded', amount: '25.00000', currency: 'USD', checkout_url: null })]);
+    // 25.00000 paid in; the server 4.50000 USD × 1 month and the disk 50 GB × 0.02000 USD × 1 month charged once each; no refund.
+    expect(await get('/v1/wallet', session)).toEqual({
+      balances: [
+        { currency: 'USD', available: '19.50000', reserved: '0.00000' },
+        { currency: 'IDR', available: '0', reserved: '0' },
+      ],
+    });
+  });
+
   it('every request body example of the OpenAPI document works under "Try it out" on the demo data', async () => {
     type Op = { parameters?: { in: string; name: string; example?: string }[]; requestBody?: { content: Record<string, { examples?: Record<string, { value: unknown }> }> } };
     const tried: string[] = [];

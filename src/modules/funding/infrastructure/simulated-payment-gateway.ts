@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import { Settings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { Clock } from '../../../shared/kernel/clock/clock';
@@ -51,6 +52,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     private readonly settings: Settings,
     private readonly clock: Clock,
     private readonly secret: SimulatedProviderSecret,
+    @Optional() private readonly host?: HttpAdapterHost,
   ) {
     super();
   }
@@ -64,8 +66,12 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     if (this.settings.paymentProviderDown) throw fundingUnavailable();
   }
 
+  /** PUBLIC_BASE_URL, else this process on localhost at the port it listens on (PORT=0 picks one at start). */
   baseUrl(): string {
-    return this.settings.publicBaseUrl ?? `http://localhost:${this.settings.port}`;
+    if (this.settings.publicBaseUrl) return this.settings.publicBaseUrl;
+    const address = this.host?.httpAdapter?.getHttpServer()?.address?.();
+    const port = address && typeof address === 'object' && address.port ? address.port : this.settings.port;
+    return `http://localhost:${port}`;
   }
 
   async createCheckout(request: CheckoutRequest): Promise<CheckoutSession> {
