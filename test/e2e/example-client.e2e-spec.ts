@@ -1,8 +1,9 @@
+import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { execFile, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
-import { OWNER_PASSWORD, organization, region } from '../support/fixtures';
+import { OWNER_PASSWORD, organization } from '../support/fixtures';
 import { processHttp } from '../support/openapi-validation';
 import { ROOT, childEnv, tempDir } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -19,7 +20,7 @@ describe('example TypeScript client (generated from the served document)', () =>
 
   beforeAll(async () => {
     t = await startTestApp({ workerEnabled: true, workerIntervalMs: 50, webhookAllowPrivateUrls: true });
-    await t.seed({ regions: [region()], organizations: [organization('ex')] });
+    await t.seed({ server_plans: SERVER_PLANS, images: IMAGES, regions: [serverRegion()], organizations: [organization('ex')] });
     await t.app.listen(0, '127.0.0.1');
     const address = (t.app.getHttpServer() as Server).address();
     base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
@@ -61,6 +62,8 @@ describe('example TypeScript client (generated from the served document)', () =>
     const steps = script.stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
     const [op] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM operations WHERE volume_id = 'vol_exdata1'`);
     const [rule] = await t.sql<{ id: string }>(`SELECT id FROM firewall_rules WHERE server_id = 'vm_exweb1'`);
+    const [bought] = await t.sql<{ id: string }>(`SELECT id FROM servers WHERE name = 'example-1'`);
+    const [disk] = await t.sql<{ id: string }>(`SELECT id FROM volumes WHERE name = 'example-data'`);
     // The example deleted the endpoint it subscribed once it had verified the renewal's end: the
     // endpoint, its delivery and the event (no other endpoint had it) are gone.
     for (const table of ['webhook_endpoints', 'webhook_deliveries', 'webhook_events']) expect({ table, rows: await t.sql(`SELECT id FROM ${table}`) }).toEqual({ table, rows: [] });
@@ -81,9 +84,27 @@ describe('example TypeScript client (generated from the served document)', () =>
       { step: 'ssh-key', id: expect.stringMatching(/^ssh_/), fingerprint: 'SHA256:mKqU+0K8OhKmA8bBQi9Rz0Q5l7/g160hIP+rJYSTNj4' },
       { step: 'firewall-rule', id: rule.id, port: '22', sources: ['203.0.113.0/24'] },
       { step: 'firewall', inbound_default: 'deny', rules: [rule.id], verdict: { allowed: true, rule_id: rule.id } },
+      { step: 'server', id: bought.id, plan: 'cx1', image: 'debian-12', operation: 'succeeded', ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), charged: { currency: 'USD', amount: '4.50000' } },
+      { step: 'disk', id: disk.id, operation: 'succeeded', server: bought.id },
+      { step: 'server-deleted', operation: 'succeeded', detached_volume_ids: [disk.id] },
+      { step: 'disk-deleted', operation: 'succeeded' },
     ]);
-    // What it left behind: one operation (the retry replayed), succeeded; the volume renewed; charged once.
-    expect(await t.sql(`SELECT count(*)::int AS n FROM operations`)).toEqual([{ n: 1 }]);
+    // Left behind: the server and its disk deleted; the wallet charged the renewal (6.00000), the server (4.50000) and the disk
+    // (10 GB × 0.02000 = 0.20000) once each, nothing refunded.
+    expect(await t.sql(`SELECT status, ipv4 FROM servers WHERE id = $1`, [bought.id])).toEqual([{ status: 'deleted', ipv4: null }]);
+    expect(await t.sql(`SELECT status, server_id FROM volumes WHERE id = $1`, [disk.id])).toEqual([{ status: 'deleted', server_id: null }]);
+    expect(await t.sql(`SELECT available::text AS available, reserved::text AS reserved FROM wallet_balances WHERE org_id = 'org_ex' AND currency = 'USD'`)).toEqual([
+      { available: '8930000', reserved: '0' },
+    ]);
+    // What it left behind: one renewal (the retry replayed), succeeded; the volume renewed; charged once. Then the server's
+    // purchase and deletion and the disk's purchase and deletion, one operation each.
+    expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1`)).toEqual([
+      { type: 'vm.create', status: 'succeeded', n: 1 },
+      { type: 'vm.delete', status: 'succeeded', n: 1 },
+      { type: 'volume.create', status: 'succeeded', n: 1 },
+      { type: 'volume.delete', status: 'succeeded', n: 1 },
+      { type: 'volume.renew', status: 'succeeded', n: 1 },
+    ]);
     expect(op.status).toBe('succeeded');
     const [volume] = await t.sql<{ expires_at: Date }>(`SELECT expires_at FROM volumes WHERE id = 'vol_exdata1'`);
     expect(new Date(volume.expires_at).toISOString()).toBe('2027-03-21T00:00:00.000Z');

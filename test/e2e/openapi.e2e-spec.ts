@@ -493,6 +493,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/OperationInTheWayDetails' },
       { $ref: '#/components/schemas/ConflictDetails' },
       { $ref: '#/components/schemas/ResourceStateDetails' },
+      { $ref: '#/components/schemas/InstanceMissingDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

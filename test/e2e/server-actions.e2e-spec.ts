@@ -250,6 +250,9 @@ describe('server actions', () => {
     expect(clean.checks.filter((c) => c.name.startsWith('servers.') || c.name.startsWith('regions.vcpus')).map((c) => [c.name, c.violations])).toEqual([
       ['servers.within_per_server_limit', 0],
       ['regions.vcpus_used_matches_servers', 0],
+      ['servers.no_disk_on_deleted_server', 0],
+      ['servers.deleted_by_succeeded_delete', 0],
+      ['servers.deleting_has_operation', 0],
       ['servers.one_unfinished_operation', 0],
       ['servers.purchase_captured_once', 0],
     ]);

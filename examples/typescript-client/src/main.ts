@@ -1,7 +1,9 @@
 /**
  * What an integrator writes with the generated client: log in, list the volumes, renew one with
  * an Idempotency-Key, poll the operation until it ends, read the wallet; add an SSH key, let SSH
- * in to the disk's server from one network and ask the firewall whether a packet passes.
+ * in to the disk's server from one network and ask the firewall whether a packet passes; buy a
+ * server (the region's smallest plan, its first image), buy a disk attached to it, delete the
+ * server (the disk is detached and kept) and then the disk.
  *
  * With RECEIVE_WEBHOOKS=1 it also receives the renewal's end as a webhook: it listens on
  * 127.0.0.1, subscribes an endpoint there to operation.succeeded (the service must allow such an
@@ -18,7 +20,9 @@ import { createServer, IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createClient } from './generated/client';
-import { createFirewallRule, createSshKey, createWebhookEndpoint, deleteWebhookEndpoint, getOperation, getServerFirewall, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
+import {
+  createFirewallRule, createSshKey, createWebhookEndpoint, deleteServer, deleteVolume, deleteWebhookEndpoint, getOperation, getServerOptions, purchaseServer,
+  purchaseVolume, getServerFirewall, getWallet, listVolumes, login, renewVolume } from './generated/sdk.gen';
 import type { ErrorEnvelope, Operation, VolumeRenewResult } from './generated/types.gen';
 
 const baseUrl = process.env.BASE_URL ?? 'http://localhost:3000';
@@ -151,6 +155,48 @@ async function main(): Promise<void> {
     await getServerFirewall({ client: auth, path: { id: volume.server.id }, query: { direction: 'in', protocol: 'tcp', address: '203.0.113.50', port: '22' } }),
   );
   print('firewall', { inbound_default: firewall.inbound_default, rules: firewall.rules.map((r) => r.id), verdict: firewall.verdict });
+
+  // A server of its own: the smallest plan the region sells, for one month.
+  const region = volume.region;
+  const options = orThrow(await getServerOptions({ client: auth, query: { region } }));
+  const plan = options.plans.find((p) => p.in_stock);
+  const image = options.images[0];
+  if (!plan || !image) throw new Error(`Region ${region} sells no server now`);
+  const bought = orThrow(
+    await purchaseServer({
+      client: auth,
+      headers: { 'Idempotency-Key': randomUUID() },
+      body: { name: 'example-1', region, plan: plan.id, image: image.id, term_months: 1, currency: 'USD', ssh_key_ids: [sshKey.id] },
+    }),
+  );
+  const created = await finished(auth, bought.operation);
+  const vmCreate = created.type === 'vm.create' ? created.result : null;
+  print('server', { id: bought.server.id, plan: plan.id, image: image.id, operation: created.status, ipv4: vmCreate?.ipv4, charged: vmCreate?.charged });
+
+  // A disk attached to it, then the server deleted (the disk is detached and kept), then the disk.
+  const disk = orThrow(
+    await purchaseVolume({
+      client: auth,
+      headers: { 'Idempotency-Key': randomUUID() },
+      body: { name: 'example-data', region, size_gb: 10, term_months: 1, currency: 'USD', server_id: bought.server.id },
+    }),
+  );
+  print('disk', { id: disk.volume.id, operation: (await finished(auth, disk.operation)).status, server: bought.server.id });
+  const removal = orThrow(await deleteServer({ client: auth, path: { id: bought.server.id }, headers: { 'Idempotency-Key': randomUUID() } }));
+  const removed = await finished(auth, removal.operation);
+  print('server-deleted', { operation: removed.status, detached_volume_ids: removed.type === 'vm.delete' ? removed.result?.detached_volume_ids : undefined });
+  const diskRemoval = orThrow(await deleteVolume({ client: auth, path: { id: disk.volume.id }, headers: { 'Idempotency-Key': randomUUID() } }));
+  print('disk-deleted', { operation: (await finished(auth, diskRemoval.operation)).status });
+}
+
+/** Polls the operation (long-poll, 30 s at a time) until it ends; throws unless it succeeded. */
+async function finished(auth: ReturnType<typeof createClient>, accepted: Operation): Promise<Operation> {
+  let operation = accepted;
+  for (let i = 0; i < 10 && (operation.status === 'pending' || operation.status === 'running'); i++) {
+    operation = orThrow(await getOperation({ client: auth, path: { id: operation.id }, query: { wait: 30 } }));
+  }
+  if (operation.status !== 'succeeded') throw new Error(`Operation ${operation.id} (${operation.type}) ended ${operation.status}: ${operation.error?.message ?? 'still running'}`);
+  return operation;
 }
 
 main().catch((err: unknown) => {
