@@ -1,4 +1,4 @@
-import { Logger } from '@nestjs/common';
+import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { StepUnavailable } from './operation-executors';
 
@@ -102,5 +102,39 @@ export class ProviderCircuit {
       this.down = true;
       this.logger.warn({ msg: `${this.options.label} is down: circuit open`, consecutive_failures: this.consecutiveFailures });
     }
+  }
+}
+
+/**
+ * What every provider gateway (storage, compute, the compute provider's apps) shares: one circuit
+ * of its own, probed from the application's start to its end, `isDown` for the health checks and
+ * the 503s, and `call` for each call to the port it wraps.
+ */
+export abstract class CircuitGateway implements OnApplicationBootstrap, OnModuleDestroy {
+  protected readonly circuit: ProviderCircuit;
+
+  protected constructor(options: ConstructorParameters<typeof ProviderCircuit>[0]) {
+    this.circuit = new ProviderCircuit(options);
+  }
+
+  onApplicationBootstrap(): void {
+    this.circuit.start();
+  }
+
+  onModuleDestroy(): void {
+    this.circuit.stop();
+  }
+
+  isDown(): boolean {
+    return this.circuit.isDown();
+  }
+
+  /** One probe; its outcome counts like a call's. */
+  probeOnce(): Promise<void> {
+    return this.circuit.probeOnce();
+  }
+
+  protected call<T>(work: () => Promise<T>): Promise<T> {
+    return this.circuit.call(work);
   }
 }

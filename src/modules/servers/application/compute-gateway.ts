@@ -1,5 +1,5 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { ProviderCircuit } from '../../operations/application/provider-circuit';
+import { Injectable } from '@nestjs/common';
+import { CircuitGateway } from '../../operations/application/provider-circuit';
 import { ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
@@ -21,29 +21,9 @@ type Step = { serverId: string; step: string };
  * provider_unavailable while down) and GET /v1/ready reports.
  */
 @Injectable()
-export class ComputeGateway extends ComputeHealth implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly circuit: ProviderCircuit;
-
+export class ComputeGateway extends CircuitGateway implements ComputeHealth {
   constructor(private readonly compute: ComputeProvider) {
-    super();
-    this.circuit = new ProviderCircuit({ context: 'ComputeProvider', label: 'compute provider', unavailable: ComputeUnavailable, ping: () => this.compute.ping() });
-  }
-
-  onApplicationBootstrap(): void {
-    this.circuit.start();
-  }
-
-  onModuleDestroy(): void {
-    this.circuit.stop();
-  }
-
-  isDown(): boolean {
-    return this.circuit.isDown();
-  }
-
-  /** One probe; its outcome counts like a call's. */
-  probeOnce(): Promise<void> {
-    return this.circuit.probeOnce();
+    super({ context: 'ComputeProvider', label: 'compute provider', unavailable: ComputeUnavailable, ping: () => compute.ping() });
   }
 
   createInstance(input: Parameters<ComputeProvider['createInstance']>[0]): Promise<ProviderInstance> {
@@ -78,9 +58,5 @@ export class ComputeGateway extends ComputeHealth implements OnApplicationBootst
   }
   listInstances(page?: InstancePage): Promise<ProviderInstance[]> {
     return this.call(() => this.compute.listInstances(page));
-  }
-
-  private call<T>(work: () => Promise<T>): Promise<T> {
-    return this.circuit.call(work);
   }
 }

@@ -1,5 +1,5 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { ProviderCircuit } from '../../operations/application/provider-circuit';
+import { Injectable } from '@nestjs/common';
+import { CircuitGateway } from '../../operations/application/provider-circuit';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { AppPage, AppsUnavailable, ProviderApp, TemplateApps } from './template-apps.port';
 
@@ -9,52 +9,34 @@ import { AppPage, AppsUnavailable, ProviderApp, TemplateApps } from './template-
  * unclassified errors become StepUnavailable, retried with backoff; a DomainError is final).
  */
 @Injectable()
-export class TemplateAppsGateway implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly circuit: ProviderCircuit;
-
+export class TemplateAppsGateway extends CircuitGateway {
   constructor(private readonly apps: TemplateApps) {
-    this.circuit = new ProviderCircuit({ context: 'ComputeProviderApps', label: 'compute provider', unavailable: AppsUnavailable, ping: () => this.apps.ping() });
-  }
-
-  onApplicationBootstrap(): void {
-    this.circuit.start();
-  }
-
-  onModuleDestroy(): void {
-    this.circuit.stop();
-  }
-
-  isDown(): boolean {
-    return this.circuit.isDown();
-  }
-
-  probeOnce(): Promise<void> {
-    return this.circuit.probeOnce();
+    super({ context: 'ComputeProviderApps', label: 'compute provider', unavailable: AppsUnavailable, ping: () => apps.ping() });
   }
 
   install(input: { deploymentId: string; step: string; serverId: string; template: string; version: string }): Promise<ProviderApp> {
-    return this.circuit.call(() => this.apps.install(input));
+    return this.call(() => this.apps.install(input));
   }
   configure(input: { deploymentId: string; step: string; variables: Record<string, string> }): Promise<ProviderApp> {
-    return this.circuit.call(() => this.apps.configure(input));
+    return this.call(() => this.apps.configure(input));
   }
   startApp(input: { deploymentId: string; step: string }): Promise<ProviderApp> {
-    return this.circuit.call(() => this.apps.startApp(input));
+    return this.call(() => this.apps.startApp(input));
   }
   stopApp(input: { deploymentId: string; step: string }): Promise<ProviderApp | null> {
-    return this.circuit.call(() => this.apps.stopApp(input));
+    return this.call(() => this.apps.stopApp(input));
   }
   check(input: { deploymentId: string; step: string }): Promise<{ health: 'healthy' | 'unhealthy' }> {
-    return this.circuit.call(() => this.apps.check(input));
+    return this.call(() => this.apps.check(input));
   }
   remove(input: { deploymentId: string; step: string }): Promise<void> {
-    return this.circuit.call(() => this.apps.remove(input));
+    return this.call(() => this.apps.remove(input));
   }
   getApp(deploymentId: string): Promise<ProviderApp | null> {
-    return this.circuit.call(() => this.apps.getApp(deploymentId));
+    return this.call(() => this.apps.getApp(deploymentId));
   }
   listApps(page?: AppPage): Promise<ProviderApp[]> {
-    return this.circuit.call(() => this.apps.listApps(page));
+    return this.call(() => this.apps.listApps(page));
   }
 }
 

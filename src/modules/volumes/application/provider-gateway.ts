@@ -1,5 +1,5 @@
-import { Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { ProviderCircuit } from '../../operations/application/provider-circuit';
+import { Injectable } from '@nestjs/common';
+import { CircuitGateway } from '../../operations/application/provider-circuit';
 import { BlockStorage, DiskPage, ProviderDisk, ProviderHealth, ProviderUnavailable } from './block-storage.port';
 
 export { CIRCUIT_THRESHOLD, PROVIDER_PROBE_INTERVAL_MS } from '../../operations/application/provider-circuit';
@@ -18,29 +18,9 @@ export { CIRCUIT_THRESHOLD, PROVIDER_PROBE_INTERVAL_MS } from '../../operations/
  *   and, being an answer, counts as a successful call for the circuit.
  */
 @Injectable()
-export class ProviderGateway extends ProviderHealth implements OnApplicationBootstrap, OnModuleDestroy {
-  private readonly circuit: ProviderCircuit;
-
+export class ProviderGateway extends CircuitGateway implements ProviderHealth {
   constructor(private readonly storage: BlockStorage) {
-    super();
-    this.circuit = new ProviderCircuit({ context: 'StorageProvider', label: 'storage provider', unavailable: ProviderUnavailable, ping: () => this.storage.ping() });
-  }
-
-  onApplicationBootstrap(): void {
-    this.circuit.start();
-  }
-
-  onModuleDestroy(): void {
-    this.circuit.stop();
-  }
-
-  isDown(): boolean {
-    return this.circuit.isDown();
-  }
-
-  /** One probe; its outcome counts like a call's. */
-  probeOnce(): Promise<void> {
-    return this.circuit.probeOnce();
+    super({ context: 'StorageProvider', label: 'storage provider', unavailable: ProviderUnavailable, ping: () => storage.ping() });
   }
 
   createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
@@ -66,9 +46,5 @@ export class ProviderGateway extends ProviderHealth implements OnApplicationBoot
   }
   getDisk(volumeId: string): Promise<ProviderDisk | null> {
     return this.call(() => this.storage.getDisk(volumeId));
-  }
-
-  private call<T>(work: () => Promise<T>): Promise<T> {
-    return this.circuit.call(work);
   }
 }
