@@ -218,7 +218,7 @@ function seed(db: Database, file: object): Seeded {
  */
 interface Phase {
   key: string;
-  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options';
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options' | 'buy-server';
   label: string;
   method: 'GET' | 'POST';
   ok: number;
@@ -269,7 +269,7 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
 }
 
 /** The phases of a run without PHASES, in order. */
-const DEFAULT_PHASES = 'options,server-options,operation,volumes,wallet,renew,renew-one';
+const DEFAULT_PHASES = 'options,server-options,operation,volumes,wallet,renew,renew-one,buy-server';
 
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
@@ -333,6 +333,10 @@ async function main(): Promise<void> {
     const cursor = seeded.volumes.map(() => 1);
     let hot = 0;
     const renewBody = '{"term_months":1}';
+    // Purchases: cx1 servers round robin over the organizations, each with a name of its own. An
+    // organization holds at most 25 servers, so ORGS organizations have room for 25 × ORGS
+    // purchases; past that the answers are 409 quota_exceeded, which the phase does not count.
+    let bought = 0;
     const phases: Phase[] = [
       { key: 'options', route: 'volume-options', label: 'GET /v1/volume-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volume-options?region=bench-opt&type=premium', headers: auth(n) }) },
       { key: 'server-options', route: 'server-options', label: 'GET /v1/server-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/server-options?region=bench-opt', headers: auth(n) }) },
@@ -350,6 +354,18 @@ async function main(): Promise<void> {
           const list = seeded.volumes[o];
           const id = list[cursor[o]++ % list.length];
           return { path: `/v1/volumes/${id}/renew`, headers: { ...auth(o), 'idempotency-key': randomUUID() }, body: renewBody };
+        },
+      },
+      {
+        key: 'buy-server',
+        route: 'buy-server',
+        label: `POST /v1/servers, ${seeded.tokens.length} orgs`,
+        method: 'POST',
+        ok: 202,
+        next: (n: number) => {
+          const o = n % seeded.tokens.length;
+          const body = JSON.stringify({ name: `b-${++bought}`, region: 'bench-opt', zone: 'bench-opt-a', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+          return { path: '/v1/servers', headers: { ...auth(o), 'idempotency-key': randomUUID() }, body };
         },
       },
       {

@@ -33,7 +33,7 @@ interface CannedResponse {
  * service's route): e.g. 'server-options' on @Get('server-options'), 'servers' on @Get('servers'),
  * 'create-server' on @Post('servers').
  */
-type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options';
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options' | 'buy-server';
 
 let canned: Record<RouteKey, CannedResponse>;
 let pool: Pool | undefined;
@@ -81,6 +81,12 @@ class CeilingController {
   @Get('wallet')
   wallet(@Res() res: Response): void {
     send(res, 'wallet');
+  }
+
+  @Post('servers')
+  @HttpCode(202)
+  buyServer(@Res() res: Response): void {
+    send(res, 'buy-server');
   }
 }
 
