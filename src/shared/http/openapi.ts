@@ -342,7 +342,7 @@ export const ETAG_HEADER: HeadersObject = {
   ETag: { required: true, description: 'Version of this representation; send it as If-None-Match', schema: { type: 'string', example: 'W/"5a-3f1c9a52"' } },
 };
 
-const DESCRIPTION = `Cloud Disk Service: block disks (volumes), their renewal, operations and a prepaid wallet (USD, IDR).
+const DESCRIPTION = `Cloud Disk Service: virtual servers (buying, power, renewal, consoles, templates, SSH keys, firewall rules) and block disks (volumes), the operations that carry them out, a prepaid wallet (USD, IDR) filled through a hosted checkout, and signed event webhooks.
 
 **Authentication.** Every request but signup, login, health and these docs sends \`Authorization: Bearer <token>\`:
 an API key (\`cds_live_…\`, carries scopes \`vm:read\`/\`vm:write\`) or a session token (\`cds_sess_…\`, from signup or login,
