@@ -111,9 +111,9 @@ describe('volume names, labels and quotes in the database', () => {
     expect(await uow.run(() => quotes.markUsed('quo_ok', 'vol_old2', at))).toBe(false);
     expect(await t.sql(`SELECT used_at, volume_id FROM quotes WHERE id = 'quo_ok'`)).toEqual([{ used_at: at, volume_id: 'vol_old1' }]);
     expect((await quotes.findInOrg('org_sch', 'quo_ok'))?.usedAt).toEqual(at);
-    // used_at and the volume go together; one quote per volume.
+    // used_at and the volume (or, for a server quote, the server) go together; one quote per volume.
     await insert('quo_two', '3600000');
-    expect(await sqlError(() => t.sql(`UPDATE quotes SET used_at = now() WHERE id = 'quo_two'`))).toEqual({ code: '23514', constraint: 'quotes_used_by_volume' });
+    expect(await sqlError(() => t.sql(`UPDATE quotes SET used_at = now() WHERE id = 'quo_two'`))).toEqual({ code: '23514', constraint: 'quotes_used_once' });
     expect(await sqlError(() => t.sql(`UPDATE quotes SET used_at = now(), volume_id = 'vol_old1' WHERE id = 'quo_two'`))).toEqual({
       code: '23505',
       constraint: 'quotes_volume_id_key',
