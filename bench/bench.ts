@@ -35,7 +35,7 @@
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
- * a comma list of options,operation,volumes,wallet,renew,renew-one), WORKER_INTERVAL_MS (50),
+ * a comma list of options,server-options,operation,volumes,wallet,renew,renew-one,buy-server), WORKER_INTERVAL_MS (50),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
  * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults),
  * BENCH_SERVER_NODE_ARGS_ONLY (true: without the options of `npm start`; bench/flags.ts).
