@@ -1,6 +1,5 @@
-import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { QUOTE_TTL_MS } from '../../volumes/domain/quote';
+import { QUOTE_TTL_MS, QuotedMember, checkQuotedMembers, quotedPrice } from '../../volumes/domain/quote';
 import { TermMonths } from '../../volumes/domain/volume';
 
 /** What a server purchase (or a server quote) asks for, as far as the price depends on it. */
@@ -37,7 +36,7 @@ export function makeServerQuote(id: string, orgId: string, order: ServerOrderTer
   };
 }
 
-const QUOTED: { field: string; of: (o: ServerOrderTerms) => string | number }[] = [
+const QUOTED: QuotedMember<ServerOrderTerms>[] = [
   { field: 'region', of: (o) => o.regionId },
   { field: 'plan', of: (o) => o.planId },
   { field: 'term_months', of: (o) => o.termMonths },
@@ -46,22 +45,11 @@ const QUOTED: { field: string; of: (o: ServerOrderTerms) => string | number }[] 
 
 /** 400 naming the first member of the purchase that differs from the quote. */
 export function checkServerQuoteMatches(quote: ServerQuote, purchase: ServerOrderTerms): void {
-  for (const { field, of } of QUOTED) {
-    if (of(purchase) !== of(quote)) {
-      throw invalidRequest(
-        `${field} (${JSON.stringify(of(purchase))}) differs from quote ${quote.id} (${JSON.stringify(of(quote))}); send the quote's ${field} or leave out quote_id`,
-        { field },
-      );
-    }
-  }
+  checkQuotedMembers(quote.id, QUOTED, quote, purchase);
 }
 
 /** The quote's price, or 409 quote_expired (older than 10 minutes), then 409 invalid_state (used). */
 export function applyServerQuote(quote: ServerQuote, purchase: ServerOrderTerms, now: Date): { price: PricePair; amount: Money } {
   checkServerQuoteMatches(quote, purchase);
-  if (now.getTime() > quote.expiresAt.getTime()) {
-    throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
-  }
-  if (quote.usedAt) throw invalidState(`Quote ${quote.id} was already used by a purchase at ${quote.usedAt.toISOString()}; request a new one`);
-  return { price: { USD: quote.price.USD, IDR: quote.price.IDR }, amount: quote.amount };
+  return quotedPrice(quote, now);
 }

@@ -70,7 +70,34 @@ export function makeQuote(id: string, orgId: string, offer: VolumeOffer, order: 
   };
 }
 
-const QUOTED_MEMBERS: { field: string; of: (o: OrderTerms) => string | number }[] = [
+/** A member of a purchase that a quote fixes: its name in the API and how to read it. */
+export interface QuotedMember<T> {
+  field: string;
+  of: (o: T) => string | number;
+}
+
+/** 400 naming the first of `members` in which `purchase` differs from quote `quoteId`'s terms (disk and server quotes alike). */
+export function checkQuotedMembers<T>(quoteId: string, members: readonly QuotedMember<T>[], quote: T, purchase: T): void {
+  for (const { field, of } of members) {
+    if (of(purchase) !== of(quote)) {
+      throw invalidRequest(
+        `${field} (${JSON.stringify(of(purchase))}) differs from quote ${quoteId} (${JSON.stringify(of(quote))}); send the quote's ${field} or leave out quote_id`,
+        { field },
+      );
+    }
+  }
+}
+
+/** A quote's price once its members matched: 409 quote_expired (older than 10 minutes), then 409 invalid_state (used). */
+export function quotedPrice(quote: { id: string; price: PricePair; amount: Money; expiresAt: Date; usedAt: Date | null }, now: Date): { price: PricePair; amount: Money } {
+  if (now.getTime() > quote.expiresAt.getTime()) {
+    throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
+  }
+  if (quote.usedAt) throw invalidState(`Quote ${quote.id} was already used by a purchase at ${quote.usedAt.toISOString()}; request a new one`);
+  return { price: { USD: quote.price.USD, IDR: quote.price.IDR }, amount: quote.amount };
+}
+
+const QUOTED_MEMBERS: QuotedMember<OrderTerms>[] = [
   { field: 'region', of: (o) => o.regionId },
   { field: 'type', of: (o) => o.type },
   { field: 'size_gb', of: (o) => o.sizeGb },
@@ -80,14 +107,7 @@ const QUOTED_MEMBERS: { field: string; of: (o: OrderTerms) => string | number }[
 
 /** 400 naming the first member of a purchase with `quote_id` that differs from the quote (lifecycle.md "Quotes"). */
 export function checkQuoteMatches(quote: Quote, purchase: OrderTerms): void {
-  for (const { field, of } of QUOTED_MEMBERS) {
-    if (of(purchase) !== of(quote)) {
-      throw invalidRequest(
-        `${field} (${JSON.stringify(of(purchase))}) differs from quote ${quote.id} (${JSON.stringify(of(quote))}); send the quote's ${field} or leave out quote_id`,
-        { field },
-      );
-    }
-  }
+  checkQuotedMembers(quote.id, QUOTED_MEMBERS, quote, purchase);
 }
 
 /**
@@ -99,9 +119,5 @@ export function checkQuoteMatches(quote: Quote, purchase: OrderTerms): void {
  */
 export function applyQuote(quote: Quote, purchase: OrderTerms, now: Date): { price: PricePair; amount: Money } {
   checkQuoteMatches(quote, purchase);
-  if (now.getTime() > quote.expiresAt.getTime()) {
-    throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
-  }
-  if (quote.usedAt) throw invalidState(`Quote ${quote.id} was already used by a purchase at ${quote.usedAt.toISOString()}; request a new one`);
-  return { price: { USD: quote.price.USD, IDR: quote.price.IDR }, amount: quote.amount };
+  return quotedPrice(quote, now);
 }

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { Allow, IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsString, Matches, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
+import { Allow, IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsString, Matches, ValidateIf } from 'class-validator';
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
 import { RENEWAL_TERMS, TermMonths } from '../../../volumes/domain/volume';
-import { LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../../volumes/domain/volume-attributes';
+
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../../domain/server';
 import { MAX_SSH_KEYS, MAX_USER_DATA_BYTES } from '../../domain/server-actions';
+import { DeleteProtectionMember, LabelsMember } from '../../../volumes/interface/http/label-members';
 
 /**
  * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are ignored; the
@@ -74,22 +75,10 @@ export class PurchaseServerBody {
   @ValidateIf((body: PurchaseServerBody) => body.user_data !== undefined)
   user_data?: string;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
-    maxProperties: MAX_LABELS,
-    description: `At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters. Default {}`,
-    example: { env: 'prod' },
-  })
-  @IsObject({ message: 'labels must be an object of string values' })
-  @ValidateIf((body: PurchaseServerBody) => body.labels !== undefined)
-  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
-  @Type(() => Object)
+  @LabelsMember((rules) => `${rules}. Default {}`, { env: 'prod' })
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Default false', example: false })
-  @IsBoolean({ message: 'delete_protection must be true or false' })
-  @ValidateIf((body: PurchaseServerBody) => body.delete_protection !== undefined)
+  @DeleteProtectionMember('While true, DELETE is refused. Default false', false)
   delete_protection?: boolean;
 
   @ApiPropertyOptional({ description: 'A server quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })

@@ -1,8 +1,8 @@
 import { Controller, Delete, Get, Param, Patch, Query, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Transform } from 'class-transformer';
+
 import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { UpdateServer } from '../../application/update-server.use-case';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
@@ -14,11 +14,12 @@ import { DeleteServer } from '../../application/delete-server.use-case';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
-import { LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../../volumes/domain/volume-attributes';
+import { LABEL_KEY_RULE } from '../../../volumes/domain/volume-attributes';
 import { SERVER_PAGE_LIMIT, ServerQueries } from '../../application/server-queries';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, SERVER_STATUSES, ServerStatus } from '../../domain/server';
 import { presentServer } from './server.presenter';
 import { ServerDeletionResponse, ServerListResponse, ServerResponse } from './servers.openapi';
+import { DeleteProtectionMember, LabelsMember } from '../../../volumes/interface/http/label-members';
 
 const single = (name: string) => `${name} must be given once, as a string`;
 
@@ -64,22 +65,10 @@ export class UpdateServerBody {
   @ValidateIf((body: UpdateServerBody) => body.name !== undefined)
   name?: string;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
-    maxProperties: MAX_LABELS,
-    description: `Replaces the whole map ({} removes every label). At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters`,
-    example: { env: 'prod' },
-  })
-  @IsObject({ message: 'labels must be an object of string values' })
-  @ValidateIf((body: UpdateServerBody) => body.labels !== undefined)
-  // The map as parsed: class-transformer would rebuild it and silently drop a "__proto__" key (a valid label key).
-  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
+  @LabelsMember((rules) => `Replaces the whole map ({} removes every label). ${rules}`, { env: 'prod' })
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', example: true })
-  @IsBoolean({ message: 'delete_protection must be true or false' })
-  @ValidateIf((body: UpdateServerBody) => body.delete_protection !== undefined)
+  @DeleteProtectionMember('While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', true)
   delete_protection?: boolean;
 }
 

@@ -1,13 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsDefined, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
 import { RENEWAL_TERMS, TermMonths, VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
 import { MAX_MOUNT_PATH_LENGTH, MOUNT_PATH_RULE } from '../../domain/volume-actions';
 import {
-  LABEL_KEY_RULE, MAX_LABELS, MAX_LABEL_VALUE_LENGTH, MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE,
+  LABEL_KEY_RULE, MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE,
 } from '../../domain/volume-attributes';
+import { DeleteProtectionMember, LabelsMember } from './label-members';
 
 /**
  * Body of POST /v1/volumes/{id}/renew. Unknown members are ignored. class-validator runs a
@@ -86,24 +86,10 @@ export class UpdateVolumeBody {
   @ValidateIf((body: UpdateVolumeBody) => body.note !== undefined && body.note !== null)
   note?: string | null;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
-    maxProperties: MAX_LABELS,
-    description: `Replaces the whole map ({} removes every label). At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters`,
-    example: { env: 'prod', team: 'data' },
-  })
-  @IsObject({ message: 'labels must be an object of string values' })
-  @ValidateIf((body: UpdateVolumeBody) => body.labels !== undefined)
-  // The map as parsed: class-transformer would rebuild it and silently drop a "__proto__" key (a valid label key).
-  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
-  // Copied as a plain map (not through the value's own `constructor`, which a label key may name).
-  @Type(() => Object)
+  @LabelsMember((rules) => `Replaces the whole map ({} removes every label). ${rules}`, { env: 'prod', team: 'data' })
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', example: true })
-  @IsBoolean({ message: 'delete_protection must be true or false' })
-  @ValidateIf((body: UpdateVolumeBody) => body.delete_protection !== undefined)
+  @DeleteProtectionMember('While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', true)
   delete_protection?: boolean;
 }
 
@@ -212,23 +198,10 @@ export class PurchaseVolumeBody {
   @ValidateIf((body: PurchaseVolumeBody) => body.note !== undefined && body.note !== null)
   note?: string | null;
 
-  @ApiPropertyOptional({
-    type: 'object',
-    additionalProperties: { type: 'string', maxLength: MAX_LABEL_VALUE_LENGTH },
-    maxProperties: MAX_LABELS,
-    description: `At most ${MAX_LABELS}; keys ${LABEL_KEY_RULE}; values strings of at most ${MAX_LABEL_VALUE_LENGTH} characters. Default {}`,
-    example: { env: 'prod' },
-  })
-  @IsObject({ message: 'labels must be an object of string values' })
-  @ValidateIf((body: PurchaseVolumeBody) => body.labels !== undefined)
-  @Transform(({ obj }: { obj: { labels?: unknown } }) => obj.labels)
-  // Copied as a plain map (not through the value's own `constructor`, which a label key may name).
-  @Type(() => Object)
+  @LabelsMember((rules) => `${rules}. Default {}`, { env: 'prod' })
   labels?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'While true, DELETE is refused. Default false', example: false })
-  @IsBoolean({ message: 'delete_protection must be true or false' })
-  @ValidateIf((body: PurchaseVolumeBody) => body.delete_protection !== undefined)
+  @DeleteProtectionMember('While true, DELETE is refused. Default false', false)
   delete_protection?: boolean;
 
   @ApiPropertyOptional({ description: 'A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match. Omit it to pay the current price', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
