@@ -196,8 +196,8 @@ export class AdvanceOperations {
             }
           }
         }
-        // The ended operations' webhook events ride on the same statement (written only for an
-        // organization with an enabled endpoint subscribed to them, decided by that statement).
+        // The same statement tells which ended operations' webhook events an enabled endpoint
+        // subscribes to; only those are built and recorded (no endpoint: nothing more is sent).
         await this.operations.saveMany(changed, done.map(endedEvent));
         await this.signals.announceEnded(done.map((op) => op.id));
         // The holds last: the wallets' rows stay locked only for the end of the transaction.

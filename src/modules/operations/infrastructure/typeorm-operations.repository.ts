@@ -2,10 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Page, toPage } from '../../../shared/kernel/pagination/cursor';
-import { Clock } from '../../../shared/kernel/clock/clock';
-import { WebhookSignals } from '../../webhooks/application/webhook-signals.port';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
 import { EventRecord } from '../../webhooks/domain/events';
-import { outboxCtes, outboxParams } from '../../webhooks/infrastructure/typeorm-event-outbox';
+import { subscriberCheckCte, subscriberCheckParams } from '../../webhooks/infrastructure/typeorm-event-outbox';
 import { OperationSignals } from '../application/operation-signals.port';
 import { OperationListQuery, OperationRepository } from '../application/operations.port';
 import { JsonObject, Operation, OperationError, OperationStatus, OperationStep, OperationType } from '../domain/operation';
@@ -98,8 +97,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
   constructor(
     private readonly db: Db,
     private readonly signals: OperationSignals,
-    private readonly webhookSignals: WebhookSignals,
-    private readonly clock: Clock,
+    private readonly outbox: EventOutbox,
   ) {
     super();
   }
@@ -221,10 +219,10 @@ export class TypeOrmOperationRepository extends OperationRepository {
    * locked by this transaction (lockMany), so the row versions found are the ones updated.
    */
   /**
-   * One statement. With `events`, the same statement also carries the webhook outbox
-   * (outboxCtes): each event is written, with its deliveries, only when an enabled endpoint of its
-   * organization subscribes to it, decided by the statement itself; none subscribing, nothing is
-   * written and no statement of its own is sent (one round trip less per batch of the engine).
+   * One statement. With `events`, the same statement also asks which of them an enabled endpoint
+   * of their organization subscribes to (subscriberCheckCte: organizations and types only, no
+   * bodies); only those are then recorded in the outbox, in this transaction. No endpoint
+   * subscribing (the common case), no event body is built or sent and no statement more is made.
    */
   async saveMany(operations: readonly Operation[], events: readonly EventRecord[] = []): Promise<void> {
     if (operations.length === 0) return;
@@ -248,15 +246,16 @@ export class TypeOrmOperationRepository extends OperationRepository {
       if (affected !== all.length) throw new Error(`Saved ${affected} of ${all.length} operations`);
       return;
     }
-    const { rows } = await this.db.exec<{ saved: number; delivered: number }>(
-      `WITH ${outboxCtes(11)}, saved AS (${update} RETURNING 1)
-       SELECT (SELECT count(*) FROM saved)::int AS saved, (SELECT count(*) FROM deliveries)::int AS delivered`,
-      [...params, ...outboxParams(events, this.clock.now())],
-      'operations_save_many_with_events',
+    const { rows } = await this.db.exec<{ saved: number; wanted: number[] }>(
+      `WITH saved AS (${update} RETURNING 1), ${subscriberCheckCte(11)}
+       SELECT (SELECT count(*) FROM saved)::int AS saved, ARRAY(SELECT n FROM wanted ORDER BY n) AS wanted`,
+      [...params, ...subscriberCheckParams(events)],
+      'operations_save_many_checking_events',
     );
     const saved = rows[0]?.saved ?? 0;
     if (saved !== all.length) throw new Error(`Saved ${saved} of ${all.length} operations`);
-    if ((rows[0]?.delivered ?? 0) > 0) this.webhookSignals.announce();
+    const wanted = rows[0]?.wanted ?? [];
+    if (wanted.length > 0) await this.outbox.recordMany(wanted.map((n) => events[n - 1]));
   }
 
   async save(operation: Operation): Promise<void> {

@@ -10,9 +10,7 @@ import { EventRecord, eventBody } from '../domain/events';
  * The outbox's common table expressions, its parameters numbered from `first` (six of them,
  * outboxParams): `input` the events, `subscribed` the enabled endpoints of each event's
  * organization subscribed to its type, `events` and `deliveries` what is written (nothing when no
- * endpoint subscribes). A statement of another module may carry them (the operations engine's
- * batch save does, one round trip less per batch); it must announce its deliveries
- * (WebhookSignals) when `SELECT count(*) FROM deliveries` is not 0.
+ * endpoint subscribes).
  */
 export function outboxCtes(first: number): string {
   const p = (i: number) => `$${first + i}`;
@@ -32,6 +30,25 @@ export function outboxCtes(first: number): string {
          RETURNING 1
        )`;
 }
+
+/**
+ * A common table expression `wanted`: the 1-based positions of the events, given as two arrays
+ * (organizations at parameter `first`, types at `first + 1`, subscriberCheckParams), that an
+ * enabled endpoint of their organization subscribes to. A statement of another module carries it
+ * to learn, in a round trip it makes anyway, whether recordMany has anything to write: the
+ * operations engine's batch save does, so that a batch whose organizations have no endpoint
+ * builds no event body and sends none (the common case), and one that has them sends only theirs.
+ */
+export function subscriberCheckCte(first: number): string {
+  return `wanted AS (
+         SELECT i.n::int AS n FROM unnest($${first}::text[], $${first + 1}::text[]) WITH ORDINALITY AS i(org_id, type, n)
+          WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
+                         WHERE e.org_id = i.org_id AND e.status = 'enabled' AND (i.type = ANY(e.events) OR '*' = ANY(e.events)))
+       )`;
+}
+
+/** The two parameters of subscriberCheckCte. */
+export const subscriberCheckParams = (events: readonly EventRecord[]): unknown[] => [events.map((e) => e.orgId), events.map((e) => e.type)];
 
 /** The six parameters of outboxCtes for `events` (each given a new id), deliveries due `now`. */
 export function outboxParams(events: readonly EventRecord[], now: Date): unknown[] {
