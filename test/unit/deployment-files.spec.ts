@@ -7,7 +7,7 @@ const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
  * The V8 settings of the server (README, Benchmarks and memory): the heap settings under load and
  * the embedded engine's WebAssembly compiled by Liftoff only; the same in npm start, the image and the bench.
  */
-const HEAP_FLAGS = ['--max-semi-space-size=4', '--heap-growing-percent=30', '--liftoff-only'];
+const HEAP_FLAGS = ['--max-semi-space-size=32', '--heap-growing-percent=30', '--liftoff-only'];
 
 /** docker/ cannot be built here (no Docker engine): these checks keep it consistent with the code. */
 describe('docker/Dockerfile and docker/compose.yaml', () => {
