@@ -1,5 +1,4 @@
 import { gzipSync } from 'node:zlib';
-import { CREDENTIAL_CACHE_TTL_MS } from '../../src/modules/auth/application/credential-cache';
 import type { Server } from 'node:http';
 import jestOpenAPI from 'jest-openapi';
 import type { Response } from 'supertest';
@@ -22,6 +21,10 @@ interface DocOperation {
   security?: unknown[];
   responses: Record<string, { content?: Record<string, { examples?: Record<string, unknown> }> }>;
 }
+
+/** API keys seeded for the provocations of a missing api_keys table, each used once. */
+const FRESH_KEYS = 120;
+const freshToken = (n: number): string => apiToken(`cf${Math.floor(n / 20)}`, `fresh${n}x`);
 
 const listen = async (t: TestApp): Promise<string> => {
   await t.app.listen(0, '127.0.0.1');
@@ -66,6 +69,13 @@ describe('contract: jest-openapi against the running service', () => {
             { name: 'audit-only', scopes: ['audit:read'], token: apiToken('ct', 'w') },
           ],
         },
+        // Keys no request has used, so no process has them in its credential cache: one per
+        // provocation of a missing api_keys table (a used key would be answered from the cache;
+        // authentication fails before the organization matters). 20 per organization at most.
+        ...Array.from({ length: FRESH_KEYS / 20 }, (_, o) => ({
+          ...organization(`cf${o}`),
+          api_keys: Array.from({ length: 20 }, (_, i) => ({ name: `fresh-${i}`, scopes: ['vm:read', 'vm:write'], token: freshToken(o * 20 + i) })),
+        })),
         organization('cp', { wallet: { USD: '0.50000', IDR: '0' } }),
       ],
     });
@@ -266,6 +276,11 @@ describe('contract: jest-openapi against the running service', () => {
   };
 
   /** What breaks each route with an unexpected failure: a table it needs, renamed for one request. */
+  let freshUsed = 0;
+  const freshKey = (): { Authorization: string } => {
+    if (freshUsed >= FRESH_KEYS) throw new Error(`more than ${FRESH_KEYS} provocations of a missing api_keys table: raise FRESH_KEYS`);
+    return bearer(freshToken(freshUsed++));
+  };
   const brokenTable = (path: string): string | undefined =>
     path.endsWith('/signup') || path.endsWith('/login') ? 'users' : path.endsWith('/logout') ? 'sessions' : path.startsWith('/v1/docs') || path === '/v1/openapi.json' || path === '/v1/health' || path === '/v1/ready' ? undefined : 'api_keys';
 
@@ -289,9 +304,8 @@ describe('contract: jest-openapi against the running service', () => {
                 notProvoked.push(where);
                 continue;
               }
-              const auth = path.endsWith('logout') ? session : rw;
-              // Credentials are kept up to 1 s per process: past that, authentication reads the table again.
-              if (table === 'api_keys') await new Promise((resolve) => setTimeout(resolve, CREDENTIAL_CACHE_TTL_MS + 100));
+              // Credentials are kept up to 1 s per process: a key never used before is read from the table.
+              const auth = path.endsWith('logout') ? session : table === 'api_keys' ? freshKey() : rw;
               await t.sql(`ALTER TABLE ${table} RENAME TO ${table}_gone`);
               try {
                 res = await call(api, method, target(path)).set(path.includes('/auth/') && !path.endsWith('logout') ? {} : auth).send(

@@ -8,8 +8,8 @@ import { Settings, loadSettings } from '../../src/shared/config/settings';
 import { MEMORY_DATA_DIR } from '../../src/shared/database/embedded-postgres';
 import { Clock } from '../../src/shared/kernel/clock/clock';
 import { TestDatabase, createTestDatabase } from './database';
+import { cachedOpenApiDocument, migratedImage } from './test-run-cache';
 import { OpenApiDoc, validatedHttp } from './openapi-validation';
-import { OpenApiDocument } from '../../src/shared/http/openapi';
 
 export interface TestApp {
   app: INestApplication;
@@ -34,6 +34,7 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
     ...loadSettings({ NODE_ENV: 'test' }),
     databaseUrl: db.url,
     dataDir: MEMORY_DATA_DIR,
+    memoryImage: db.url ? undefined : migratedImage(),
     workerEnabled: false,
     demoSeed: false,
     logLevel: 'silent',
@@ -47,9 +48,9 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
   const app = await createApp(settings, { clock, logger: false, abortOnError: false });
   await app.init();
   const dataSource = app.get(DataSource);
-  // What GET /v1/openapi.json sends: the same object, through JSON (read here rather than requested,
-  // so that no test sees an extra request in its metrics or logs).
-  const document = JSON.parse(JSON.stringify(app.get(OpenApiDocument).get())) as OpenApiDoc;
+  // What GET /v1/openapi.json sends, through JSON (read here rather than requested, so that no test
+  // sees an extra request in its metrics or logs); built once per run for a set of routes.
+  const document = cachedOpenApiDocument(app) as OpenApiDoc;
   return {
     app,
     http: validatedHttp(app.getHttpServer(), document),

@@ -11,6 +11,12 @@ export interface Settings {
   port: number;
   databaseUrl: string | undefined;
   dataDir: string;
+  /**
+   * A gzipped data directory (EmbeddedPostgres.dump) that the in-memory engine (DATA_DIR
+   * memory://) starts from instead of the empty template. Not read from the environment: the
+   * tests set it, to start each app from one image migrated once per run.
+   */
+  memoryImage?: string;
   redisUrl: string | undefined;
   /** Prefix of every Redis key this service writes (several deployments or test runs can share one Redis). */
   redisKeyPrefix: string;

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Client, ClientConfig } from 'pg';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
@@ -118,7 +119,8 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
   // a time anyway; requests queue for the connection instead.
   const poolSize = url ? settings.dbPoolSize : 1;
   if (!url) {
-    embedded = await startEmbeddedPostgres(settings.dataDir, poolSize);
+    const image = settings.memoryImage ? new Blob([readFileSync(settings.memoryImage)], { type: 'application/x-gzip' }) : undefined;
+    embedded = await startEmbeddedPostgres(settings.dataDir, poolSize, image);
     url = embedded.url;
   }
   const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');

@@ -11,6 +11,8 @@ export const MEMORY_DATA_DIR = 'memory://';
 
 export interface EmbeddedPostgres {
   url: string;
+  /** The data directory as a gzipped tar that `memoryImage` accepts (PGlite's dumpDataDir). */
+  dump(): Promise<Blob>;
   stop(): Promise<void>;
 }
 
@@ -111,9 +113,9 @@ function warnNoTemplate(): void {
  * WebAssembly instance. A directory is unpacked before PGlite starts; in memory PGlite loads it
  * (`loadDataDir`). Without a template: initdb, in a child process for a directory, and a warning.
  */
-async function openPglite(pgdata: string): Promise<PGlite> {
+async function openPglite(pgdata: string, memoryImage?: Blob): Promise<PGlite> {
   if (pgdata === MEMORY_DATA_DIR) {
-    const template = readTemplate();
+    const template = memoryImage ?? readTemplate();
     if (!template) warnNoTemplate();
     return PGlite.create({ ...embeddedOptions(), ...(template ? { loadDataDir: template } : {}) });
   }
@@ -127,12 +129,14 @@ async function openPglite(pgdata: string): Promise<PGlite> {
 /**
  * Starts embedded PostgreSQL (PGlite) behind a PostgreSQL wire-protocol socket on 127.0.0.1,
  * so the ordinary `pg` driver and TypeORM talk to it exactly as to a PostgreSQL server.
+ * `memoryImage` (in memory only): the data directory to start from instead of the empty
+ * template, a dump() of another instance (the tests start every app from one migrated image).
  */
-export async function startEmbeddedPostgres(dataDir: string, maxConnections: number): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(dataDir: string, maxConnections: number, memoryImage?: Blob): Promise<EmbeddedPostgres> {
   let unlock = (): void => undefined;
   let db: PGlite;
   if (dataDir === MEMORY_DATA_DIR) {
-    db = await openPglite(MEMORY_DATA_DIR);
+    db = await openPglite(MEMORY_DATA_DIR, memoryImage);
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dirname(dir), { recursive: true });
@@ -150,6 +154,7 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
   const [host, port] = server.getServerConn().split(':');
   return {
     url: `postgresql://postgres@${host}:${port}/postgres`,
+    dump: () => db.dumpDataDir('gzip'),
     async stop() {
       await server.stop();
       await db.close();
