@@ -1,7 +1,10 @@
+import { createServer, connect, Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Client, PoolClient } from 'pg';
+import { MIGRATIONS } from '../../migrations';
 import { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
-import { usingPostgres } from '../support/database';
+import { createTestDatabase, usingPostgres } from '../support/database';
 import { apiToken, bearer, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectInvariantsHold } from '../support/verify';
@@ -118,5 +121,46 @@ describeOnPostgres('a lost database connection (PostgreSQL)', () => {
       { available: String(1_000_000_000n - 60n * 200_000n), reserved: '0' },
     ]);
     expectInvariantsHold(t.settings.databaseUrl);
+  });
+
+  it('a start whose first connection dies under its first query opens the database on a new one: the server starts, migrated once', async () => {
+    // Found by the chaos run: a process restarted while its backends were being terminated exited 1.
+    // A proxy in front of PostgreSQL cuts its first connection when the first query arrives
+    // (the client's second message, after the startup message); later connections pass through.
+    const target = new URL(process.env.DATABASE_URL as string);
+    let connections = 0;
+    const proxy = createServer((client: Socket) => {
+      const n = ++connections;
+      const server = connect(Number(target.port || 5432), target.hostname);
+      let messages = 0;
+      client.on('data', (chunk) => {
+        if (n === 1 && ++messages === 2) {
+          client.destroy();
+          server.destroy();
+          return;
+        }
+        server.write(chunk);
+      });
+      server.on('data', (chunk) => client.write(chunk));
+      client.on('error', () => server.destroy());
+      server.on('error', () => client.destroy());
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const db = await createTestDatabase();
+    let started: TestApp | undefined;
+    try {
+      const url = new URL(db.url as string);
+      url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      started = await startTestApp({ databaseUrl: url.toString() });
+      expect(connections).toBeGreaterThanOrEqual(2);
+      expect((await started.http.get('/v1/regions')).status).toBe(401);
+      expect(await started.sql('SELECT count(*)::int AS n FROM schema_migrations')).toEqual([{ n: MIGRATIONS.length }]);
+    } finally {
+      await started?.close();
+      await db.drop();
+      proxy.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import { Client, ClientConfig } from 'pg';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
+import { CONNECTION_RETRY_DELAYS_MS, isConnectionLost, retryOnLostConnection } from './connection-retry';
 import { Settings } from '../config/settings';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 
@@ -104,6 +105,12 @@ function forgetPreparedStatementsOnConnect(dataSource: DataSource): void {
   });
 }
 
+/** Ends a data source whose start failed: destroyed when initialized, else the pool its driver made. */
+async function closeQuietly(dataSource: DataSource): Promise<void> {
+  if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+  else await (dataSource.driver as unknown as { master?: Pool } | undefined)?.master?.end().catch(() => undefined);
+}
+
 /**
  * Opens the database of the settings: the PostgreSQL server of DATABASE_URL, or embedded
  * PostgreSQL (PGlite) in DATA_DIR when it is unset. Same driver, schema and migrations for both.
@@ -123,15 +130,27 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
     embedded = await startEmbeddedPostgres(settings.dataDir, poolSize, image);
     url = embedded.url;
   }
-  const dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
-  try {
-    await dataSource.initialize();
-    if (embedded) forgetPreparedStatementsOnConnect(dataSource);
-    if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
-  } catch (err) {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await embedded?.stop();
-    throw err;
+  // A connection lost while starting (a backend terminated, a failover) fails the start only after
+  // CONNECTION_RETRY_DELAYS_MS's attempts: each on a new data source (a failed initialize leaves a
+  // pool behind) and, the migrations running in one transaction, with nothing half-applied.
+  let dataSource: DataSource;
+  for (let attempt = 0; ; attempt++) {
+    dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
+    try {
+      await dataSource.initialize();
+      if (embedded) forgetPreparedStatementsOnConnect(dataSource);
+      if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
+      break;
+    } catch (err) {
+      await closeQuietly(dataSource);
+      const pause = CONNECTION_RETRY_DELAYS_MS[attempt + 1];
+      if (!embedded && pause !== undefined && isConnectionLost(err)) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        continue;
+      }
+      await embedded?.stop();
+      throw err;
+    }
   }
   return {
     dataSource,
@@ -150,5 +169,13 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
  * flight plus one for claims and hand-backs.
  */
 export async function openWorkerDataSource(settings: Settings, url: string): Promise<DataSource> {
-  return dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker').initialize();
+  return retryOnLostConnection(async () => {
+    const dataSource = dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker');
+    try {
+      return await dataSource.initialize();
+    } catch (err) {
+      await closeQuietly(dataSource);
+      throw err;
+    }
+  });
 }
