@@ -1,8 +1,7 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, organization } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
-import { ServerProcess, startServerProcess } from '../support/processes';
-import { waitFor } from '../support/renewals';
+import { slowProviderWorkers } from '../support/processes';
 import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectInvariantsHold } from '../support/verify';
@@ -19,35 +18,21 @@ if (!usingPostgres()) console.log('server-processes.e2e-spec: skipped, needs DAT
 
 describeOnPostgres('server purchases survive a SIGKILLed worker (PostgreSQL)', () => {
   let t: TestApp;
-  const running: ServerProcess[] = [];
   const token = apiToken('ks', 'rw');
   const N = 4;
-
-  const start = async () => {
-    const p = await startServerProcess({
-      DATABASE_URL: t.settings.databaseUrl,
-      DEMO_SEED: 'false',
-      WORKER_ENABLED: 'true',
-      WORKER_INTERVAL_MS: '50',
-      WORKER_LEASE_MS: '2000',
-      PROVIDER_LATENCY_MS: '300',
-      DB_POOL_SIZE: '5',
-    });
-    running.push(p);
-    return p;
-  };
+  const workers = slowProviderWorkers(() => t.settings.databaseUrl);
 
   beforeAll(async () => {
     t = await startTestApp();
     await t.seed({ server_plans: SERVER_PLANS, images: IMAGES, regions: [serverRegion()], organizations: [{ ...organization('ks'), volumes: [] }] });
   });
   afterAll(async () => {
-    for (const p of running) await p.stop('SIGKILL');
+    await workers.killAll();
     await t?.close();
   });
 
   it('every purchase ends once: running with its own ipv4, one instance each, each hold captured once, verify clean', async () => {
-    const a = await start();
+    const a = await workers.start();
     const bought = await Promise.all(
       Array.from({ length: N }, async (_, i) => {
         const res = await validatedFetch(`${a.url}/v1/servers`, {
@@ -59,17 +44,7 @@ describeOnPostgres('server purchases survive a SIGKILLed worker (PostgreSQL)', (
       }),
     );
     expect(bought.map((b) => b.status)).toEqual(Array(N).fill(202));
-    await waitFor(
-      'purchases mid-step',
-      async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status = 'running' AND steps @> '[{"status": "running"}]'`))[0].n) >= 2,
-      30_000,
-      10,
-    );
-    expect(await a.stop('SIGKILL')).toBeNull();
-    expect(Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n)).toBeGreaterThan(0);
-
-    await start();
-    await waitFor('every operation to end', async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n) === 0, 90_000, 100);
+    await workers.killMidStepAndFinish(t.sql, a, 2);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status`)).toEqual([{ type: 'vm.create', status: 'succeeded', n: N }]);
     const ids = bought.map((b) => b.body.server.id);

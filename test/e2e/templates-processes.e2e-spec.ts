@@ -1,8 +1,7 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, organization, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
-import { ServerProcess, startServerProcess } from '../support/processes';
-import { waitFor } from '../support/renewals';
+import { slowProviderWorkers } from '../support/processes';
 import { testTemplates } from '../support/templates';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectInvariantsHold } from '../support/verify';
@@ -19,23 +18,9 @@ if (!usingPostgres()) console.log('templates-processes.e2e-spec: skipped, needs 
 
 describeOnPostgres('template operations survive a SIGKILLed worker (PostgreSQL)', () => {
   let t: TestApp;
-  const running: ServerProcess[] = [];
   const token = apiToken('kt', 'rw');
   const SERVERS = ['vm_ktweb1', 'vm_ktweb2', 'vm_ktweb3', 'vm_ktweb4'];
-
-  const start = async () => {
-    const p = await startServerProcess({
-      DATABASE_URL: t.settings.databaseUrl,
-      DEMO_SEED: 'false',
-      WORKER_ENABLED: 'true',
-      WORKER_INTERVAL_MS: '50',
-      WORKER_LEASE_MS: '2000',
-      PROVIDER_LATENCY_MS: '300',
-      DB_POOL_SIZE: '5',
-    });
-    running.push(p);
-    return p;
-  };
+  const workers = slowProviderWorkers(() => t.settings.databaseUrl);
   const call = async (url: string, path: string, body: object) => {
     const res = await validatedFetch(`${url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, body: (await res.json()) as { operation: { id: string }; deployment: { id: string } } };
@@ -50,27 +35,17 @@ describeOnPostgres('template operations survive a SIGKILLed worker (PostgreSQL)'
     });
   });
   afterAll(async () => {
-    for (const p of running) await p.stop('SIGKILL');
+    await workers.killAll();
     await t?.close();
   });
 
   it('every operation ends once, each app installed once, the deployments active', async () => {
-    const a = await start();
+    const a = await workers.start();
     const deployed = await Promise.all(
       SERVERS.map((s, i) => call(a.url, `/v1/servers/${s}/deployments`, i % 2 === 0 ? { template: 'postgres', variables: { password: `pw-${i}` } } : { template: 'wordpress', variables: { admin_email: 'a@kt.test', admin_password: `pw-${i}` } })),
     );
     for (const r of deployed) expect(r.status).toBe(202);
-    await waitFor(
-      'operations mid-step',
-      async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status = 'running' AND steps @> '[{"status": "running"}]'`))[0].n) >= 2,
-      30_000,
-      10,
-    );
-    expect(await a.stop('SIGKILL')).toBeNull();
-    expect(Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n)).toBeGreaterThan(0);
-
-    await start();
-    await waitFor('every operation to end', async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n) === 0, 90_000, 100);
+    await workers.killMidStepAndFinish(t.sql, a, 2);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status`)).toEqual([{ type: 'template.deploy', status: 'succeeded', n: 4 }]);
     expect(await t.sql(`SELECT DISTINCT status FROM deployments`)).toEqual([{ status: 'active' }]);

@@ -1,8 +1,7 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, organization, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
-import { ServerProcess, startServerProcess } from '../support/processes';
-import { waitFor } from '../support/renewals';
+import { slowProviderWorkers } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectInvariantsHold } from '../support/verify';
 
@@ -18,23 +17,9 @@ if (!usingPostgres()) console.log('volume-processes.e2e-spec: skipped, needs DAT
 
 describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', () => {
   let t: TestApp;
-  const running: ServerProcess[] = [];
   const token = apiToken('kp', 'rw');
   const SERVERS = ['vm_kpweb1', 'vm_kpweb2', 'vm_kpweb3'];
-
-  const start = async () => {
-    const p = await startServerProcess({
-      DATABASE_URL: t.settings.databaseUrl,
-      DEMO_SEED: 'false',
-      WORKER_ENABLED: 'true',
-      WORKER_INTERVAL_MS: '50',
-      WORKER_LEASE_MS: '2000',
-      PROVIDER_LATENCY_MS: '300',
-      DB_POOL_SIZE: '5',
-    });
-    running.push(p);
-    return p;
-  };
+  const workers = slowProviderWorkers(() => t.settings.databaseUrl);
   const call = async (url: string, method: string, path: string, body?: object) => {
     const res = await validatedFetch(`${url}${path}`, {
       method,
@@ -64,12 +49,12 @@ describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', ()
     });
   });
   afterAll(async () => {
-    for (const p of running) await p.stop('SIGKILL');
+    await workers.killAll();
     await t?.close();
   });
 
   it('every operation ends once, nothing created or attached twice, every hold settled once', async () => {
-    const a = await start();
+    const a = await workers.start();
     const accepted: string[] = [];
     const expect202 = (r: { status: number; body: { operation: { id: string } } }) => {
       expect(r.status).toBe(202);
@@ -87,23 +72,7 @@ describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', ()
     expect202(await call(a.url, 'DELETE', '/v1/volumes/vol_kpfree2'));
 
     // Kill the process while several operations are inside a step (the provider call in flight).
-    await waitFor(
-      'operations mid-step',
-      async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status = 'running' AND steps @> '[{"status": "running"}]'`))[0].n) >= 3,
-      30_000,
-      10,
-    );
-    expect(await a.stop('SIGKILL')).toBeNull();
-    const unfinishedAtKill = Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n);
-    expect(unfinishedAtKill).toBeGreaterThan(0);
-
-    await start();
-    await waitFor(
-      'every operation to end',
-      async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n) === 0,
-      90_000,
-      100,
-    );
+    await workers.killMidStepAndFinish(t.sql, a, 3);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status ORDER BY type, status`)).toEqual([
       { type: 'volume.attach', status: 'succeeded', n: 1 },

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor } from './renewals';
 
 export const ROOT = join(__dirname, '../..');
 
@@ -96,4 +97,49 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   ensureBuilt();
   const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv(env), encoding: 'utf8', timeout: 60000 });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+type Sql = <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
+
+const countOf = async (sql: Sql, where: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE ${where}`))[0].n);
+
+/**
+ * Worker processes on one test database for the SIGKILL tests: each runs the operations worker
+ * every 50 ms with a 2 s lease and a compute/storage provider whose calls take 300 ms, so that a
+ * kill lands while operations are mid-step. `killMidStepAndFinish` waits until `midStep`
+ * operations are inside a step, SIGKILLs `victim` (ended by the signal, with operations left
+ * unfinished), starts another worker and waits until every operation has ended. `killAll()`
+ * (afterAll) SIGKILLs whatever is left.
+ */
+export function slowProviderWorkers(databaseUrl: () => string | undefined): {
+  start(): Promise<ServerProcess>;
+  killMidStepAndFinish(sql: Sql, victim: ServerProcess, midStep: number): Promise<void>;
+  killAll(): Promise<void>;
+} {
+  const running: ServerProcess[] = [];
+  return {
+    async start() {
+      const p = await startServerProcess({
+        DATABASE_URL: databaseUrl(),
+        DEMO_SEED: 'false',
+        WORKER_ENABLED: 'true',
+        WORKER_INTERVAL_MS: '50',
+        WORKER_LEASE_MS: '2000',
+        PROVIDER_LATENCY_MS: '300',
+        DB_POOL_SIZE: '5',
+      });
+      running.push(p);
+      return p;
+    },
+    async killMidStepAndFinish(sql, victim, midStep) {
+      await waitFor('operations mid-step', async () => (await countOf(sql, `status = 'running' AND steps @> '[{"status": "running"}]'`)) >= midStep, 30_000, 10);
+      expect(await victim.stop('SIGKILL')).toBeNull();
+      expect(await countOf(sql, `status IN ('pending', 'running')`)).toBeGreaterThan(0);
+      await this.start();
+      await waitFor('every operation to end', async () => (await countOf(sql, `status IN ('pending', 'running')`)) === 0, 90_000, 100);
+    },
+    async killAll() {
+      for (const p of running) await p.stop('SIGKILL');
+    },
+  };
 }
