@@ -3,7 +3,7 @@ import { Client, ClientConfig } from 'pg';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
-import { CONNECTION_RETRY_DELAYS_MS, isConnectionLost, retryOnLostConnection } from './connection-retry';
+import { retryOnLostConnection } from './connection-retry';
 import { Settings } from '../config/settings';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 
@@ -105,10 +105,25 @@ function forgetPreparedStatementsOnConnect(dataSource: DataSource): void {
   });
 }
 
-/** Ends a data source whose start failed: destroyed when initialized, else the pool its driver made. */
-async function closeQuietly(dataSource: DataSource): Promise<void> {
-  if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
-  else await (dataSource.driver as unknown as { master?: Pool } | undefined)?.master?.end().catch(() => undefined);
+/**
+ * A data source initialized (and `ready` run on it), again on a new one when a connection is lost
+ * while starting (a backend terminated, a failover: retryOnLostConnection's attempts). A failed
+ * attempt's data source is closed: destroyed when initialized, else the pool its driver made.
+ * `ready` runs the migrations in one transaction, so an attempt cut short applied nothing.
+ */
+async function initializeFresh(make: () => DataSource, ready: (dataSource: DataSource) => Promise<void> = async () => undefined): Promise<DataSource> {
+  return retryOnLostConnection(async () => {
+    const dataSource = make();
+    try {
+      await dataSource.initialize();
+      await ready(dataSource);
+      return dataSource;
+    } catch (err) {
+      if (dataSource.isInitialized) await dataSource.destroy().catch(() => undefined);
+      else await (dataSource.driver as unknown as { master?: Pool } | undefined)?.master?.end().catch(() => undefined);
+      throw err;
+    }
+  });
 }
 
 /**
@@ -130,28 +145,16 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
     embedded = await startEmbeddedPostgres(settings.dataDir, poolSize, image);
     url = embedded.url;
   }
-  // A connection lost while starting (a backend terminated, a failover) fails the start only after
-  // CONNECTION_RETRY_DELAYS_MS's attempts: each on a new data source (a failed initialize leaves a
-  // pool behind) and, the migrations running in one transaction, with nothing half-applied.
-  let dataSource: DataSource;
-  for (let attempt = 0; ; attempt++) {
-    dataSource = dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service');
-    try {
-      await dataSource.initialize();
-      if (embedded) forgetPreparedStatementsOnConnect(dataSource);
-      if (settings.migrationsRun) await dataSource.runMigrations({ transaction: 'all' });
-      break;
-    } catch (err) {
-      await closeQuietly(dataSource);
-      const pause = CONNECTION_RETRY_DELAYS_MS[attempt + 1];
-      if (!embedded && pause !== undefined && isConnectionLost(err)) {
-        await new Promise((resolve) => setTimeout(resolve, pause));
-        continue;
-      }
-      await embedded?.stop();
-      throw err;
-    }
-  }
+  const dataSource = await initializeFresh(
+    () => dataSourceFor(settings, url, Boolean(embedded), poolSize, 'cloud-disk-service'),
+    async (started) => {
+      if (embedded) forgetPreparedStatementsOnConnect(started);
+      if (settings.migrationsRun) await started.runMigrations({ transaction: 'all' });
+    },
+  ).catch(async (err: unknown) => {
+    await embedded?.stop();
+    throw err;
+  });
   return {
     dataSource,
     engine: embedded ? 'embedded' : 'postgresql',
@@ -169,13 +172,5 @@ export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
  * flight plus one for claims and hand-backs.
  */
 export async function openWorkerDataSource(settings: Settings, url: string): Promise<DataSource> {
-  return retryOnLostConnection(async () => {
-    const dataSource = dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker');
-    try {
-      return await dataSource.initialize();
-    } catch (err) {
-      await closeQuietly(dataSource);
-      throw err;
-    }
-  });
+  return initializeFresh(() => dataSourceFor(settings, url, false, settings.workerConcurrency + 1, 'cloud-disk-service-worker'));
 }
