@@ -22,6 +22,7 @@ import { OneUnfinishedServerOperation1764000000270 } from './1764000000270-one-u
 import { ProviderInstances1764000000272 } from './1764000000272-provider-instances';
 import { ProviderConsoles1764000000273 } from './1764000000273-provider-consoles';
 import { ServerInstanceMissing1764000000320 } from './1764000000320-server-instance-missing';
+import { WebhookDeliveriesInFlight1764000000330 } from './1764000000330-webhook-deliveries-in-flight';
 import { ServerQuotes1764000000280 } from './1764000000280-server-quotes';
 import { AuditClientRequestId1764000000300 } from './1764000000300-audit-client-request-id';
 import { WalletLedgerPositionsSetBased1764000000301 } from './1764000000301-wallet-ledger-positions-set-based';
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   WalletLedgerPositionsSetBased1764000000301,
   TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
+  WebhookDeliveriesInFlight1764000000330,
 ];

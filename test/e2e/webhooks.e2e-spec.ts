@@ -332,6 +332,35 @@ describe('event webhooks', () => {
       expect(new Webhook(secret).verify(got.body, got.headers as Record<string, string>)).toEqual({ id: expect.stringMatching(EVT_ID), type: 'volume.deleted', created_at: volume.body.deleted_at, data: volume.body });
       await cleanUp(endpoint.id);
     });
+
+    it('keeps at most 4 deliveries of one endpoint in flight, whatever the free slots', async () => {
+      const { webhook_endpoint: a } = await createEndpoint('/limit-a');
+      const { webhook_endpoint: b } = await createEndpoint('/limit-b');
+      for (let i = 0; i < 6; i++) await renewAndRun();
+      const worker = t.app.get(DeliverWebhooks);
+      const perEndpoint = (claimed: { endpointId: string }[]) => claimed.reduce<Record<string, number>>((n, d) => ({ ...n, [d.endpointId]: (n[d.endpointId] ?? 0) + 1 }), {});
+      // 6 due for each endpoint and 16 free slots: 4 of each, the oldest first.
+      const first = await worker.claim(16);
+      expect(perEndpoint(first)).toEqual({ [a.id]: 4, [b.id]: 4 });
+      // Both at 4 under their leases: nothing more, though 4 more are due.
+      expect(await worker.claim(16)).toEqual([]);
+      // 4 of a answered: a has room for its last 2, b still none.
+      await Promise.all(first.filter((d) => d.endpointId === a.id).map((d) => worker.attempt(d)));
+      const second = await worker.claim(16);
+      expect(perEndpoint(second)).toEqual({ [a.id]: 2 });
+      await Promise.all([...first.filter((d) => d.endpointId === b.id), ...second].map((d) => worker.attempt(d)));
+      const third = await worker.claim(16);
+      expect(perEndpoint(third)).toEqual({ [b.id]: 2 });
+      await Promise.all(third.map((d) => worker.attempt(d)));
+      expect(await worker.claim(16)).toEqual([]);
+      expect(receiver.at('/limit-a')).toHaveLength(6);
+      expect(receiver.at('/limit-b')).toHaveLength(6);
+      expect(new Set([...receiver.at('/limit-a'), ...receiver.at('/limit-b')].map((r) => r.headers['webhook-id'])).size).toBe(6);
+      for (const endpoint of [a, b]) {
+        expect((await deliveries(endpoint.id)).map((d: { status: string; attempts: number }) => [d.status, d.attempts])).toEqual(Array(6).fill(['succeeded', 1]));
+        await cleanUp(endpoint.id);
+      }
+    });
   });
 
   it('purges ended deliveries and their events after 30 days, never a pending one', async () => {

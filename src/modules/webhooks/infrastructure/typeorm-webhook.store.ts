@@ -203,11 +203,15 @@ export class TypeOrmWebhookStore extends WebhookStore {
           ORDER BY next_attempt_at, id
           LIMIT $4 * 4
           FOR UPDATE SKIP LOCKED
+       ), in_flight AS (
+         SELECT e.endpoint_id,
+                (SELECT count(*) FROM webhook_deliveries f
+                  WHERE f.endpoint_id = e.endpoint_id AND f.status = 'pending' AND f.locked_until >= $1) AS n
+           FROM (SELECT DISTINCT endpoint_id FROM candidates) e
        ), ranked AS (
          SELECT c.id, c.next_attempt_at,
-                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id)
-                  + (SELECT count(*) FROM webhook_deliveries f WHERE f.endpoint_id = c.endpoint_id AND f.status = 'pending' AND f.locked_until >= $1) AS place
-           FROM candidates c
+                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + i.n AS place
+           FROM candidates c JOIN in_flight i ON i.endpoint_id = c.endpoint_id
        ), picked AS (
          SELECT id FROM ranked WHERE place <= $5 ORDER BY next_attempt_at, id LIMIT $4
        ), claimed AS (
