@@ -108,14 +108,15 @@ export class DeliverWebhooks {
   private async record(delivery: ClaimedDelivery, outcome: AttemptOutcome): Promise<void> {
     this.telemetry.attempted(outcome.error ?? 'success');
     if (outcome.error === null) {
-      // A success: one statement on the delivery still held, then (only when it was failing) the
-      // endpoint's failing_since cleared in a statement of its own, so that no transaction holds
-      // a delivery's row while it waits for the endpoint's (PATCH and DELETE lock the endpoint first).
-      const saved = await this.uow.run(() => this.store.saveHeldSuccess(delivery.id, this.workerId, outcome));
-      if (saved) {
-        this.telemetry.ended('succeeded');
-        await this.uow.run(() => this.store.markEndpointHealth(delivery.endpointId, true, outcome.at));
-      }
+      // A success, in one transaction: the endpoint's failing_since cleared first (the endpoint
+      // answered 2xx; a statement that changes nothing when it was not failing, and locks nothing),
+      // then the delivery, if still held. The endpoint's row before the delivery's: the order
+      // PATCH and DELETE follow, so no transaction holds a delivery's row while it waits for the endpoint's.
+      const saved = await this.uow.run(async () => {
+        await this.store.markEndpointHealth(delivery.endpointId, true, outcome.at);
+        return this.store.saveHeldSuccess(delivery.id, this.workerId, outcome);
+      });
+      if (saved) this.telemetry.ended('succeeded');
       return;
     }
     const ended = await this.uow.run(async (): Promise<'succeeded' | 'failed' | undefined> => {
