@@ -7,18 +7,24 @@ import { WebhookSignals } from '../application/webhook-signals.port';
 import { EventRecord, eventBody } from '../domain/events';
 
 /**
+ * SQL: endpoint `e` is enabled and subscribed to the event type `type` (its `events` hold the
+ * type, or `*`), as the outbox (outboxCtes) and subscriberCheckCte both test it.
+ */
+const subscribes = (e: string, type: string): string => `${e}.status = 'enabled' AND (${type} = ANY(${e}.events) OR '*' = ANY(${e}.events))`;
+
+/**
  * The outbox's common table expressions, its parameters numbered from `first` (six of them,
  * outboxParams): `input` the events, `subscribed` the enabled endpoints of each event's
  * organization subscribed to its type, `events` and `deliveries` what is written (nothing when no
  * endpoint subscribes).
  */
-export function outboxCtes(first: number): string {
+function outboxCtes(first: number): string {
   const p = (i: number) => `$${first + i}`;
   return `input AS (
          SELECT * FROM unnest(${p(0)}::text[], ${p(1)}::text[], ${p(2)}::text[], ${p(3)}::timestamptz[], ${p(4)}::text[]) AS i(id, org_id, type, created_at, body)
        ), subscribed AS (
          SELECT i.id AS event_id, i.type, e.id AS endpoint_id
-           FROM input i JOIN webhook_endpoints e ON e.org_id = i.org_id AND e.status = 'enabled' AND (i.type = ANY(e.events) OR '*' = ANY(e.events))
+           FROM input i JOIN webhook_endpoints e ON e.org_id = i.org_id AND ${subscribes('e', 'i.type')}
        ), events AS (
          INSERT INTO webhook_events (id, org_id, type, created_at, body)
          SELECT i.id, i.org_id, i.type, i.created_at, i.body FROM input i WHERE i.id IN (SELECT event_id FROM subscribed)
@@ -43,7 +49,7 @@ export function subscriberCheckCte(first: number): string {
   return `wanted AS (
          SELECT i.n::int AS n FROM unnest($${first}::text[], $${first + 1}::text[]) WITH ORDINALITY AS i(org_id, type, n)
           WHERE EXISTS (SELECT 1 FROM webhook_endpoints e
-                         WHERE e.org_id = i.org_id AND e.status = 'enabled' AND (i.type = ANY(e.events) OR '*' = ANY(e.events)))
+                         WHERE e.org_id = i.org_id AND ${subscribes('e', 'i.type')})
        )`;
 }
 
@@ -51,7 +57,7 @@ export function subscriberCheckCte(first: number): string {
 export const subscriberCheckParams = (events: readonly EventRecord[]): unknown[] => [events.map((e) => e.orgId), events.map((e) => e.type)];
 
 /** The six parameters of outboxCtes for `events` (each given a new id), deliveries due `now`. */
-export function outboxParams(events: readonly EventRecord[], now: Date): unknown[] {
+function outboxParams(events: readonly EventRecord[], now: Date): unknown[] {
   const ids = events.map(() => newId('evt'));
   return [ids, events.map((e) => e.orgId), events.map((e) => e.type), events.map((e) => e.createdAt), events.map((e, i) => eventBody(ids[i], e.type, e.createdAt, e.data)), now];
 }
