@@ -1,6 +1,6 @@
 import { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { SkipThrottle, ThrottlerException } from '@nestjs/throttler';
+import { SkipThrottle, Throttle, ThrottlerException } from '@nestjs/throttler';
 import { FixedWindowRateLimitStorage, MemoryWindowCounter } from '../../src/modules/auth/infrastructure/rate-limit.storage';
 import { RateLimitGuard, rateLimitOptions } from '../../src/modules/auth/interface/http/rate-limit.guard';
 import { loadSettings } from '../../src/shared/config/settings';
@@ -47,6 +47,8 @@ describe('RateLimitGuard', () => {
     second(): void {}
     @SkipThrottle()
     health(): void {}
+    @Throttle({ default: { limit: 1, ttl: 60_000 } })
+    strict(): void {}
   }
 
   async function guardWithLimit(limit: number) {
@@ -101,5 +103,19 @@ describe('RateLimitGuard', () => {
     const counted = call(Controller.prototype.first, { ip: '10.0.0.1', socket: {} });
     expect(await guard.canActivate(counted.context)).toBe(true);
     expect(counted.headers['X-RateLimit-Remaining']).toBe('0');
+  });
+
+  it('applies the limit a route declares with @Throttle() instead of the module one, in the same bucket', async () => {
+    const guard = await guardWithLimit(5);
+    const first = call(Controller.prototype.strict, session);
+    expect(await guard.canActivate(first.context)).toBe(true);
+    expect(first.headers).toEqual({ 'X-RateLimit-Limit': '1', 'X-RateLimit-Remaining': '0', 'X-RateLimit-Reset': String(Math.ceil((T0 + 60_000) / 1000)) });
+    const second = call(Controller.prototype.strict, session);
+    await expect(guard.canActivate(second.context)).rejects.toBeInstanceOf(ThrottlerException);
+    expect(second.headers['X-RateLimit-Limit']).toBe('1');
+    // The module's limit (5) still counts the same bucket on the other routes: 2 hits so far, 3 left.
+    const other = call(Controller.prototype.first, session);
+    expect(await guard.canActivate(other.context)).toBe(true);
+    expect(other.headers).toEqual({ 'X-RateLimit-Limit': '5', 'X-RateLimit-Remaining': '2', 'X-RateLimit-Reset': String(Math.ceil((T0 + 60_000) / 1000)) });
   });
 });

@@ -227,8 +227,14 @@ export function readJsonBody(req: Request, res: Response, limit: number = BODY_L
  */
 @Injectable()
 export class BodyErrorGuard implements CanActivate {
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
+    // No body to read (neither Content-Length nor Transfer-Encoding, as every GET sends): nothing to parse or refuse.
+    if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return true;
+    return this.readBody(context, req);
+  }
+
+  private async readBody(context: ExecutionContext, req: Request): Promise<boolean> {
     const res = context.switchToHttp().getResponse<Response>();
     const limit = (Reflect.getMetadata(BODY_LIMIT_METADATA, context.getHandler()) as number | undefined) ?? BODY_LIMIT_BYTES;
     await readJsonBody(req, res, limit);

@@ -22,7 +22,8 @@ export function requestLifecycle(metrics: Metrics, log: RequestLog): (req: Reque
     req.serverRequestId = ids.server;
     req.clientRequestId = ids.client;
     res.setHeader('X-Request-Id', ids.echoed);
-    res.once('close', () => {
+    // 'close' is emitted once per response: `on`, not `once` (no wrapper to add and remove per request).
+    res.on('close', () => {
       const elapsedNs = Number(process.hrtime.bigint() - started);
       const status = res.writableFinished ? String(res.statusCode) : CLIENT_CLOSED_STATUS;
       metrics.observeRequest(req.method, routeOf(req), status, elapsedNs / 1e9);

@@ -53,10 +53,19 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /** The request counter and histogram of each label set, looked up once (labels are few: method, route pattern, status). */
+  private readonly requestSeries = new Map<string, { count: { inc(): void }; latency: { observe(seconds: number): void } }>();
+
   observeRequest(method: string, route: string, status: string, seconds: number): void {
-    const labels = { method, route, status };
-    this.requests.inc(labels);
-    this.latency.observe(labels, seconds);
+    const key = `${method} ${status} ${route}`;
+    let series = this.requestSeries.get(key);
+    if (!series) {
+      const labels = { method, route, status };
+      series = { count: this.requests.labels(labels), latency: this.latency.labels(labels) };
+      this.requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.latency.observe(seconds);
   }
 
   rateLimitRejected(route: string): void {

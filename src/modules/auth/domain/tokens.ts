@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, scrypt as scryptCb, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 
@@ -22,9 +22,12 @@ export function tokenKind(token: string): TokenKind | undefined {
   return match[1] === 'live' ? 'api_key' : 'session';
 }
 
-/** Tokens are stored only as SHA-256; looking one up by its hash is a constant-time equality on the index. */
+/**
+ * Tokens are stored only as SHA-256; looking one up by its hash is a constant-time equality on the
+ * index. Node's one-shot `hash` (no Hash object per request: every authenticated request hashes its token).
+ */
 export function hashToken(token: string): Buffer {
-  return createHash('sha256').update(token, 'utf8').digest();
+  return hash('sha256', token, 'buffer');
 }
 
 const scrypt = promisify(scryptCb) as (password: string, salt: Buffer, keylen: number, options: { N: number; r: number; p: number }) => Promise<Buffer>;

@@ -47,19 +47,20 @@ export class AuthenticationGuard implements CanActivate {
     }
     if (declaration === 'public') return true;
     const req = context.switchToHttp().getRequest<Request>();
-    const authorization = req.header('authorization');
+    const authorization = req.headers.authorization;
     if (!authorization) {
       req.credential = await this.authenticate.identify(authorization);
       return true;
     }
-    const address = failedAuthenticationAddress(req);
     try {
-      this.failures.check(address);
+      // The client's address is worked out (trust proxy, X-Forwarded-For) only when this process
+      // has an address blocked, or the token is refused.
+      if (this.failures.anyBlocked()) this.failures.check(failedAuthenticationAddress(req));
       try {
         req.credential = await this.authenticate.identify(authorization);
       } catch (err) {
         // A token presented and refused (unknown, revoked, expired, not a token): counted.
-        if (err instanceof DomainError && err.code === 'unauthorized' && err.message === INVALID_TOKEN) await this.failures.failed(address);
+        if (err instanceof DomainError && err.code === 'unauthorized' && err.message === INVALID_TOKEN) await this.failures.failed(failedAuthenticationAddress(req));
         throw err;
       }
     } catch (err) {
@@ -93,7 +94,7 @@ export class PermissionGuard implements CanActivate {
     const req = context.switchToHttp().getRequest<Request>();
     if (!declaration || !req.credential) throw forbidden('Access denied');
     if (declaration.userLevel) return userLevelAccess(req.credential);
-    const orgHeader = req.header('x-org-id');
+    const orgHeader = req.headers['x-org-id'] as string | undefined;
     const principal = await this.authenticate.principalFor(req.credential, orgHeader === undefined ? undefined : orgHeader.trim());
     req.principal = principal;
     const verdict = checkAccess(principal, declaration);

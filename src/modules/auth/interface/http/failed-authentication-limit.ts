@@ -50,6 +50,11 @@ export class FailedAuthenticationLimit {
     private readonly settings: Settings,
   ) {}
 
+  /** Whether this process knows of any address over the limit (check() can only refuse then). */
+  anyBlocked(): boolean {
+    return this.blockedUntil.size > 0;
+  }
+
   /** 429 when this process knows the address is over the limit in its current window. */
   check(address: string): void {
     const until = this.blockedUntil.get(address);

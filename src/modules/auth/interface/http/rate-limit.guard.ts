@@ -48,6 +48,55 @@ export class RateLimitGuard extends ThrottlerGuard {
     super(options, storage, reflector);
   }
 
+  /** Per route (handler, then controller): skipped, counted on the module's one limit, or declaring its own (`@Throttle`). */
+  private readonly routes = new WeakMap<object, Map<object, 'skip' | 'plain' | 'own'>>();
+
+  /**
+   * The library's canActivate reads six metadata keys per throttler and awaits each value on every
+   * request; a route's answer never changes, so it is read once. Routes with their own limits, or
+   * several throttlers configured, take the library's path.
+   */
+  override canActivate(context: ExecutionContext): Promise<boolean> {
+    const kind = this.throttlers.length === 1 ? this.routeKind(context) : 'own';
+    if (kind === 'skip') return Promise.resolve(true);
+    if (kind === 'own') return super.canActivate(context);
+    const throttler = this.throttlers[0];
+    const ttl = throttler.ttl as number;
+    return this.handleRequest({
+      context,
+      limit: throttler.limit as number,
+      ttl,
+      throttler,
+      blockDuration: (throttler.blockDuration as number | undefined) ?? ttl,
+      getTracker: this.commonOptions.getTracker!,
+      generateKey: this.commonOptions.generateKey!,
+    });
+  }
+
+  private routeKind(context: ExecutionContext): 'skip' | 'plain' | 'own' {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byController = this.routes.get(handler);
+    if (!byController) this.routes.set(handler, (byController = new Map()));
+    let kind = byController.get(controller);
+    if (kind === undefined) {
+      const throttler = this.throttlers[0];
+      const name = throttler.name ?? 'default';
+      const declared = (key: string): unknown => this.reflector.getAllAndOverride(`THROTTLER:${key}${name}`, [handler, controller]);
+      const dynamic = [throttler.limit, throttler.ttl, throttler.blockDuration].some((v) => typeof v === 'function');
+      const own =
+        dynamic ||
+        throttler.skipIf !== undefined ||
+        this.commonOptions.skipIf !== undefined ||
+        throttler.ignoreUserAgents !== undefined ||
+        this.commonOptions.ignoreUserAgents !== undefined ||
+        ['LIMIT', 'TTL', 'BLOCK_DURATION', 'TRACKER', 'KEY_GENERATOR'].some((key) => declared(key) !== undefined);
+      kind = declared('SKIP') ? 'skip' : own ? 'own' : 'plain';
+      byController.set(controller, kind);
+    }
+    return kind;
+  }
+
   /**
    * Whose bucket: the user for sessions (all of a user's sessions share it: logging in again does
    * not multiply the limit), the API key for keys (each key its own), else the client IP.
