@@ -6,6 +6,7 @@ import { MIGRATIONS } from '../../../migrations';
 import { retryOnLostConnection } from './connection-retry';
 import { Settings } from '../config/settings';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import { registerTimestampParser } from './timestamps';
 
 export interface OpenDatabase {
   dataSource: DataSource;
@@ -132,6 +133,7 @@ async function initializeFresh(make: () => DataSource, ready: (dataSource: DataS
  * The schema is created by migrations only, never `synchronize`.
  */
 export async function openDatabase(settings: Settings): Promise<OpenDatabase> {
+  registerTimestampParser();
   let embedded: EmbeddedPostgres | undefined;
   let url = settings.databaseUrl;
   // The embedded engine gets ONE connection: pglite-socket keeps a connection's messages together
