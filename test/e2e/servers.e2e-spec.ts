@@ -141,6 +141,9 @@ describe('servers: reads and edits', () => {
     expect(await ids('region=sg-sin')).toEqual([]);
     expect(await ids('label=env=prod')).toEqual(['vm_srbought']);
     expect(await ids('label=env=prod&label=team=db')).toEqual([]);
+    // Every label given must match, even two values of one key (none can).
+    expect(await ids('label=env=prod&label=env=prod')).toEqual(['vm_srbought']);
+    expect(await ids('label=env=prod&label=env=dev')).toEqual([]);
     expect(await ids('status=running&zone=id-jkt-a')).toEqual(['vm_srweb1']);
 
     const first = await t.http.get('/v1/servers?limit=2').set(rw);

@@ -87,12 +87,19 @@ export class TypeOrmServerReads extends ServerReads {
       where.push(sql(`$${params.length}`));
     };
     const f = query.filter;
+    // The filters present decide the SQL text, so each combination is its own named prepared
+    // statement (parsed and planned once per connection), as the volume list does.
+    const shape = [f.status === undefined ? 'live' : 'status'];
     if (f.status === undefined) where.push('s.deleted_at IS NULL');
     else add((p) => `s.status = ${p}`, f.status);
     if (f.regionId !== undefined) add((p) => `s.region_id = ${p}`, f.regionId);
     if (f.zoneId !== undefined) add((p) => `s.zone_id = ${p}`, f.zoneId);
     if (f.name !== undefined) add((p) => `s.name = ${p}`, f.name);
-    for (const [key, value] of f.labels) add((p) => `s.labels @> ${p}::jsonb`, JSON.stringify({ [key]: value }));
+    // Every label given must match: one array parameter whatever their number (one statement).
+    if (f.labels.length > 0) add((p) => `s.labels @> ALL (${p}::jsonb[])`, f.labels.map(([key, value]) => JSON.stringify({ [key]: value })));
+    for (const [key, present] of Object.entries({ r: f.regionId, z: f.zoneId, n: f.name, l: f.labels.length > 0 ? true : undefined, a: query.after })) {
+      if (present !== undefined) shape.push(key);
+    }
     if (query.after) {
       params.push(query.after.createdAt, query.after.id);
       where.push(`(s.created_at, s.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
@@ -101,6 +108,7 @@ export class TypeOrmServerReads extends ServerReads {
     const rows = await this.db.query<ServerRow>(
       `SELECT ${COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`,
       params,
+      `servers_list_${shape.join('_')}`,
     );
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toServer);
   }
