@@ -24,7 +24,7 @@
  *    Per phase, the ceiling (then the ceiling with one query) then the service, DURATION_S each, CONNECTIONS
  *    connections: GET /v1/volume-options?region=bench-opt (API keys of every organization in turn),
  *    GET /v1/operations/{id} (an operation of each organization), GET /v1/volumes?limit=20,
- *    GET /v1/wallet, POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
+ *    GET /v1/servers?limit=20, GET /v1/wallet, GET /v1/wallet/transactions?limit=20, POST /v1/volumes/{id}/renew spread over every organization's volumes, and on organization 1
  *    only (its wallet row is the contended one). Each renewal has its own Idempotency-Key.
  *
  * Prints one table (requests/s, p50, p99, errors = failed requests and unexpected statuses, the
@@ -35,7 +35,7 @@
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
- * a comma list of options,server-options,operation,volumes,wallet,renew,renew-one,buy-server), WORKER_INTERVAL_MS (50),
+ * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server), WORKER_INTERVAL_MS (50),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
  * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults),
  * BENCH_SERVER_NODE_ARGS_ONLY (true: without the options of `npm start`; bench/flags.ts).
@@ -218,7 +218,7 @@ function seed(db: Database, file: object): Seeded {
  */
 interface Phase {
   key: string;
-  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options' | 'buy-server';
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server';
   label: string;
   method: 'GET' | 'POST';
   ok: number;
@@ -269,7 +269,7 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
 }
 
 /** The phases of a run without PHASES, in order. */
-const DEFAULT_PHASES = 'options,server-options,operation,volumes,wallet,renew,renew-one,buy-server';
+const DEFAULT_PHASES = 'options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server';
 
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
@@ -342,7 +342,16 @@ async function main(): Promise<void> {
       { key: 'server-options', route: 'server-options', label: 'GET /v1/server-options', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/server-options?region=bench-opt', headers: auth(n) }) },
       { key: 'operation', route: 'operation', label: 'GET /v1/operations/{id}', method: 'GET', ok: 200, next: (n: number) => ({ path: `/v1/operations/${operations[n % operations.length]}`, headers: auth(n % operations.length) }) },
       { key: 'volumes', route: 'volumes', label: 'GET /v1/volumes?limit=20', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/volumes?limit=20', headers: auth(n) }) },
+      { key: 'servers', route: 'servers', label: 'GET /v1/servers?limit=20', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/servers?limit=20', headers: auth(n) }) },
       { key: 'wallet', route: 'wallet', label: 'GET /v1/wallet', method: 'GET', ok: 200, next: (n: number) => ({ path: '/v1/wallet', headers: auth(n) }) },
+      {
+        key: 'wallet-transactions',
+        route: 'wallet-transactions',
+        label: 'GET /v1/wallet/transactions?limit=20',
+        method: 'GET',
+        ok: 200,
+        next: (n: number) => ({ path: '/v1/wallet/transactions?limit=20', headers: auth(n) }),
+      },
       {
         key: 'renew',
         route: 'renew',

@@ -33,7 +33,7 @@ interface CannedResponse {
  * service's route): e.g. 'server-options' on @Get('server-options'), 'servers' on @Get('servers'),
  * 'create-server' on @Post('servers').
  */
-type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'server-options' | 'buy-server';
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server';
 
 let canned: Record<RouteKey, CannedResponse>;
 let pool: Pool | undefined;
@@ -81,6 +81,16 @@ class CeilingController {
   @Get('wallet')
   wallet(@Res() res: Response): void {
     send(res, 'wallet');
+  }
+
+  @Get('wallet/transactions')
+  walletTransactions(@Res() res: Response): void {
+    send(res, 'wallet-transactions');
+  }
+
+  @Get('servers')
+  servers(@Res() res: Response): void {
+    send(res, 'servers');
   }
 
   @Post('servers')
