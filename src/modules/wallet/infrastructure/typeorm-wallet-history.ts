@@ -69,6 +69,10 @@ export class TypeOrmWalletHistory extends WalletHistory {
     if (filter.since !== undefined) add((p) => `l.created_at >= ${p} AND l.seq >= ${firstSeqAt(p)}`, filter.since);
     if (filter.until !== undefined) add((p) => `l.created_at < ${p} AND l.seq < ${firstSeqAt(p)}`, filter.until);
     if (after !== undefined) add((p) => `l.seq < ${p}::bigint`, after.seq);
+    // The filters present decide the SQL text: each combination is its own named prepared statement.
+    const shape = Object.entries({ c: filter.currency, t: filter.type, o: filter.operationId, u: filter.topUpId, s: filter.since, e: filter.until, a: after })
+      .filter(([, present]) => present !== undefined)
+      .map(([key]) => key);
     params.push(limit + 1);
     const rows = await this.db.query<WalletLedgerRow>(
       `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
@@ -79,6 +83,7 @@ export class TypeOrmWalletHistory extends WalletHistory {
         ORDER BY l.seq DESC
         LIMIT $${params.length}`,
       params,
+      `wallet_history_list${shape.map((key) => `_${key}`).join('')}`,
     );
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
