@@ -97,10 +97,19 @@ describeOnPostgres('purchases and attaches under concurrency (PostgreSQL)', () =
   it('purchases and attaches racing for the same server share its slots', async () => {
     await t.sql(`UPDATE volume_offers SET per_server_limit = 6 WHERE region_id = 'sg-sin'`);
     // 1 attached + 2 attaches in flight = 3 of 6: 3 free slots for 6 purchases and 4 attaches racing.
+    // The attaches take four volumes the previous test's two accepted attaches did not (which two
+    // won that race varies; a volume with an attach in flight would answer invalid_state).
+    const idle = (await t.sql<{ id: string }>(
+      `SELECT v.id FROM volumes v
+        WHERE v.id ~ '^vol_ccsg[0-9]+$' AND v.server_id IS NULL
+          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))
+        ORDER BY v.id LIMIT 4`,
+    )).map((r) => r.id);
+    expect(idle).toHaveLength(4);
     const responses = await Promise.all([
       ...Array.from({ length: 6 }, (_, i) =>
         t.http.post('/v1/volumes').set(rw).send({ name: `srv-${i}`, region: 'sg-sin', size_gb: 10, term_months: 1, currency: 'USD', server_id: 'vm_ccsg1' })),
-      ...[4, 5, 6, 7].map((i) => t.http.post(`/v1/volumes/vol_ccsg${i}/attach`).set(rw).send({ server_id: 'vm_ccsg1' })),
+      ...idle.map((id) => t.http.post(`/v1/volumes/${id}/attach`).set(rw).send({ server_id: 'vm_ccsg1' })),
     ]);
     const accepted = responses.filter((r) => r.status === 202);
     expect(accepted).toHaveLength(3);
