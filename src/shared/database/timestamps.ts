@@ -3,6 +3,9 @@ import { types } from 'pg';
 /** PostgreSQL's type id of `timestamp with time zone`. */
 const TIMESTAMPTZ_OID = 1184;
 
+/** Where `YYYY-MM-DD HH:MM:SS` has its digits. */
+const DIGIT_PLACES = [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18];
+
 const digits2 = (text: string, at: number): number => (text.charCodeAt(at) - 48) * 10 + (text.charCodeAt(at + 1) - 48);
 const isDigit = (text: string, at: number): boolean => {
   const c = text.charCodeAt(at);
@@ -24,7 +27,7 @@ export function timestamptzParser(fallback: (text: string) => unknown): (text: s
     if (n < 22 || n > 29 || n === 23) return fallback(text);
     if (text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 32 || text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58) return fallback(text);
     if (text.charCodeAt(n - 3) !== 43 || text.charCodeAt(n - 2) !== 48 || text.charCodeAt(n - 1) !== 48) return fallback(text);
-    for (const at of [0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18]) if (!isDigit(text, at)) return fallback(text);
+    for (const at of DIGIT_PLACES) if (!isDigit(text, at)) return fallback(text);
     let ms = 0;
     if (n > 22) {
       if (text.charCodeAt(19) !== 46) return fallback(text);

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource, EntityManager, QueryFailedError } from 'typeorm';
@@ -56,6 +57,24 @@ export class Db {
 
   /** Statement names in use, each bound to one SQL text (a name reused for another text is a bug). */
   private readonly statements = new Map<string, string>();
+  /** Names given by statementName(), by prefix, then SQL text. */
+  private readonly namesByText = new Map<string, Map<string, string>>();
+
+  /**
+   * A prepared statement's name derived from its SQL text: `prefix` and a digest of the text. For
+   * SQL assembled from optional parts (a list's filters), where each combination present is a text
+   * of its own, so each gets its own statement without a name kept beside the text by hand.
+   */
+  statementName(prefix: string, sql: string): string {
+    let names = this.namesByText.get(prefix);
+    if (!names) this.namesByText.set(prefix, (names = new Map()));
+    let name = names.get(sql);
+    if (name === undefined) {
+      name = `${prefix}_${hash('sha1', sql, 'base64url').slice(0, 16)}`;
+      names.set(sql, name);
+    }
+    return name;
+  }
 
   /**
    * Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count.

@@ -87,9 +87,6 @@ export class TypeOrmServerReads extends ServerReads {
       where.push(sql(`$${params.length}`));
     };
     const f = query.filter;
-    // The filters present decide the SQL text, so each combination is its own named prepared
-    // statement (parsed and planned once per connection), as the volume list does.
-    const shape = [f.status === undefined ? 'live' : 'status'];
     if (f.status === undefined) where.push('s.deleted_at IS NULL');
     else add((p) => `s.status = ${p}`, f.status);
     if (f.regionId !== undefined) add((p) => `s.region_id = ${p}`, f.regionId);
@@ -97,19 +94,14 @@ export class TypeOrmServerReads extends ServerReads {
     if (f.name !== undefined) add((p) => `s.name = ${p}`, f.name);
     // Every label given must match: one array parameter whatever their number (one statement).
     if (f.labels.length > 0) add((p) => `s.labels @> ALL (${p}::jsonb[])`, f.labels.map(([key, value]) => JSON.stringify({ [key]: value })));
-    for (const [key, present] of Object.entries({ r: f.regionId, z: f.zoneId, n: f.name, l: f.labels.length > 0 ? true : undefined, a: query.after })) {
-      if (present !== undefined) shape.push(key);
-    }
     if (query.after) {
       params.push(query.after.createdAt, query.after.id);
       where.push(`(s.created_at, s.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
     }
     params.push(query.limit + 1);
-    const rows = await this.db.query<ServerRow>(
-      `SELECT ${COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`,
-      params,
-      `servers_list_${shape.join('_')}`,
-    );
+    const sql = `SELECT ${COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`;
+    // The filters present decide the SQL text: each combination is its own prepared statement.
+    const rows = await this.db.query<ServerRow>(sql, params, this.db.statementName('servers_list', sql));
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toServer);
   }
 }

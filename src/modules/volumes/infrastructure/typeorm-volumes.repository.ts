@@ -131,11 +131,6 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     const where = ['v.org_id = $1'];
     const param = (value: unknown): string => `$${params.push(value)}`;
     const f = query.filter ?? {};
-    // The filters present decide the SQL text, so each combination is its own prepared statement.
-    const shape = [f.status === undefined ? 'live' : f.status === 'deleted' ? 'deleted' : 'status'];
-    for (const [key, present] of Object.entries({ r: f.regionId, z: f.zoneId, t: f.type, s: f.serverId, n: f.name, e: f.expiresBefore, l: f.labels?.length || undefined, a: query.after })) {
-      if (present !== undefined) shape.push(key);
-    }
     if (f.status === undefined) where.push('v.deleted_at IS NULL');
     else if (f.status === 'deleted') where.push('v.deleted_at IS NOT NULL');
     else where.push(`v.deleted_at IS NULL AND v.status = ${param(f.status)}`);
@@ -147,14 +142,12 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     if (f.expiresBefore !== undefined) where.push(`v.expires_at < ${param(f.expiresBefore)}`);
     if (f.labels?.length) where.push(`v.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
     if (query.after) where.push(`(v.created_at, v.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
-    const rows = await this.db.query<VolumeRow & { created_at_text: string }>(
-      `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
          FROM (${VOLUME_SELECT} WHERE ${where.join(' AND ')}
                ORDER BY v.created_at DESC, v.id DESC LIMIT $2) l
-        ORDER BY l.created_at DESC, l.id DESC`,
-      params,
-      `volumes_list_${shape.join('_')}`,
-    );
+        ORDER BY l.created_at DESC, l.id DESC`;
+    // The filters present decide the SQL text: each combination is its own prepared statement.
+    const rows = await this.db.query<VolumeRow & { created_at_text: string }>(sql, params, this.db.statementName('volumes_list', sql));
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toVolume);
   }
 

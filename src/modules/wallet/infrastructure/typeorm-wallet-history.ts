@@ -69,22 +69,16 @@ export class TypeOrmWalletHistory extends WalletHistory {
     if (filter.since !== undefined) add((p) => `l.created_at >= ${p} AND l.seq >= ${firstSeqAt(p)}`, filter.since);
     if (filter.until !== undefined) add((p) => `l.created_at < ${p} AND l.seq < ${firstSeqAt(p)}`, filter.until);
     if (after !== undefined) add((p) => `l.seq < ${p}::bigint`, after.seq);
-    // The filters present decide the SQL text: each combination is its own named prepared statement.
-    const shape = Object.entries({ c: filter.currency, t: filter.type, o: filter.operationId, u: filter.topUpId, s: filter.since, e: filter.until, a: after })
-      .filter(([, present]) => present !== undefined)
-      .map(([key]) => key);
     params.push(limit + 1);
-    const rows = await this.db.query<WalletLedgerRow>(
-      `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
+    const sql = `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
               l.available_after::text AS available_after, l.reserved_after::text AS reserved_after,
               l.operation_id, l.top_up_id, l.created_at
          FROM wallet_ledger l
         WHERE ${where.join(' AND ')}
         ORDER BY l.seq DESC
-        LIMIT $${params.length}`,
-      params,
-      `wallet_history_list${shape.map((key) => `_${key}`).join('')}`,
-    );
+        LIMIT $${params.length}`;
+    // The filters present decide the SQL text: each combination is its own prepared statement.
+    const rows = await this.db.query<WalletLedgerRow>(sql, params, this.db.statementName('wallet_history_list', sql));
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return { items: page.map(toTransaction), next: rows.length > limit && last ? { seq: last.seq } : null };
