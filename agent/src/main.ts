@@ -62,6 +62,8 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => api.listen(config.port, config.host, resolve));
   await new Promise<void>((resolve) => consoles.listen(config.consolePort, config.host, resolve));
   const port = (s: typeof api) => (s.address() as { port: number }).port;
+  // AGENT_CONSOLE_PORT=0 (tests): the console URLs name the port the system chose.
+  config.consolePort = port(consoles);
   log('cds-agent listening', { url: `http://${config.host}:${port(api)}`, console_port: port(consoles), bridge: config.bridge, state_dir: config.stateDir });
   if (config.buildOnStart) void images.build('debian-12');
   const stop = (signal: string) => {

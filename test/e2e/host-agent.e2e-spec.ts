@@ -118,10 +118,9 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     // Port 2222 has a listener inside (user_data's second sshd) but no rule: refused from the host.
     await waitFor('the second sshd to listen', async () => ssh(keyFile, servers.a.ipv4, 'ss -Hltn "sport = :2222"').includes('2222'), 30_000, 500);
     expect(await tcpProbe(servers.a.ipv4, 2222)).toBe('EHOSTUNREACH');
-    // The cgroup limits of cx1: 1 vCPU, 2 GB.
-    expect(ssh(keyFile, servers.a.ipv4, 'cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/cpu.max /sys/fs/cgroup/memory.max')).toMatch(
-      /^(100000\n2147483648|100000 100000\n2147483648)\n$/,
-    );
+    // The cgroup limits of cx1: 1 vCPU (a 100 ms quota per 100 ms), 2 GB.
+    const cgroup = (key: string) => execFileSync('lxc-cgroup', ['-P', join(agent.stateDir, 'lxc'), '-n', `${agent.prefix}-${servers.a.id}`, key], { encoding: 'utf8' }).trim();
+    expect([cgroup('cpu.cfs_quota_us'), cgroup('cpu.cfs_period_us'), cgroup('memory.limit_in_bytes')]).toEqual(['100000', '100000', '2147483648']);
   }, 300_000);
 
   it('a disk bought attached holds what was written at its mount path through a detach and an attach to a second server', async () => {
@@ -130,7 +129,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     expect(bought.status).toBe(202);
     volumeId = bought.body.volume.id;
     expect(await settle(bought.body.operation.id)).toMatchObject({ status: 'succeeded' });
-    expect((await t.http.get(`/v1/volumes/${volumeId}`).set(rw)).body).toMatchObject({ status: 'attached', server: servers.a.id, mount_path: '/mnt/data', mounted: true });
+    expect((await t.http.get(`/v1/volumes/${volumeId}`).set(rw)).body).toMatchObject({ status: 'attached', server: { id: servers.a.id, name: 'web-a' }, mount_path: '/mnt/data', mounted: true });
     expect(ssh(keyFile, servers.a.ipv4, 'echo "bytes of $(hostname)" > /mnt/data/hello.txt && sync && findmnt -n -o FSTYPE,SIZE /mnt/data')).toMatch(/^ext4\s+9\.\dG\n$/);
     expect(await act('post', `/v1/volumes/${volumeId}/detach`)).toMatchObject({ status: 'succeeded' });
     expect(ssh(keyFile, servers.a.ipv4, 'mountpoint -q /mnt/data && echo mounted || echo not-mounted')).toBe('not-mounted\n');
