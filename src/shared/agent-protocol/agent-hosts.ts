@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Settings } from '../config/settings';
 import { Db } from '../database/transaction';
 import { UnitOfWork, WorkerUnitOfWork } from '../database/unit-of-work';
-import { DomainError, ErrorCode } from '../kernel/errors/domain-error';
+import { DomainError, ErrorCode, invalidState } from '../kernel/errors/domain-error';
 import { AgentErrorBody, AgentHealth, signAgentRequest } from './agent-protocol';
 
 /** An agent could not be reached, timed out, refused the signature or failed: the adapters' "unavailable" (retried, counted by the circuit). */
@@ -66,6 +66,23 @@ export class AgentHosts {
       throw new DomainError(FINAL[error.code], error.message);
     }
     throw new AgentUnreachable(`host agent ${agent} answered ${res.status}${error ? `: ${error.message}` : ''}`);
+  }
+
+  /** Runs an adapter's call: an agent unreachable becomes the adapter's own "unavailable" error (ComputeUnavailable, ProviderUnavailable). */
+  async guard<T>(unavailable: new (message: string) => Error, work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof AgentUnreachable) throw new unavailable(err.message);
+      throw err;
+    }
+  }
+
+  /** The agent holding the resource; none (never placed, so never made): invalid_state saying `what` the provider does not have. */
+  async holder(resourceId: string, what: string): Promise<string> {
+    const agent = await this.placementOf(resourceId);
+    if (!agent) throw invalidState(`The ${what} provider has no ${resourceId.startsWith('vol') ? 'disk for volume' : 'instance for server'} ${resourceId}`);
+    return agent;
   }
 
   /** The agent that holds the resource, or undefined when none was chosen for it. */

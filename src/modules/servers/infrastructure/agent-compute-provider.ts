@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AgentInstance } from '../../../shared/agent-protocol/agent-protocol';
-import { AgentHosts, AgentUnreachable, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
-import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { AgentHosts, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
 import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance } from '../application/compute-provider.port';
 
 type Step = { serverId: string; step: string };
@@ -27,20 +26,13 @@ export class AgentComputeProvider extends ComputeProvider {
     super();
   }
 
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      if (err instanceof AgentUnreachable) throw new ComputeUnavailable(err.message);
-      throw err;
-    }
+  private guard<T>(work: () => Promise<T>): Promise<T> {
+    return this.hosts.guard(ComputeUnavailable, work);
   }
 
   /** The agent holding the server's instance; none: the server has no instance anywhere. */
-  private async agentOf(serverId: string): Promise<string> {
-    const agent = await this.hosts.placementOf(serverId);
-    if (!agent) throw invalidState(`The compute provider has no instance for server ${serverId}`);
-    return agent;
+  private agentOf(serverId: string): Promise<string> {
+    return this.hosts.holder(serverId, 'compute');
   }
 
   async createInstance(input: {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AgentDisk } from '../../../shared/agent-protocol/agent-protocol';
-import { AgentHosts, AgentUnreachable } from '../../../shared/agent-protocol/agent-hosts';
+import { AgentHosts } from '../../../shared/agent-protocol/agent-hosts';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
 
@@ -21,19 +21,12 @@ export class AgentBlockStorage extends BlockStorage {
     super();
   }
 
-  private async guard<T>(work: () => Promise<T>): Promise<T> {
-    try {
-      return await work();
-    } catch (err) {
-      if (err instanceof AgentUnreachable) throw new ProviderUnavailable(err.message);
-      throw err;
-    }
+  private guard<T>(work: () => Promise<T>): Promise<T> {
+    return this.hosts.guard(ProviderUnavailable, work);
   }
 
-  private async agentOf(volumeId: string): Promise<string> {
-    const agent = await this.hosts.placementOf(volumeId);
-    if (!agent) throw invalidState(`The storage provider has no disk for volume ${volumeId}`);
-    return agent;
+  private agentOf(volumeId: string): Promise<string> {
+    return this.hosts.holder(volumeId, 'storage');
   }
 
   private async post(volumeId: string, action: string, body: object): Promise<ProviderDisk> {
