@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ComputeProviderModule } from '../servers/compute-provider.module';
 import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from './application/catalog-admin.use-cases';
 import { Catalog } from './application/catalog.port';
 import { CatalogQueries } from './application/catalog-queries.port';
@@ -14,6 +15,7 @@ import { RegionsController } from './interface/http/regions.controller';
 import { VolumeOptionsController } from './interface/http/volume-options.controller';
 
 @Module({
+  imports: [ComputeProviderModule],
   controllers: [VolumeOptionsController, RegionsController, ServerOptionsController],
   providers: [
     { provide: Catalog, useClass: TypeOrmCatalog },

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { AccessModule } from '../access/access.module';
+import { FirewallPushJob } from '../access/interface/jobs/firewall-push.job';
 import { AuditModule } from '../audit/audit.module';
 import { CleanUpOrphanInstances } from './application/clean-up-orphan-instances.use-case';
 import { OrphanInstanceServers } from './application/orphan-instances.port';
@@ -15,10 +17,11 @@ import { ServersModule } from './servers.module';
 /**
  * The servers' sweeps (need ScheduleModule.forRoot() in the application; the CLI does not import
  * it): orphan instances; deletions left `deleting` (settled by the vm.delete executor from the
- * instance); other live servers compared with their instances (reconciliation).
+ * instance); other live servers compared with their instances (reconciliation); firewall rules
+ * not yet applied at the provider (pushed again).
  */
 @Module({
-  imports: [ComputeProviderModule, ServersModule, AuditModule],
+  imports: [ComputeProviderModule, ServersModule, AuditModule, AccessModule],
   providers: [
     { provide: OrphanInstanceServers, useClass: TypeOrmOrphanInstanceServers },
     CleanUpOrphanInstances,
@@ -27,6 +30,7 @@ import { ServersModule } from './servers.module';
     { provide: ServerReconcileStates, useClass: TypeOrmServerReconcileStates },
     ReconcileServersWithProvider,
     ReconcileServersJob,
+    FirewallPushJob,
   ],
   exports: [CleanUpOrphanInstances, ReconcileServersWithProvider],
 })

@@ -107,6 +107,19 @@ export interface Settings {
   topUpExpirySweepMs: number;
   /** How often each worker process compares live volumes with their disks at the provider and repairs what differs (the reconciliation sweep). */
   reconcileSweepIntervalMs: number;
+  /**
+   * The compute provider (and the storage provider, which follows it): the simulated one (the
+   * default; chaos and fuzz runs use it) or host agents (docs/explanation/host-agent.md).
+   */
+  computeProvider: 'simulated' | 'agent';
+  /** With COMPUTE_PROVIDER=agent: the base URLs of the host agents (a server lives on one, chosen by free capacity; its disks on the same). */
+  agentUrls: string[];
+  /** The secret every request to an agent is signed with (each agent's AGENT_SECRET). Never logged. */
+  agentSecret: string | undefined;
+  /** How long a call to an agent may take (a graceful stop or reboot gets the guest's 120 s on top). */
+  agentTimeoutMs: number;
+  /** How often each worker process applies firewall rules that changed and were not applied yet at the provider. */
+  firewallSyncIntervalMs: number;
 }
 
 export type TrustProxy = false | number | string[];
@@ -214,6 +227,30 @@ function publicBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
   return url.origin;
 }
 
+/** COMPUTE_PROVIDER, AGENT_URLS, AGENT_SECRET: agents need at least one http(s) URL and a secret of 32 characters or more. */
+function computeProvider(env: NodeJS.ProcessEnv): { computeProvider: 'simulated' | 'agent'; agentUrls: string[]; agentSecret: string | undefined } {
+  const raw = env.COMPUTE_PROVIDER || 'simulated';
+  if (raw !== 'simulated' && raw !== 'agent') throw new Error(`Setting COMPUTE_PROVIDER must be simulated or agent, got "${raw}"`);
+  const agentSecret = secret(env, 'AGENT_SECRET');
+  const agentUrls = (env.AGENT_URLS ?? '').split(',').map((u) => u.trim()).filter(Boolean).map((u) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(u);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
+      throw new Error(`Setting AGENT_URLS must be comma-separated http(s) URLs without a path such as http://127.0.0.1:7070, got "${u}"`);
+    }
+    return url.origin;
+  });
+  if (raw === 'agent') {
+    if (agentUrls.length === 0) throw new Error('Setting AGENT_URLS must name at least one host agent when COMPUTE_PROVIDER=agent');
+    if (!agentSecret) throw new Error('Setting AGENT_SECRET must be set (at least 32 characters) when COMPUTE_PROVIDER=agent');
+  }
+  return { computeProvider: raw, agentUrls, agentSecret };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -274,6 +311,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     topUpExpiresS: int(env, 'TOP_UP_EXPIRES_S', 1800, 60, 86_400),
     topUpExpirySweepMs: int(env, 'TOP_UP_EXPIRY_SWEEP_MS', 5000, 100, 3_600_000),
     reconcileSweepIntervalMs: int(env, 'RECONCILE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),
+    ...computeProvider(env),
+    agentTimeoutMs: int(env, 'AGENT_TIMEOUT_MS', 30_000, 1_000, 600_000),
+    firewallSyncIntervalMs: int(env, 'FIREWALL_SYNC_INTERVAL_MS', 5_000, 100, 3_600_000),
   };
 }
 

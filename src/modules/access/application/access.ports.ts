@@ -62,3 +62,17 @@ export abstract class ServerDirectory {
   /** With `share`, inside a transaction: the row is locked against deletion until the transaction ends. */
   abstract find(orgId: string, serverId: string, options?: { share?: boolean }): Promise<ServerEntry | undefined>;
 }
+
+/**
+ * The servers whose firewall changed and is not yet applied at the compute provider
+ * (firewall_pushes): marked in the transaction of the change, cleared once applied, so a change
+ * whose push failed (the provider unreachable, the process gone) is applied by a later sweep.
+ */
+export abstract class FirewallPushes {
+  /** Marks the server (or, with null, every live server of the organization) in the caller's transaction. */
+  abstract mark(orgId: string, serverId: string | null): Promise<string[]>;
+  /** The oldest marked servers (of `serverIds` only, when given) with their organization and mark. */
+  abstract pending(limit: number, serverIds?: string[]): Promise<{ serverId: string; orgId: string; mark: string }[]>;
+  /** Clears the mark if it is still the one read (a newer change stays marked). */
+  abstract clear(serverId: string, mark: string): Promise<void>;
+}

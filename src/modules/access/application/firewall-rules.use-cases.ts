@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
@@ -10,6 +10,7 @@ import {
 } from '../domain/firewall-rule';
 import { MAX_FIREWALL_RULES_PER_ORG } from '../domain/ssh-key';
 import { FirewallRuleRepository, ServerDirectory } from './access.ports';
+import { FirewallEnforcement } from './firewall-enforcement';
 
 /** The canonical rule as the audit entry and the API show it (snake_case members). */
 export function ruleData(rule: FirewallRule) {
@@ -35,16 +36,20 @@ export class CreateFirewallRule {
     private readonly rules: FirewallRuleRepository,
     private readonly servers: ServerDirectory,
     private readonly audit: AuditTrail,
+    /** Absent where the use case is built by hand (unit tests): the rules then live in the table only, which is all the simulated provider reads. */
+    @Optional() private readonly enforcement?: FirewallEnforcement,
   ) {}
 
   /**
    * 400 (the member named), 404 (server_id not a live server of the organization), then under the
    * organization's lock 409 conflict (the same canonical rule: details.existing_id), 409
-   * quota_exceeded (100 rules). The unique digest holds it on every process.
+   * quota_exceeded (100 rules). The unique digest holds it on every process. The servers it applies
+   * to are marked in the same transaction and their rules pushed to the provider after the commit.
    */
   async execute(orgId: string, canonical: ValidRule, actor: Actor): Promise<FirewallRule> {
     const digest = ruleDigest(canonical);
-    return this.uow.run(async () => {
+    let marked: string[] = [];
+    const created = await this.uow.run(async () => {
       if (canonical.serverId !== null) {
         const server = await this.servers.find(orgId, canonical.serverId, { share: true });
         if (!server || !server.live) throw notFound(`Server ${canonical.serverId} not found`);
@@ -61,8 +66,11 @@ export class CreateFirewallRule {
         throw holder ? duplicateRule(holder) : new DomainError('conflict', 'The same firewall rule exists already');
       }
       await this.audit.record({ orgId, ...auditOf(actor), action: 'firewall_rule.create', targetId: rule.id, data: ruleData(rule) });
+      marked = (await this.enforcement?.mark(orgId, rule.serverId)) ?? [];
       return rule;
     });
+    if (marked.length) await this.enforcement?.pushPending(marked.length, marked);
+    return created;
   }
 }
 
@@ -75,15 +83,19 @@ export class DeleteFirewallRule {
     private readonly uow: UnitOfWork,
     private readonly rules: FirewallRuleRepository,
     private readonly audit: AuditTrail,
+    /** Absent where the use case is built by hand (unit tests): the rules then live in the table only, which is all the simulated provider reads. */
+    @Optional() private readonly enforcement?: FirewallEnforcement,
   ) {}
 
-  /** 204; in force at once (the simulator reads the table); again: 404. */
+  /** 204; in force at once (the simulator reads the table; host agents get the new set pushed after the commit); again: 404. */
   async execute(orgId: string, id: string, actor: Actor): Promise<void> {
-    await this.uow.run(async () => {
+    const marked = await this.uow.run(async () => {
       const rule = await this.rules.delete(orgId, id);
       if (!rule) throw notFound(`Firewall rule ${id} not found`);
       await this.audit.record({ orgId, ...auditOf(actor), action: 'firewall_rule.delete', targetId: id, data: ruleData(rule) });
+      return (await this.enforcement?.mark(orgId, rule.serverId)) ?? [];
     });
+    if (marked.length) await this.enforcement?.pushPending(marked.length, marked);
   }
 }
 

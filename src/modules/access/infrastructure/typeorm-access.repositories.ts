@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
-import { FirewallRuleRepository, NewFirewallRule, ServerDirectory, ServerEntry, SshKeyRepository } from '../application/access.ports';
+import { FirewallPushes, FirewallRuleRepository, NewFirewallRule, ServerDirectory, ServerEntry, SshKeyRepository } from '../application/access.ports';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { Direction, FirewallRule, Protocol } from '../domain/firewall-rule';
 import { SshKey } from '../domain/ssh-key';
@@ -216,5 +216,37 @@ export class TypeOrmServerDirectory extends ServerDirectory {
       [orgId, serverId],
     );
     return row && { id: row.id, live: row.deleted_at === null };
+  }
+}
+
+@Injectable()
+export class TypeOrmFirewallPushes extends FirewallPushes {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async mark(orgId: string, serverId: string | null): Promise<string[]> {
+    const rows = await this.db.query<{ server_id: string }>(
+      `INSERT INTO firewall_pushes (server_id)
+       SELECT id FROM servers WHERE org_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR id = $2)
+       ON CONFLICT (server_id) DO UPDATE SET requested_at = clock_timestamp()
+       RETURNING server_id`,
+      [orgId, serverId],
+    );
+    return rows.map((r) => r.server_id);
+  }
+
+  async pending(limit: number, serverIds?: string[]): Promise<{ serverId: string; orgId: string; mark: string }[]> {
+    const rows = await this.db.query<{ server_id: string; org_id: string; mark: string }>(
+      `SELECT p.server_id, s.org_id, p.requested_at::text AS mark FROM firewall_pushes p JOIN servers s ON s.id = p.server_id
+        WHERE $2::text[] IS NULL OR p.server_id = ANY($2::text[])
+        ORDER BY p.requested_at LIMIT $1`,
+      [limit, serverIds ?? null],
+    );
+    return rows.map((r) => ({ serverId: r.server_id, orgId: r.org_id, mark: r.mark }));
+  }
+
+  async clear(serverId: string, mark: string): Promise<void> {
+    await this.db.query('DELETE FROM firewall_pushes WHERE server_id = $1 AND requested_at::text = $2', [serverId, mark]);
   }
 }

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { CircuitGateway } from '../../operations/application/provider-circuit';
-import { ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from './compute-provider.port';
+import {
+  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance, ServableImages,
+} from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
 
@@ -18,12 +20,29 @@ type Step = { serverId: string; step: string };
  *   answer, counts as a successful call.
  *
  * It is the ComputeHealth that purchases, power actions, deletes and consoles consult (503
- * provider_unavailable while down) and GET /v1/ready reports.
+ * provider_unavailable while down) and GET /v1/ready reports. Each successful probe also asks the
+ * provider which images it can serve now (servableImages: what server-options and purchases offer).
  */
 @Injectable()
-export class ComputeGateway extends CircuitGateway implements ComputeHealth {
+export class ComputeGateway extends CircuitGateway implements ComputeHealth, ServableImages {
+  private readonly known: { images: string[] | null };
+
   constructor(private readonly compute: ComputeProvider) {
-    super({ context: 'ComputeProvider', label: 'compute provider', unavailable: ComputeUnavailable, ping: () => compute.ping() });
+    const known: { images: string[] | null } = { images: null };
+    super({
+      context: 'ComputeProvider',
+      label: 'compute provider',
+      unavailable: ComputeUnavailable,
+      ping: async () => {
+        await compute.ping();
+        known.images = await compute.listImages();
+      },
+    });
+    this.known = known;
+  }
+
+  servableImages(): string[] | null {
+    return this.known.images;
   }
 
   createInstance(input: Parameters<ComputeProvider['createInstance']>[0]): Promise<ProviderInstance> {
@@ -58,5 +77,8 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth {
   }
   listInstances(page?: InstancePage): Promise<ProviderInstance[]> {
     return this.call(() => this.compute.listInstances(page));
+  }
+  applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void> {
+    return this.call(() => this.compute.applyFirewall(input));
   }
 }

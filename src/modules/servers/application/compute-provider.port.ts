@@ -51,15 +51,29 @@ export interface ProviderConsole {
   expiresAt: Date;
 }
 
+/**
+ * A firewall rule as the provider enforces it (servers.md "Semantics"): the canonical rule's
+ * direction, protocol and port, with `addresses` its sources (in) or destinations (out).
+ */
+export interface ProviderFirewallRule {
+  direction: 'in' | 'out';
+  protocol: 'tcp' | 'udp' | 'icmp';
+  port: string | null;
+  addresses: string[];
+}
+
 /** Every changing call names the step it performs; the pair (serverId, step) is its idempotency key. */
 export abstract class ComputeProvider {
   /**
    * Creates the instance (powered on, booting) with its public IPv4 address. `sshPublicKeys` and
    * `userData` are injected at creation only (never stored by the service past the step).
+   * `hostname` is the server's name at purchase (absent: the provider derives one from the id).
+   * Inbound traffic is denied until applyFirewall says otherwise.
    */
   abstract createInstance(input: {
     serverId: string;
     step: string;
+    hostname?: string;
     zoneId: string;
     vcpus: number;
     memoryGb: number;
@@ -100,6 +114,17 @@ export abstract class ComputeProvider {
   abstract getInstance(serverId: string): Promise<ProviderInstance | null>;
   /** The provider's live instances, ordered by server id, a page at a time (cli verify, the orphan sweep). */
   abstract listInstances(page?: InstancePage): Promise<ProviderInstance[]>;
+  /**
+   * Makes `rules` the server's firewall (the whole set in force: organization-wide and its own),
+   * replacing the previous set; the same set again changes nothing (no step: it is idempotent by
+   * its content). Needs a live instance (else a DomainError invalid_state).
+   */
+  abstract applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void>;
+  /**
+   * The catalog images the provider can create instances from now (GET /v1/server-options shows
+   * only those); null: any image of the catalog.
+   */
+  abstract listImages(): Promise<string[] | null>;
   /** A cheap health probe: resolves when the provider answers, throws ComputeUnavailable otherwise. */
   abstract ping(): Promise<void>;
 }
@@ -111,4 +136,9 @@ export abstract class ComputeProvider {
  */
 export abstract class ComputeHealth {
   abstract isDown(): boolean;
+}
+
+/** The images the compute provider said it can serve at its last probe (null: any, or not known yet): what server-options and purchases offer. */
+export abstract class ServableImages {
+  abstract servableImages(): string[] | null;
 }

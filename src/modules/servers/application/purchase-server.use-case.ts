@@ -20,7 +20,7 @@ import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
 import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
 import { SERVER_QUOTA, checkUserData, computeUnavailable, createSteps, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
-import { ComputeHealth } from './compute-provider.port';
+import { ComputeHealth, ServableImages } from './compute-provider.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerQuotes } from './server-quotes.port';
@@ -84,6 +84,7 @@ export class PurchaseServer {
     private readonly audit: AuditTrail,
     private readonly health: ComputeHealth,
     private readonly clock: Clock,
+    private readonly images: ServableImages,
   ) {}
 
   /** Every 400 of the body, including those the catalog, the SSH keys and the quote tell (read only). */
@@ -127,6 +128,8 @@ export class PurchaseServer {
       const plan = c.offer.plans.find((p) => p.id === input.planId);
       if (!plan) throw notFound(`Plan ${input.planId} is not sold in ${input.regionId}`);
       if (!c.offer.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
+      const servable = this.images.servableImages();
+      if (servable !== null && !servable.includes(input.image)) throw notFound(`Image ${input.image} is not offered: no host can serve it now (see GET /v1/server-options)`);
       if (input.quoteId !== undefined && !c.quote) throw notFound(`Quote ${input.quoteId} not found`);
 
       // 503 purchases_paused: before any 409 and 402, nothing reserved (the switches read now).

@@ -1,4 +1,5 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
+import { FirewallEnforcement } from '../../access/application/firewall-enforcement';
 import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
@@ -10,6 +11,7 @@ import { ComputeGateway } from './compute-gateway';
 import { ProviderInstance } from './compute-provider.port';
 import { createServerParams, powerParams, renewServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
+import { ServerReads } from './servers.port';
 
 /**
  * The worker's executors of vm.create, vm.start, vm.stop, vm.reboot and vm.renew (servers.md
@@ -70,7 +72,7 @@ abstract class ServerExecutor implements OperationExecutor, OnModuleInit {
 
 /**
  * vm.create: payment_reserved (done at acceptance), creating_instance (user_data removed from
- * the params once it has succeeded), booting, ready (the instance read back: `running`, its
+ * the params once it has succeeded), booting (then the firewall rules in force applied), ready (the instance read back: `running`, its
  * ipv4, expires_at = now + term with the month-end clamp; the worker captures the hold in the
  * same transaction). Failure of any step: the server `deleted` (its vCPUs back through the
  * counter's trigger, no ipv4), user_data forgotten, the hold released by the worker; then the
@@ -81,15 +83,30 @@ abstract class ServerExecutor implements OperationExecutor, OnModuleInit {
 @Injectable()
 export class CreateServerExecutor extends ServerExecutor {
   readonly type = 'vm.create' as const;
+
+  constructor(
+    lifecycle: ServerLifecycle,
+    compute: ComputeGateway,
+    executors: OperationExecutors,
+    clock: Clock,
+    private readonly firewall: FirewallEnforcement,
+    private readonly reads: ServerReads,
+  ) {
+    super(lifecycle, compute, executors, clock);
+  }
+
   readonly steps: readonly OperationStepExecutor[] = [
     { name: 'payment_reserved', commit: async () => undefined },
     {
       name: 'creating_instance',
       perform: async (op) => {
         const p = createServerParams.read(op.params);
+        // The instance's hostname is the server's name (servers.md: "Name (the hostname)").
+        const server = await this.reads.findInOrg(op.orgId, serverIdOf(op));
         const instance = await this.compute.createInstance({
           serverId: serverIdOf(op),
           step: key(op, 'creating_instance'),
+          hostname: server?.name,
           zoneId: p.zoneId,
           vcpus: p.vcpus,
           memoryGb: p.memoryGb,
@@ -104,7 +121,11 @@ export class CreateServerExecutor extends ServerExecutor {
         await this.lifecycle.forgetUserData(op.id);
       },
     },
-    this.call('booting', (_op, serverId, step) => this.compute.awaitBoot({ serverId, step })),
+    // Booted, then the rules in force applied (a new instance denies all inbound traffic until then).
+    this.call('booting', async (op, serverId, step) => {
+      await this.compute.awaitBoot({ serverId, step });
+      await this.firewall.applyNow(op.orgId, serverId);
+    }),
     {
       name: 'ready',
       perform: async (op) => {

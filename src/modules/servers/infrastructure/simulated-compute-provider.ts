@@ -91,6 +91,7 @@ export class SimulatedComputeProvider extends ComputeProvider {
   async createInstance(input: {
     serverId: string;
     step: string;
+    hostname?: string;
     zoneId: string;
     vcpus: number;
     memoryGb: number;
@@ -192,6 +193,14 @@ export class SimulatedComputeProvider extends ComputeProvider {
 
   async ping(): Promise<void> {
     if (this.settings.providerDown) throw new ComputeUnavailable('The compute provider is down (PROVIDER_DOWN)');
+  }
+
+  /** The simulator judges packets from the rules table itself (GET /v1/servers/{id}/firewall): nothing to apply, never a failure. */
+  async applyFirewall(): Promise<void> {}
+
+  /** Every image of the catalog. */
+  async listImages(): Promise<string[] | null> {
+    return null;
   }
 
   private instance(answer: SimulatedInstance | undefined): ProviderInstance {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance } from '../application/compute-provider.port';
 import { ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 const copy = (i: SimulatedInstance): SimulatedInstance => ({ ...i });
@@ -56,7 +56,7 @@ export class InMemoryComputeProvider extends ComputeProvider {
   }
 
   async createInstance(input: {
-    serverId: string; step: string; zoneId: string; vcpus: number; memoryGb: number; diskGb: number; image: string; sshPublicKeys: string[]; userData: string | null;
+    serverId: string; step: string; hostname?: string; zoneId: string; vcpus: number; memoryGb: number; diskGb: number; image: string; sshPublicKeys: string[]; userData: string | null;
   }): Promise<ProviderInstance> {
     return this.instance(
       this.call(input.step, {
@@ -110,6 +110,16 @@ export class InMemoryComputeProvider extends ComputeProvider {
   }
   async ping(): Promise<void> {
     if (this.down) throw new ComputeUnavailable('down (test)');
+  }
+  /** The rules last applied to each server (the simulator's rules table plays the firewall; this records what was pushed). */
+  readonly firewalls = new Map<string, ProviderFirewallRule[]>();
+  async applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void> {
+    this.before();
+    this.firewalls.set(input.serverId, input.rules);
+  }
+  images: string[] | null = null;
+  async listImages(): Promise<string[] | null> {
+    return this.images;
   }
 
   private before(): void {

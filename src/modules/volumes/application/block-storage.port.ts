@@ -35,7 +35,8 @@ export interface DiskPage {
 
 /** Every call names the step it performs; the pair (volumeId, step) is its idempotency key. */
 export abstract class BlockStorage {
-  abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk>;
+  /** `serverId`: the server the disk is bought for (attached next), so a provider with several hosts makes it on that server's host. */
+  abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; serverId?: string | null }): Promise<ProviderDisk>;
   abstract attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk>;
   abstract mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk>;
   abstract unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;

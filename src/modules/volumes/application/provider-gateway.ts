@@ -23,7 +23,7 @@ export class ProviderGateway extends CircuitGateway implements ProviderHealth {
     super({ context: 'StorageProvider', label: 'storage provider', unavailable: ProviderUnavailable, ping: () => storage.ping() });
   }
 
-  createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
+  createDisk(input: Parameters<BlockStorage['createDisk']>[0]): Promise<ProviderDisk> {
     return this.call(() => this.storage.createDisk(input));
   }
   attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk> {

@@ -106,7 +106,9 @@ export class CreateVolumeExecutor extends VolumeActionExecutor {
       name: 'creating_volume',
       perform: async (op) => {
         const p = purchaseParams.read(op.params);
-        const disk = await this.provider.createDisk({ volumeId: this.volumeId(op), step: key(op, 'creating_volume'), zoneId: p.zoneId, sizeGb: p.sizeGb, type: p.type });
+        const disk = await this.provider.createDisk({
+          volumeId: this.volumeId(op), step: key(op, 'creating_volume'), zoneId: p.zoneId, sizeGb: p.sizeGb, type: p.type, serverId: p.serverId,
+        });
         return { disk_id: disk.diskId };
       },
       commit: async () => undefined,
