@@ -244,7 +244,7 @@ const SERVER: Command[] = [
     examples: ['cds server describe vm_demoweb1', 'cds server describe vm_demoweb1 -o yaml'],
     async run(ctx) {
       const server = await ctx.client().servers.get(ctx.args[0]);
-      return { data: server, ...tableOf(server as unknown as Row, [...SERVER_COLUMNS, col('VOLUMES', get('volume_ids'))]) };
+      return { data: server, ...tableOf(server as unknown as Row, [...SERVER_COLUMNS, col('IMAGE', get('image')), col('VCPUS', get('vcpus')), col('MEMORY_GB', get('memory_gb')), col('VOLUMES', get('volume_ids'))]) };
     },
   },
   {

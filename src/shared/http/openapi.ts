@@ -491,7 +491,11 @@ export function withDiscriminators(document: OpenAPIObject): OpenAPIObject {
     if (Array.isArray(node)) return node.forEach(visit);
     const schema = node as SchemaObject;
     const discriminator = schema.oneOf && !schema.discriminator ? discriminatorOf(schema.oneOf, resolve) : undefined;
-    if (discriminator) schema.discriminator = discriminator;
+    if (discriminator) {
+      // Strict validators want the type a discriminator applies to: the variants are objects.
+      schema.type ??= 'object';
+      schema.discriminator = discriminator;
+    }
     for (const value of Object.values(schema)) visit(value);
   };
   visit(schemas);
