@@ -105,6 +105,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
         },
         organization('poor', { wallet: { USD: '1.00000', IDR: '0' }, api_keys: [{ name: 'rw', scopes: SCOPES, token: apiToken('poor', 'rw') }] }),
         organization('cl', { wallet: { USD: '0.00000', IDR: '0' }, servers: [], volumes: [], api_keys: [{ name: 'tutorial', scopes: SCOPES, token: apiToken('cl', 'rw') }] }),
+        organization('ex', { wallet: { USD: '25.00000', IDR: '0' }, servers: [], volumes: [], api_keys: [{ name: 'example', scopes: SCOPES, token: apiToken('ex', 'rw') }] }),
       ],
     });
     demoKey = result.organizations[0].api_keys[0].token;
@@ -510,6 +511,37 @@ describe('@cloud-disk/sdk and cds against the service', () => {
         const version = await exec(join(app, 'node_modules/.bin/cds'), ['version', '-o', 'json'], { cwd: app });
         expect(JSON.parse(version.stdout)).toEqual({ cds: '1.0.0', api: '1' });
         lap('CommonJS and the bin');
+
+        // The SDK example (the SDK variant of the first-server tutorial, shown whole on its page), type-checked
+        // with --strict against the installed package's declarations, compiled, and run.
+        const source = readFileSync(join(ROOT, 'examples/sdk/first-server.ts'), 'utf8');
+        expect(readFileSync(join(ROOT, 'docs/tutorials/first-server-with-the-sdk.md'), 'utf8')).toContain(`\`\`\`ts\n${source}\`\`\``);
+        writeFileSync(join(app, 'first-server.ts'), source);
+        const tsconfig = JSON.parse(readFileSync(join(ROOT, 'examples/sdk/tsconfig.json'), 'utf8'));
+        writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ ...tsconfig, compilerOptions: { ...tsconfig.compilerOptions, typeRoots: [join(ROOT, 'node_modules/@types')] } }));
+        const compiled = await exec(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: app });
+        expect({ code: compiled.code, stdout: compiled.stdout }).toEqual({ code: 0, stdout: '' });
+        lap('example compiled');
+        const example = await exec(process.execPath, ['dist/first-server.js'], { cwd: app, env: { CDS_URL: base, CDS_TOKEN: apiToken('ex', 'rw') } });
+        expect({ code: example.code, stderr: example.stderr }).toEqual({ code: 0, stderr: '' });
+        lap('example run');
+        const [exServer] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM servers WHERE org_id = 'org_ex'`);
+        const [exVolume] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM volumes WHERE org_id = 'org_ex'`);
+        const [exKey] = await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = 'org_ex'`);
+        const [exIp] = await t.sql<{ ipv4: string }>(`SELECT result->>'ipv4' AS ipv4 FROM operations WHERE vm_id = $1 AND type = 'vm.create'`, [exServer.id]);
+        expect({ server: exServer.status, volume: exVolume.status }).toEqual({ server: 'deleted', volume: 'deleted' });
+        expect(example.stdout.trim().split('\n')).toEqual([
+          `ssh key ${exKey.id} SHA256:NHq3Wpc6QGXwgBHng1dkxZH5TgPkES/60bl+t3+nQwc`,
+          `server ${exServer.id} running ${exIp.ipv4} charged 4.50000 USD`,
+          `volume ${exVolume.id} attached on ${exServer.id} at /mnt/app-data`,
+          `server deleted, detached ${exVolume.id}`,
+          'volume deleted',
+          'wallet capture 1.00000 USD',
+          'wallet hold 1.00000 USD',
+          'wallet capture 4.50000 USD',
+          'wallet hold 4.50000 USD',
+        ]);
+        expect(seen.filter((r) => r.headers.authorization === `Bearer ${apiToken('ex', 'rw')}`).every((r) => r.headers['user-agent'] === `cloud-disk-sdk-js/1.0.0 node/${process.version} first-server-example/1`)).toBe(true);
         console.log(`npm pack test, ms per step: ${JSON.stringify(timings)}`);
       } finally {
         dir.remove();
