@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const deletion = await client.servers.delete(server.id, { wait: true });
   const detached = deletion.operation.type === 'vm.delete' ? deletion.operation.result?.detached_volume_ids : [];
   console.log(`server ${deletion.server.status}, detached ${detached?.join(',')}`);
-  const removal = await client.volumes.delete(volume.id, { wait: true });
+  const removal = await client.volumes.delete(volume.id, undefined, { wait: true });
   console.log(`volume ${removal.volume.status}`);
 
   // 5. What the wallet shows: a hold and its capture per purchase, every page read.

@@ -4,7 +4,7 @@
  * itself, verifies webhooks. Node.js 22 or later; no dependency.
  */
 export { CloudDisk, OperationsClient } from './client.js';
-export type { ClientOptions, RetryInfo } from './transport.js';
+export type { ClientOptions, FetchLike, RetryInfo } from './transport.js';
 export { userAgent } from './transport.js';
 export type { ActionOptions, RequestOptions, WaitOptions } from './area.js';
 export { Paginator } from './pagination.js';

@@ -27,8 +27,8 @@ export interface ClientOptions {
   token?: string;
   /** Sessions only: the organization to act on (X-Org-ID); the user's first one by default. */
   orgId?: string;
-  /** The fetch to use (a proxy's, a test's); the global one by default. */
-  fetch?: typeof fetch;
+  /** The fetch to use (a proxy's, a test's); the global one by default. It is called with the URL as a string. */
+  fetch?: FetchLike;
   /** Milliseconds a call may take, retries included (an operation's wait has its own); 60,000 by default. */
   timeout?: number;
   /** Retries after the first attempt: connection errors, 429, 500, 502, 503, 504; 3 by default. */
@@ -44,6 +44,9 @@ export interface ClientOptions {
   /** Called before each retry (logging, metrics). */
   onRetry?: (info: RetryInfo) => void;
 }
+
+/** What the client needs of fetch: the global one, or any function of the same shape for string URLs. */
+export type FetchLike = (url: string, init: RequestInit) => Promise<Response>;
 
 interface Answer {
   status: number;
@@ -104,13 +107,13 @@ function neverSent(err: unknown): boolean {
  * long-polls (`?wait=` and If-None-Match), never by polling in a loop.
  */
 export class HttpTransport implements Transport {
-  private readonly fetch: typeof fetch;
+  private readonly fetch: FetchLike;
   private readonly baseUrl: string;
 
   constructor(readonly options: ClientOptions) {
     if (!options.baseUrl) throw new TypeError('baseUrl is required (the address of the service, such as http://localhost:3000)');
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.fetch = options.fetch ?? globalThis.fetch.bind(globalThis);
+    this.fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
   }
 
   async call(operationId: string, pathArgs: readonly string[], params: object | undefined, options: ActionOptions = {}): Promise<unknown> {
@@ -196,6 +199,9 @@ export class HttpTransport implements Transport {
       if (value === undefined) continue;
       if (route.query.includes(name)) {
         for (const v of Array.isArray(value) ? value : [value]) search.append(name, String(v));
+      } else if (route.body === 'none') {
+        // Say it rather than drop it: `volumes.delete(id, { wait: true })` means the options, which come after the parameters.
+        throw new TypeError(`${route.method} ${route.path} takes no parameter ${name}${route.query.length ? ` (its parameters: ${route.query.join(', ')})` : ''}; options go in the last argument`);
       } else {
         body[name] = value;
       }

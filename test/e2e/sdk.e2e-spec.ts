@@ -22,19 +22,20 @@ import { DeliverWebhooks } from '../../src/modules/webhooks/application/deliver-
 import { Clock } from '../../src/shared/kernel/clock/clock';
 import { testedBlocks } from '../support/docs';
 import { OWNER_PASSWORD, apiToken, orgWithDetachedVolumes, organization } from '../support/fixtures';
+import { validatedFetch } from '../support/openapi-validation';
 import { ROOT, childEnv, tempDir } from '../support/processes';
 import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
-/** The service's clock, real time plus an offset a test can move (the rate limit's windows). */
-class OffsetClock extends Clock {
-  private offsetMs = 0;
+/** The service's clock: real time, or a time a test holds it at (the rate limit's windows). */
+class HeldClock extends Clock {
+  private held: number | undefined;
   now(): Date {
-    return new Date(Date.now() + this.offsetMs);
+    return new Date(this.held ?? Date.now());
   }
-  advance(ms: number): void {
-    this.offsetMs += ms;
+  hold(ms: number | undefined): void {
+    this.held = ms;
   }
 }
 
@@ -44,6 +45,8 @@ interface Seen {
   url: string;
   headers: http.IncomingHttpHeaders;
   status?: number;
+  /** The Retry-After it answered, if any. */
+  retryAfter?: string;
 }
 
 interface Run {
@@ -81,10 +84,11 @@ describe('@cloud-disk/sdk and cds against the service', () => {
   let t: TestApp;
   let base: string;
   let demoKey: string;
-  const clock = new OffsetClock();
+  const clock = new HeldClock();
   const seen: Seen[] = [];
   const key = (kind: string) => apiToken('sk', kind);
-  const sdk = (token: string, options: Partial<ConstructorParameters<typeof CloudDisk>[0]> = {}) => new CloudDisk({ baseUrl: base, token, ...options });
+  // The SDK's fetch here validates every answer against the served document (a custom fetch, as an integrator may pass).
+  const sdk = (token: string, options: Partial<ConstructorParameters<typeof CloudDisk>[0]> = {}) => new CloudDisk({ baseUrl: base, token, fetch: validatedFetch, ...options });
   const requests = (pattern: RegExp) => seen.filter((r) => pattern.test(`${r.method} ${r.url}`));
   const advance = () => t.app.get(AdvanceOperations).runUntilIdle();
 
@@ -114,10 +118,16 @@ describe('@cloud-disk/sdk and cds against the service', () => {
     server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
       const entry: Seen = { method: req.method ?? '', url: req.url ?? '', headers: req.headers };
       seen.push(entry);
-      res.on('finish', () => (entry.status = res.statusCode));
+      res.on('finish', () => {
+        entry.status = res.statusCode;
+        const retryAfter = res.getHeader('retry-after');
+        if (retryAfter !== undefined) entry.retryAfter = String(retryAfter);
+      });
     });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // validatedFetch reads the served document once per origin: now, so that no test sees that request.
+    await validatedFetch(`${base}/v1/health`);
   }, 120_000);
   afterAll(async () => t?.close());
 
@@ -219,7 +229,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     const retries: RetryInfo[] = [];
     try {
-      const client = new CloudDisk({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, token: key('cut'), onRetry: (r) => retries.push(r) });
+      const client = new CloudDisk({ baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`, token: key('cut'), fetch: validatedFetch, onRetry: (r) => retries.push(r) });
       const from = seen.length;
       const { server, operation } = await client.servers.create({ name: 'sdk-cut', region: 'id-jkt', plan: 'cx1', image: 'ubuntu-24.04', term_months: 1, currency: 'USD' });
 
@@ -247,19 +257,31 @@ describe('@cloud-disk/sdk and cds against the service', () => {
     for (let i = 0; i < LIMIT; i++) expect((await t.http.get('/v1/regions').set({ Authorization: `Bearer ${token}` })).status).toBe(200);
     const limited = await t.http.get('/v1/regions').set({ Authorization: `Bearer ${token}` });
     expect(limited.status).toBe(429);
-    // The window ends 1 to 2 seconds from now (X-RateLimit-Reset is in whole seconds): Retry-After 2.
-    clock.advance(Number(limited.headers['x-ratelimit-reset']) * 1000 - 2000 - clock.now().getTime());
+    // The service's time held 1.5 s before the window ends (Retry-After: 2) until it answered the SDK's request 429,
+    // then past the end: whatever the load of the machine, the SDK's first attempt is refused and its retry is not.
+    const reset = Number(limited.headers['x-ratelimit-reset']) * 1000;
+    clock.hold(reset - 1500);
     const retries: RetryInfo[] = [];
     const from = seen.length;
     const started = Date.now();
-    const regions = await sdk(token, { onRetry: (r) => retries.push(r) }).regions.list().toArray();
+    const listing = sdk(token, { onRetry: (r) => retries.push(r) }).regions.list().toArray();
+    let regions;
+    try {
+      await waitFor('the 429', async () => seen.slice(from).some((r) => r.status === 429), 30_000);
+      clock.hold(reset + 1000);
+      regions = await listing;
+    } finally {
+      clock.hold(undefined);
+    }
     expect(regions.map((r) => r.id)).toEqual(['id-jkt', 'sg-sin']);
     expect(retries).toHaveLength(1);
     const error = retries[0].error as RateLimitedError;
     expect(error).toBeInstanceOf(RateLimitedError);
-    expect({ code: error.code, status: error.status, retryable: error.retryable, retryAfter: error.retryAfter }).toEqual({ code: 'rate_limited', status: 429, retryable: true, retryAfter: 2 });
-    expect(retries[0].delayMs).toBeGreaterThanOrEqual(2000);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    const retryAfter = Number(seen.slice(from).find((r) => r.status === 429)!.retryAfter);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect({ code: error.code, status: error.status, retryable: error.retryable, retryAfter: error.retryAfter }).toEqual({ code: 'rate_limited', status: 429, retryable: true, retryAfter });
+    expect(retries[0].delayMs).toBeGreaterThanOrEqual(retryAfter * 1000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(retryAfter * 1000);
     expect(seen.slice(from).filter((r) => r.headers.authorization === `Bearer ${token}`).map((r) => `${r.url} ${r.status}`)).toEqual(['/v1/regions 429', '/v1/regions 200']);
   });
 
@@ -306,7 +328,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
     expect(seen.length - from).toBe(3);
     // Sessions: login, X-Org-ID on every request, and a custom fetch.
     let fetched = 0;
-    const session = await CloudDisk.login({ baseUrl: base, email: 'owner@sk.test', password: OWNER_PASSWORD, orgId: 'org_sk', fetch: (input, init) => (fetched++, fetch(input, init)) });
+    const session = await CloudDisk.login({ baseUrl: base, email: 'owner@sk.test', password: OWNER_PASSWORD, orgId: 'org_sk', fetch: (url, init) => (fetched++, validatedFetch(url, init)) });
     expect((await session.wallet.get()).balances.map((b) => b.currency)).toEqual(['USD', 'IDR']);
     expect(fetched).toBe(2);
     expect(seen.at(-1)).toMatchObject({ url: '/v1/wallet', headers: { 'x-org-id': 'org_sk', authorization: expect.stringMatching(/^Bearer cds_sess_/) } });
@@ -522,15 +544,15 @@ describe('@cloud-disk/sdk and cds against the service', () => {
         const compiled = await exec(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: app });
         expect({ code: compiled.code, stdout: compiled.stdout }).toEqual({ code: 0, stdout: '' });
         lap('example compiled');
-        const example = await exec(process.execPath, ['dist/first-server.js'], { cwd: app, env: { CDS_URL: base, CDS_TOKEN: apiToken('ex', 'rw') } });
-        expect({ code: example.code, stderr: example.stderr }).toEqual({ code: 0, stderr: '' });
+        const sdkExample = await exec(process.execPath, ['dist/first-server.js'], { cwd: app, env: { CDS_URL: base, CDS_TOKEN: apiToken('ex', 'rw') } });
+        expect({ code: sdkExample.code, stderr: sdkExample.stderr }).toEqual({ code: 0, stderr: '' });
         lap('example run');
         const [exServer] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM servers WHERE org_id = 'org_ex'`);
         const [exVolume] = await t.sql<{ id: string; status: string }>(`SELECT id, status FROM volumes WHERE org_id = 'org_ex'`);
         const [exKey] = await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = 'org_ex'`);
         const [exIp] = await t.sql<{ ipv4: string }>(`SELECT result->>'ipv4' AS ipv4 FROM operations WHERE vm_id = $1 AND type = 'vm.create'`, [exServer.id]);
         expect({ server: exServer.status, volume: exVolume.status }).toEqual({ server: 'deleted', volume: 'deleted' });
-        expect(example.stdout.trim().split('\n')).toEqual([
+        expect(sdkExample.stdout.trim().split('\n')).toEqual([
           `ssh key ${exKey.id} SHA256:NHq3Wpc6QGXwgBHng1dkxZH5TgPkES/60bl+t3+nQwc`,
           `server ${exServer.id} running ${exIp.ipv4} charged 4.50000 USD`,
           `volume ${exVolume.id} attached on ${exServer.id} at /mnt/app-data`,
