@@ -488,8 +488,16 @@ describe('@cloud-disk/sdk and cds against the service', () => {
       const zsh = await inProcess(['completion', 'zsh']);
       expect(zsh.stdout).toMatch(/^#compdef cds\n/);
       const hasZsh = (await exec('sh', ['-c', 'command -v zsh'])).code === 0;
-      if (hasZsh) expect(await exec('zsh', ['-n', '-c', zsh.stdout])).toMatchObject({ code: 0 });
-      else console.log('zsh is not installed: the zsh completion script was not parsed by zsh');
+      if (hasZsh) {
+        // zsh's completion functions stubbed to print what the script offers.
+        const script = join(home.path, '_cds');
+        writeFileSync(script, zsh.stdout);
+        const offer = async (words: string, current: number) =>
+          (await exec('zsh', ['-f', '-c', `compdef(){}; compadd(){ print -r -- "\${@:2}" }; _describe(){ print -r -- "\${(P)2}" }; source ${script}; words=(${words}); CURRENT=${current}; _cds`])).stdout.trim();
+        expect(await offer('cds server cr', 3)).toContain('create:Buy a server for a prepaid term, charged to the wallet');
+        expect(await offer('cds server list -o x', 5)).toBe('table json yaml');
+        expect((await offer('cds volume create --se', 4)).split(' ')).toContain('--server');
+      } else console.log('zsh is not installed: the zsh completion script was not run by zsh');
     });
 
     it('npm pack gives a package that installs in an empty directory and runs its README example against the demo service', async () => {
@@ -562,6 +570,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
           'wallet hold 1.00000 USD',
           'wallet capture 4.50000 USD',
           'wallet hold 4.50000 USD',
+          'wallet credit 25.00000 USD',
         ]);
         expect(seen.filter((r) => r.headers.authorization === `Bearer ${apiToken('ex', 'rw')}`).every((r) => r.headers['user-agent'] === `cloud-disk-sdk-js/1.0.0 node/${process.version} first-server-example/1`)).toBe(true);
         console.log(`npm pack test, ms per step: ${JSON.stringify(timings)}`);

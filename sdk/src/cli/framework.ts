@@ -263,7 +263,8 @@ export function completionScript(commands: Command[], shell: 'bash' | 'zsh', gro
     ...body,
     '}',
     '_cds() {',
-    '  local prev="${words[CURRENT-1]}" -a candidates described',
+    '  local prev="${words[CURRENT-1]}"',
+    '  local -a candidates described',
     '  candidates=(${(z)"$(__cds_candidates "${(@)words[2,CURRENT-1]}")"})',
     '  case "${words[2]}" in',
     ...groups.map((g) => {
