@@ -2,11 +2,11 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
-    files: ['src/**/*.ts', 'migrations/**/*.ts'],
+    files: ['src/**/*.ts', 'migrations/**/*.ts', 'sdk/src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       'no-restricted-globals': ['error', { name: 'parseFloat', message: 'Money stays bigint minor units.' }],

@@ -19,6 +19,8 @@ module.exports = {
   setupFiles: ['<rootDir>/test/support/jest-setup-file.ts'],
   reporters: ['default', '<rootDir>/test/support/slowest-files-reporter.js'],
   testEnvironment: 'node',
+  // sdk/src imports its siblings as `./x.js` (ESM): resolved to `./x.ts` when no such .js exists.
+  resolver: '<rootDir>/test/support/jest-resolver.js',
   roots: ['<rootDir>/test'],
   testRegex: '\\.(spec|e2e-spec)\\.ts$',
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json'],

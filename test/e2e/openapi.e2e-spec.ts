@@ -446,6 +446,18 @@ describe('OpenAPI document and docs page', () => {
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();
+    // The discriminator, derived from the variants: every type to its schema (Quote likewise, by kind).
+    expect((schemas.Operation as unknown as { type: string; discriminator: unknown }).discriminator).toEqual({
+      propertyName: 'type',
+      mapping: Object.fromEntries(Object.entries(variants).map(([type, [name]]) => [type, `#/components/schemas/${name}`])),
+    });
+    expect((schemas.Operation as unknown as { type: string }).type).toBe('object');
+    expect((schemas.Quote as unknown as { discriminator: unknown }).discriminator).toEqual({
+      propertyName: 'kind',
+      mapping: { volume: '#/components/schemas/VolumeQuote', server: '#/components/schemas/ServerQuote' },
+    });
+    // A oneOf that no member tells apart (null or an object) has none.
+    expect((schemas.Volume.properties.server as { discriminator?: unknown }).discriminator).toBeUndefined();
     for (const [type, [name, result]] of Object.entries(variants)) {
       const variant = schemas[name] as unknown as { properties: Record<string, unknown>; required: string[] };
       expect(variant.properties.type).toEqual({ type: 'string', enum: [type], example: type });

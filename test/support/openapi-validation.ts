@@ -62,11 +62,20 @@ export interface ObservedResponse {
 
 const SCHEMA_ID = 'https://cloud-disk-service.test/schemas/';
 
+/**
+ * The document's schemas as ajv reads them: references by $id, and a discriminator without its
+ * `mapping` (ajv refuses the member, and finds each value's variant from the variants' one-value
+ * enums, which is what the document's mapping was derived from).
+ */
 function rewriteRefs(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(rewriteRefs);
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
+      if (k === 'discriminator' && v && typeof v === 'object' && 'propertyName' in v) {
+        out[k] = { propertyName: (v as { propertyName: string }).propertyName };
+        continue;
+      }
       out[k] = k === '$ref' && typeof v === 'string' ? v.replace('#/components/schemas/', SCHEMA_ID) : rewriteRefs(v);
     }
     return out;

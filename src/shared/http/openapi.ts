@@ -469,9 +469,59 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
     if (!schemas?.[name]) continue;
     schemas[name] = { description: union.description, oneOf: union.variants.map((v) => ({ $ref: getSchemaPath(v) })) };
   }
+  withDiscriminators(document);
   const errorBody = document.components?.schemas?.ErrorBody as { properties: { code: { enum: string[] } } } | undefined;
   if (errorBody) errorBody.properties.code.enum = ERROR_CODES.filter((c) => codes.has(c));
   return document;
+}
+
+/**
+ * `discriminator: {propertyName, mapping}` on every oneOf of schema references that one member
+ * tells apart: a member every variant requires and fixes to a value of its own (a one-value enum),
+ * as `type` in Operation's variants and `kind` in Quote's. Derived from the variants themselves,
+ * so a variant added to a union (a new operation type) is in the mapping without naming it here.
+ * Generators that deserialize a oneOf by its discriminator (openapi-generator's Go, Java, Python)
+ * need the keyword and its mapping; validators and TypeScript generators narrow on the enums alone.
+ */
+export function withDiscriminators(document: OpenAPIObject): OpenAPIObject {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaObject>;
+  const resolve = (ref: string): SchemaObject | undefined => schemas[ref.replace('#/components/schemas/', '')];
+  const visit = (node: unknown): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach(visit);
+    const schema = node as SchemaObject;
+    const discriminator = schema.oneOf && !schema.discriminator ? discriminatorOf(schema.oneOf, resolve) : undefined;
+    if (discriminator) {
+      // Strict validators want the type a discriminator applies to: the variants are objects.
+      schema.type ??= 'object';
+      schema.discriminator = discriminator;
+    }
+    for (const value of Object.values(schema)) visit(value);
+  };
+  visit(schemas);
+  return document;
+}
+
+/** The member that tells the variants apart, and each value's variant; undefined when none does. */
+function discriminatorOf(
+  variants: (SchemaObject | ReferenceObject)[],
+  resolve: (ref: string) => SchemaObject | undefined,
+): { propertyName: string; mapping: Record<string, string> } | undefined {
+  const refs = variants.map((v) => ('$ref' in v ? v.$ref : undefined));
+  if (refs.length < 2 || refs.some((r) => r === undefined)) return undefined;
+  const targets = refs.map((r) => resolve(r as string));
+  if (targets.some((t) => !t?.properties)) return undefined;
+  /** The one value a variant fixes `name` to, if it requires it and fixes it. */
+  const fixed = (target: SchemaObject, name: string): unknown => {
+    const property = target.properties?.[name] as SchemaObject | undefined;
+    return target.required?.includes(name) && property?.enum?.length === 1 && typeof property.enum[0] === 'string' ? property.enum[0] : undefined;
+  };
+  for (const name of Object.keys(targets[0]!.properties!)) {
+    const values = targets.map((t) => fixed(t!, name));
+    if (values.some((v) => v === undefined) || new Set(values).size !== values.length) continue;
+    return { propertyName: name, mapping: Object.fromEntries(values.map((v, i) => [v as string, refs[i] as string])) };
+  }
+  return undefined;
 }
 
 /** The HEAD of a GET: the same parameters, security and responses (status and headers), without bodies. */
