@@ -7,7 +7,9 @@ import { SimulatedBlockStorage, SimulatedSeededDisks } from './infrastructure/si
 /**
  * The storage provider: the BlockStorage adapter (the simulated one; a real provider's adapter
  * replaces it here) behind the ProviderGateway (circuit, failure classes), which is also the
- * ProviderHealth that new actions and GET /v1/ready consult. One gateway per process.
+ * ProviderHealth that new actions and GET /v1/ready consult. One gateway per process. Its own
+ * module: volumes' steps, a server's deletion (its disks detached) and verification use it, none
+ * through another resource module.
  */
 @Module({
   providers: [
