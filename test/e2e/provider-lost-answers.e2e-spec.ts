@@ -1,6 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
-import { ProviderGateway } from '../../src/modules/volumes/application/provider-gateway';
+import { ProviderGateway } from '../../src/modules/storage-provider/application/provider-gateway';
 import { ReconcileVolumesWithProvider } from '../../src/modules/volumes/application/reconcile-volumes.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, region } from '../support/fixtures';

@@ -8,7 +8,7 @@ import { TemplateApps } from '../../src/modules/templates/application/template-a
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
-import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
 import { expectVerified } from '../support/verify';
 import { errorBody } from '../support/assertions';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';

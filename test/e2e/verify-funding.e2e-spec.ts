@@ -1,7 +1,7 @@
 import { DataSource } from 'typeorm';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
-import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { Db, UnitOfWork } from '../../src/shared/database/transaction';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';

@@ -4,7 +4,7 @@ import { OperationRepository } from '../../src/modules/operations/application/op
 import { Operation, OperationStep } from '../../src/modules/operations/domain/operation';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
-import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { attachParams, deleteParams, purchaseParams } from '../../src/modules/volumes/application/volume-action-params';
 import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';

@@ -1,6 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
-import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
 import { usingPostgres } from '../support/database';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 import { ServerProcess, runCli, startServerProcess } from '../support/processes';

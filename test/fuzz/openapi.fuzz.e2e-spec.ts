@@ -1,5 +1,5 @@
 import { TemplateApps } from '../../src/modules/templates/application/template-apps.port';
-import { BlockStorage } from '../../src/modules/volumes/application/block-storage.port';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
 import { AddressInfo } from 'node:net';
 import fc from 'fast-check';

@@ -1,4 +1,4 @@
-import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/volumes/application/provider-gateway';
+import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/storage-provider/application/provider-gateway';
 import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
 import { TestApp } from './test-app';
 

@@ -1,7 +1,7 @@
 import { CHECK_TIMEOUT_MS, CheckReadiness } from '../../src/modules/monitoring/application/check-readiness.use-case';
 import { InMemoryDatabaseHealth, InMemoryRedisHealth } from '../../src/modules/monitoring/testing/in-memory-readiness';
 import { ComputeHealth } from '../../src/modules/servers/application/compute-provider.port';
-import { ProviderHealth } from '../../src/modules/volumes/application/block-storage.port';
+import { ProviderHealth } from '../../src/modules/storage-provider/application/block-storage.port';
 
 class FakeProviderHealth extends ProviderHealth {
   down = false;

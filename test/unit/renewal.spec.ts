@@ -7,7 +7,8 @@ import { PortOperationAcceptance } from '../../src/modules/operations/testing/po
 import { RenewVolume } from '../../src/modules/volumes/application/renew-volume.use-case';
 import { RenewalExecutor } from '../../src/modules/volumes/application/renewal-executor';
 import { quoteRenewal, renewTerms } from '../../src/modules/volumes/domain/renewal';
-import { TermMonths, Volume } from '../../src/modules/volumes/domain/volume';
+import { Volume } from '../../src/modules/volumes/domain/volume';
+import { TermMonths } from '../../src/modules/prepaid/domain/term';
 import { InMemoryVolumeRepository } from '../../src/modules/volumes/testing/in-memory-volumes';
 import { InMemoryWalletLedger } from '../../src/modules/wallet/testing/in-memory-wallet-ledger';
 import { loadSettings } from '../../src/shared/config/settings';

@@ -1,6 +1,7 @@
 import { refusalOf } from '../support/assertions';
 import { Money, pricePairOfMinor } from '../../src/shared/kernel/money/money';
-import { createServerParams, renewServerParams } from '../../src/modules/servers/application/server-operation-params';
+import { renewalParams } from '../../src/modules/prepaid/application/renewal-params';
+import { createServerParams } from '../../src/modules/servers/application/server-operation-params';
 import { POWER_ACTIONS, checkUserData, powerSteps } from '../../src/modules/servers/domain/server-actions';
 import { applyServerQuote, checkServerQuoteMatches, makeServerQuote } from '../../src/modules/servers/domain/server-quote';
 
@@ -47,6 +48,6 @@ describe('server actions (domain)', () => {
     const { user_data: _dropped, ...forgotten } = written;
     expect(createServerParams.read(forgotten).userData).toBeNull();
     expect(() => createServerParams.read({ ...written, vcpus: 'x' })).toThrow(/^vm\.create parameters are malformed$/);
-    expect(renewServerParams.read(renewServerParams.write({ termMonths: 3, amount: Money.parse('216000', 'IDR') }))).toEqual({ termMonths: 3, amount: Money.parse('216000', 'IDR') });
+    expect(renewalParams.read(renewalParams.write({ termMonths: 3, amount: Money.parse('216000', 'IDR') }))).toEqual({ termMonths: 3, amount: Money.parse('216000', 'IDR') });
   });
 });

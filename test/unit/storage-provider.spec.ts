@@ -3,11 +3,11 @@ import { OperationExecutors, StepUnavailable } from '../../src/modules/operation
 import { STEP_RETRY_CAP_MS, stepRetryDelayMs } from '../../src/modules/operations/application/step-retry';
 import { Operation } from '../../src/modules/operations/domain/operation';
 import { InMemoryOperationRepository } from '../../src/modules/operations/testing/in-memory-operations.repository';
-import { ProviderUnavailable } from '../../src/modules/volumes/application/block-storage.port';
+import { ProviderUnavailable } from '../../src/modules/storage-provider/application/block-storage.port';
 import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
-import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/volumes/application/provider-gateway';
+import { CIRCUIT_THRESHOLD, ProviderGateway } from '../../src/modules/storage-provider/application/provider-gateway';
 import { VolumeStates } from '../../src/modules/volumes/application/volume-states.port';
-import { InMemoryBlockStorage } from '../../src/modules/volumes/testing/in-memory-block-storage';
+import { InMemoryBlockStorage } from '../../src/modules/storage-provider/testing/in-memory-block-storage';
 import { InMemoryWalletLedger } from '../../src/modules/wallet/testing/in-memory-wallet-ledger';
 import { loadSettings } from '../../src/shared/config/settings';
 import { InMemoryUnitOfWork } from '../../src/shared/database/in-memory-unit-of-work';

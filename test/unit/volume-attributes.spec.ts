@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { refusalOf } from '../support/assertions';
-import { checkLabels, checkVolumeName, parseLabelSelector, sameLabels } from '../../src/modules/volumes/domain/volume-attributes';
+import { checkVolumeName } from '../../src/modules/volumes/domain/volume-attributes';
+import { checkLabels, parseLabelSelector, sameLabels } from '../../src/modules/prepaid/domain/labels';
 import { Volume, matchesFilter } from '../../src/modules/volumes/domain/volume';
 import { Money } from '../../src/shared/kernel/money/money';
 

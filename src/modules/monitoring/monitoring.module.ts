@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { AuthModule } from '../auth/auth.module';
 import { ComputeProviderModule } from '../servers/compute-provider.module';
-import { StorageProviderModule } from '../volumes/storage-provider.module';
+import { StorageProviderModule } from '../storage-provider/storage-provider.module';
 import { CheckReadiness } from './application/check-readiness.use-case';
 import { DatabaseHealth, RedisHealth } from './application/readiness.port';
 import { ServiceStats } from './application/service-stats.port';

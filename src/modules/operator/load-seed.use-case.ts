@@ -10,7 +10,7 @@ import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
 import { VolumeOffer, VolumeType } from '../options/domain/catalog';
-import { SeededDisks } from '../volumes/application/seeded-disks.port';
+import { SeededDisks } from '../storage-provider/application/seeded-disks.port';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OperationsModule } from '../operations/operations.module';
-import { StorageProviderModule } from '../volumes/storage-provider.module';
+import { StorageProviderModule } from '../storage-provider/storage-provider.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { DeleteServerExecutor } from './application/delete-server.executor';
 import { DeleteServer } from './application/delete-server.use-case';

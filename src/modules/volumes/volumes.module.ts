@@ -13,7 +13,7 @@ import { UpdateVolume } from './application/update-volume.use-case';
 import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor } from './application/volume-action-executors';
 import { VolumeStates } from './application/volume-states.port';
 import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
-import { StorageProviderModule } from './storage-provider.module';
+import { StorageProviderModule } from '../storage-provider/storage-provider.module';
 import { CleanUpOrphanDisks } from './application/clean-up-orphan-disks.use-case';
 import { ReconcileVolumesWithProvider } from './application/reconcile-volumes.use-case';
 import { PurchaseVolume } from './application/purchase-volume.use-case';

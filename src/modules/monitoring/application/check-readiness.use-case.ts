@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
-import { ProviderHealth } from '../../volumes/application/block-storage.port';
+import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
 import { DatabaseHealth, RedisHealth } from './readiness.port';
 
 export type DatabaseCheck = 'ok' | 'error';

@@ -5,7 +5,7 @@ import { DomainError, invalidState, notFound } from '../../../shared/kernel/erro
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { StepUnavailable } from '../../operations/application/operation-executors';
-import { auditActor } from '../../volumes/application/audit-actor';
+import { auditActor } from '../../audit/application/audit-actor';
 import { ComputeGateway } from './compute-gateway';
 import { ProviderConsole } from './compute-provider.port';
 import { ServerReads } from './servers.port';

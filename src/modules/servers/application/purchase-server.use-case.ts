@@ -12,9 +12,9 @@ import { Operation } from '../../operations/domain/operation';
 import { Catalog } from '../../options/application/catalog.port';
 import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
 import { ServerOfferSnapshot } from '../../options/domain/server-options';
-import { auditActor } from '../../volumes/application/audit-actor';
-import { TermMonths } from '../../volumes/domain/volume';
-import { Labels, checkLabels } from '../../volumes/domain/volume-attributes';
+import { auditActor } from '../../audit/application/audit-actor';
+import { TermMonths, termAmount } from '../../prepaid/domain/term';
+import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
@@ -138,7 +138,7 @@ export class PurchaseServer {
       // 409 quote (expired, used), then the price.
       const now = this.clock.now();
       let price: PricePair = { USD: plan.price.USD, IDR: plan.price.IDR };
-      let amount: Money = plan.price[input.currency].times(input.termMonths);
+      let amount: Money = termAmount(plan.price, input.currency, input.termMonths);
       if (c.quote) ({ price, amount } = applyServerQuote(c.quote, order, now));
 
       // Zone: the one named, else the first available by id (none: out_of_stock, after the name's conflict).

@@ -2,13 +2,11 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { RECONCILE_SWEEP_PAGE, reconcileSettled } from '../../operations/application/reconcile-sweep';
 import { Server } from '../domain/server';
 import { ComputeGateway } from './compute-gateway';
 import { ProviderInstance } from './compute-provider.port';
 import { ServerReconcileStates, ServerStateChange } from './server-reconcile.port';
-
-/** Servers the sweep reads from the database at a time. */
-export const SERVER_RECONCILE_SWEEP_PAGE = 200;
 
 /** What the sweep does for one server, given its instance at the compute provider. */
 export type ServerRepair = { kind: 'record'; change: ServerStateChange; reason: string } | { kind: 'report'; reason: string };
@@ -74,24 +72,17 @@ export class ReconcileServersWithProvider {
     @Inject(WorkerUnitOfWork) private readonly uow: UnitOfWork,
   ) {}
 
-  async execute(stopping: () => boolean = () => false, pageSize = SERVER_RECONCILE_SWEEP_PAGE): Promise<number> {
-    let repaired = 0;
-    let after = '';
-    while (!stopping()) {
-      const page = await this.states.settledAfter(after, pageSize);
-      if (page.length === 0) break;
-      after = page[page.length - 1].id;
-      for (const { id, orgId } of page) {
-        if (stopping()) break;
-        try {
-          if (await this.reconcile(orgId, id)) repaired += 1;
-        } catch (err) {
-          this.logger.warn({ msg: 'could not reconcile a server with its instance; the next sweep tries again', server_id: id, err: err instanceof Error ? err.message : String(err) });
-        }
-      }
-      if (page.length < pageSize) break;
-    }
-    return repaired;
+  execute(stopping: () => boolean = () => false, pageSize = RECONCILE_SWEEP_PAGE): Promise<number> {
+    return reconcileSettled(
+      {
+        settledAfter: (after, limit) => this.states.settledAfter(after, limit),
+        reconcile: (orgId, id) => this.reconcile(orgId, id),
+        skipped: (id, err) =>
+          this.logger.warn({ msg: 'could not reconcile a server with its instance; the next sweep tries again', server_id: id, err: err instanceof Error ? err.message : String(err) }),
+      },
+      stopping,
+      pageSize,
+    );
   }
 
   /** One server: read its instance (no transaction), then repair under the server's lock if it is still settled, in the same status, and still differs. */

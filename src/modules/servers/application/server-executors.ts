@@ -9,7 +9,9 @@ import { Server, ServerStatus } from '../domain/server';
 import { POWER_ACTIONS, PowerAction } from '../domain/server-actions';
 import { ComputeGateway } from './compute-gateway';
 import { ProviderInstance } from './compute-provider.port';
-import { createServerParams, powerParams, renewServerParams } from './server-operation-params';
+import { renewalParams } from '../../prepaid/application/renewal-params';
+import { renewedExpiry } from '../../prepaid/domain/term';
+import { createServerParams, powerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerReads } from './servers.port';
 
@@ -235,12 +237,10 @@ export class RenewServerExecutor implements OperationExecutor, OnModuleInit {
   }
 
   private async renew(op: Operation): Promise<JsonObject> {
-    const p = renewServerParams.read(op.params);
+    const p = renewalParams.read(op.params, 'vm.renew');
     const server = await this.lifecycle.lock(serverIdOf(op));
     if (!server || server.deletedAt) throw invalidState(`Server ${serverIdOf(op)} is deleted and cannot be renewed`);
-    const now = this.clock.now();
-    const from = server.expiresAt && server.expiresAt.getTime() > now.getTime() ? server.expiresAt : now;
-    const expiresAt = addMonthsClamped(from, p.termMonths);
+    const expiresAt = renewedExpiry(server.expiresAt, this.clock.now(), p.termMonths);
     await this.lifecycle.renew(server.id, p.termMonths, p.amount, expiresAt);
     return { server_id: server.id, term_months: p.termMonths, expires_at: expiresAt.toISOString(), charged: { currency: p.amount.currency, amount: p.amount.format() } };
   }

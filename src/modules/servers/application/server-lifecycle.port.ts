@@ -1,7 +1,7 @@
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { Operation } from '../../operations/domain/operation';
-import { Labels } from '../../volumes/domain/volume-attributes';
-import { TermMonths } from '../../volumes/domain/volume';
+import { Labels } from '../../prepaid/domain/labels';
+import { TermMonths } from '../../prepaid/domain/term';
 import { Server, ServerStatus } from '../domain/server';
 
 /** A bought server as its purchase writes it (status creating, no ipv4 yet). */

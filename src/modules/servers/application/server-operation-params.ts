@@ -1,6 +1,6 @@
-import { Currency, Money, isCurrency } from '../../../shared/kernel/money/money';
+import { Money, isCurrency } from '../../../shared/kernel/money/money';
 import { JsonObject } from '../../operations/domain/operation';
-import { TermMonths, isTerm } from '../../volumes/domain/volume';
+import { TermMonths, isTerm } from '../../prepaid/domain/term';
 
 /**
  * What the accepting request stores in `params` of vm.* operations and the executors read back.
@@ -70,18 +70,6 @@ export const createServerParams = {
       // Absent once creating_instance has succeeded (removed from the stored params).
       userData: typeof user_data === 'string' ? user_data : null,
     };
-  },
-};
-
-/** vm.renew: the term and its frozen price in the chosen currency. */
-export const renewServerParams = {
-  write(p: { termMonths: TermMonths; amount: Money }): JsonObject {
-    return { term_months: p.termMonths, currency: p.amount.currency, amount: p.amount.format() };
-  },
-  read(params: JsonObject): { termMonths: TermMonths; amount: Money } {
-    const { term_months, currency, amount } = params;
-    if (!isTerm(term_months) || !isCurrency(currency) || typeof amount !== 'string') return malformed('vm.renew');
-    return { termMonths: term_months, amount: Money.parse(amount, currency as Currency) };
   },
 };
 

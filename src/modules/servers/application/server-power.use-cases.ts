@@ -7,14 +7,15 @@ import { Currency, Money } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { JsonObject, Operation, OperationStep, OperationType } from '../../operations/domain/operation';
-import { auditActor } from '../../volumes/application/audit-actor';
-import { TermMonths } from '../../volumes/domain/volume';
+import { auditActor } from '../../audit/application/audit-actor';
+import { TermMonths, termAmount } from '../../prepaid/domain/term';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, ServerStatus, instanceMissing, instanceMissingError } from '../domain/server';
 import { POWER_ACTIONS, PowerAction, assertStatus, computeUnavailable, powerSteps, serverBusy } from '../domain/server-actions';
 import { ComputeHealth } from './compute-provider.port';
-import { powerParams, renewServerParams } from './server-operation-params';
+import { renewalParams } from '../../prepaid/application/renewal-params';
+import { powerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerReads, ServerWrites } from './servers.port';
 
@@ -148,10 +149,10 @@ export class RenewServer {
       plan: (server) => {
         if (!server.price || !server.billing) throw invalidState(`Server ${server.id} was not bought here (a seeded server) and cannot be renewed`);
         const currency = input.currency ?? server.billing.currency;
-        const amount = server.price[currency].times(input.termMonths);
+        const amount = termAmount(server.price, currency, input.termMonths);
         return {
           steps: [{ name: 'renewing', status: 'running' }],
-          params: renewServerParams.write({ termMonths: input.termMonths, amount }),
+          params: renewalParams.write({ termMonths: input.termMonths, amount }),
           audit: { term_months: input.termMonths, currency, amount: amount.format() },
           hold: amount,
         };

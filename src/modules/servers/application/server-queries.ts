@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
 import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
 import { Principal } from '../../auth/domain/principal';
-import { parseLabelSelector } from '../../volumes/domain/volume-attributes';
+import { parseLabelSelector } from '../../prepaid/domain/labels';
 import { Server, ServerStatus } from '../domain/server';
 import { ServerReads } from './servers.port';
 

@@ -3,8 +3,8 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { forbidden, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { ADMIN_ROLES, Principal } from '../../auth/domain/principal';
-import { auditActor } from '../../volumes/application/audit-actor';
-import { Labels, checkLabels, sameLabels } from '../../volumes/domain/volume-attributes';
+import { auditActor } from '../../audit/application/audit-actor';
+import { Labels, checkLabels, sameLabels } from '../../prepaid/domain/labels';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, Server, nameTaken } from '../domain/server';
 import { ServerChanges, ServerReads, ServerWrites } from './servers.port';
 

@@ -1,6 +1,6 @@
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { QUOTE_TTL_MS, QuotedMember, checkQuotedMembers, quotedPrice } from '../../volumes/domain/quote';
-import { TermMonths } from '../../volumes/domain/volume';
+import { QUOTE_TTL_MS, QuotedMember, checkQuotedMembers, quotedPrice } from '../../prepaid/domain/quote';
+import { TermMonths, termAmount } from '../../prepaid/domain/term';
 
 /** What a server purchase (or a server quote) asks for, as far as the price depends on it. */
 export interface ServerOrderTerms {
@@ -29,7 +29,7 @@ export function makeServerQuote(id: string, orgId: string, order: ServerOrderTer
     orgId,
     ...order,
     price: { USD: price.USD, IDR: price.IDR },
-    amount: price[order.currency].times(order.termMonths),
+    amount: termAmount(price, order.currency, order.termMonths),
     createdAt: now,
     expiresAt: new Date(now.getTime() + QUOTE_TTL_MS),
     usedAt: null,

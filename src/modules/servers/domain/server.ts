@@ -1,6 +1,6 @@
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
-import { Labels } from '../../volumes/domain/volume-attributes';
+import { Labels } from '../../prepaid/domain/labels';
 
 export const SERVER_STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'rebooting', 'deleting', 'deleted'] as const;
 export type ServerStatus = (typeof SERVER_STATUSES)[number];

@@ -5,7 +5,7 @@ import { Money } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../../operations/application/operation-signals.port';
 import { Operation } from '../../operations/domain/operation';
 import { OPERATION_INSERT_COLUMNS, operationValues } from '../../operations/infrastructure/typeorm-operations.repository';
-import { TermMonths } from '../../volumes/domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
 import { NewServer, ServerLifecycle } from '../application/server-lifecycle.port';
 import { ServerReads } from '../application/servers.port';
 import { Server, ServerStatus, nameTaken } from '../domain/server';

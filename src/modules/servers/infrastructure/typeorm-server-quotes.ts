@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
-import { TermMonths } from '../../volumes/domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
 import { ServerQuotes } from '../application/server-quotes.port';
 import { ServerQuote } from '../domain/server-quote';
 

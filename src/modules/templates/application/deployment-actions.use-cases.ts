@@ -7,7 +7,7 @@ import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { JsonObject, Operation, OperationType } from '../../operations/domain/operation';
-import { auditActor } from '../../volumes/application/audit-actor';
+import { auditActor } from '../../audit/application/audit-actor';
 import { DEPLOYMENTS_PER_SERVER, Deployment, DeploymentStatus, changedMembers, resolveVariables, resolveVersion } from '../domain/deployment';
 import { Template } from '../domain/template';
 import { DeploymentSecrets } from './deployment-secrets';

@@ -1,5 +1,5 @@
 import { Db } from '../../../shared/database/transaction';
-import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../../volumes/application/block-storage.port';
+import { BlockStorage, ProviderDisk, ProviderUnavailable } from '../../storage-provider/application/block-storage.port';
 import { Finding, InvariantCheck } from '../application/invariant-checks.port';
 
 interface VolumeRow {

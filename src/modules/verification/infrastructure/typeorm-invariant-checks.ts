@@ -2,7 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
-import { BlockStorage } from '../../volumes/application/block-storage.port';
+import { BlockStorage } from '../../storage-provider/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
 import { TemplateAppsCheck } from './template-apps-check';

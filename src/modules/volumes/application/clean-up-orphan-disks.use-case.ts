@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { ProviderGateway } from './provider-gateway';
+import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
 import { VolumeStates } from './volume-states.port';
 
 /** Disks the sweep reads from the provider at a time (one page of BlockStorage.listDisks). */

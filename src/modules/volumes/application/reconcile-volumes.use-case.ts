@@ -3,15 +3,13 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { RECONCILE_SWEEP_PAGE, reconcileSettled } from '../../operations/application/reconcile-sweep';
 import { Volume } from '../domain/volume';
-import { ProviderDisk } from './block-storage.port';
-import { ProviderGateway } from './provider-gateway';
+import { ProviderDisk } from '../../storage-provider/application/block-storage.port';
+import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
 import { settledDeleting } from './volume-action-executors';
 import { VolumeStateChange, VolumeStates } from './volume-states.port';
 import { VolumeRepository } from './volumes.port';
-
-/** Volumes the sweep reads from the database at a time. */
-export const RECONCILE_SWEEP_PAGE = 200;
 
 /** What the sweep does for one volume, given its disk at the provider. */
 export type Repair =
@@ -70,24 +68,17 @@ export class ReconcileVolumesWithProvider {
     @Inject(WorkerUnitOfWork) private readonly uow: UnitOfWork,
   ) {}
 
-  async execute(stopping: () => boolean = () => false, pageSize = RECONCILE_SWEEP_PAGE): Promise<number> {
-    let repaired = 0;
-    let after = '';
-    while (!stopping()) {
-      const page = await this.states.settledAfter(after, pageSize);
-      if (page.length === 0) break;
-      after = page[page.length - 1].id;
-      for (const { id, orgId } of page) {
-        if (stopping()) break;
-        try {
-          if (await this.reconcile(orgId, id)) repaired += 1;
-        } catch (err) {
-          this.logger.warn({ msg: 'could not reconcile a volume with its disk; the next sweep tries again', volume_id: id, err: err instanceof Error ? err.message : String(err) });
-        }
-      }
-      if (page.length < pageSize) break;
-    }
-    return repaired;
+  execute(stopping: () => boolean = () => false, pageSize = RECONCILE_SWEEP_PAGE): Promise<number> {
+    return reconcileSettled(
+      {
+        settledAfter: (after, limit) => this.states.settledAfter(after, limit),
+        reconcile: (orgId, id) => this.reconcile(orgId, id),
+        skipped: (id, err) =>
+          this.logger.warn({ msg: 'could not reconcile a volume with its disk; the next sweep tries again', volume_id: id, err: err instanceof Error ? err.message : String(err) }),
+      },
+      stopping,
+      pageSize,
+    );
   }
 
   /** One volume: read its disk (no transaction), then repair under the volume's lock, if it still differs and is still settled. */

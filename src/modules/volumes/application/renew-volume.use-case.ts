@@ -9,10 +9,11 @@ import { OperationAcceptance } from '../../operations/application/operation-acce
 import { Operation } from '../../operations/domain/operation';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
-import { TermMonths, Volume, assertDiskPresent } from '../domain/volume';
+import { Volume, assertDiskPresent } from '../domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
 import { operationInTheWay } from '../domain/volume-actions';
-import { auditActor } from './audit-actor';
-import { renewalParams } from './renewal-params';
+import { auditActor } from '../../audit/application/audit-actor';
+import { renewalParams } from '../../prepaid/application/renewal-params';
 import { VolumeRepository } from './volumes.port';
 
 export interface RenewVolumeInput {

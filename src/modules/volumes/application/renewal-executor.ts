@@ -3,9 +3,10 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { RenewalQuote, RenewedTerms, isRenewable, renewTerms } from '../domain/renewal';
+import { isRenewable, renewTerms } from '../domain/renewal';
+import { RenewalQuote, RenewedTerms } from '../../prepaid/domain/term';
 import { Volume } from '../domain/volume';
-import { renewalParams } from './renewal-params';
+import { renewalParams } from '../../prepaid/application/renewal-params';
 import { VolumeRepository } from './volumes.port';
 
 /**

@@ -4,8 +4,9 @@ import { forbidden, invalidState, notFound } from '../../../shared/kernel/errors
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { ADMIN_ROLES, Principal } from '../../auth/domain/principal';
 import { Volume } from '../domain/volume';
-import { Labels, checkLabels, checkVolumeName, sameLabels } from '../domain/volume-attributes';
-import { auditActor } from './audit-actor';
+import { checkVolumeName } from '../domain/volume-attributes';
+import { Labels, checkLabels, sameLabels } from '../../prepaid/domain/labels';
+import { auditActor } from '../../audit/application/audit-actor';
 import { VolumeChanges, VolumeRepository } from './volumes.port';
 
 /** Turning protection off takes an admin or owner session, or an API key (which has vm:write to get here). */

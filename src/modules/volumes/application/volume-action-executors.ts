@@ -5,10 +5,10 @@ import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '..
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
-import { ProviderDisk } from './block-storage.port';
+import { ProviderDisk } from '../../storage-provider/application/block-storage.port';
 import { Volume } from '../domain/volume';
 import { presentVolume } from '../domain/volume-json';
-import { ProviderGateway } from './provider-gateway';
+import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
 import { attachParams, purchaseParams } from './volume-action-params';
 import { VolumeStateChange, VolumeStates } from './volume-states.port';
 import { VolumeRepository } from './volumes.port';

@@ -1,6 +1,6 @@
 import { isCurrency, Money } from '../../../shared/kernel/money/money';
 import { JsonObject } from '../../operations/domain/operation';
-import { isTerm, TermMonths } from '../domain/volume';
+import { isTerm, TermMonths } from '../../prepaid/domain/term';
 
 /**
  * What the accepting request stores in `params` of volume.create, volume.attach, volume.detach

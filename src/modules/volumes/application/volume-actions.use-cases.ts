@@ -14,8 +14,8 @@ import {
   assertAttachable, assertDeletable, assertDetachable, attachSteps, checkMountPath, defaultMountPath, deleteSteps, detachSteps,
   operationInTheWay, serverBeingDeleted, serverFull,
 } from '../domain/volume-actions';
-import { auditActor } from './audit-actor';
-import { ProviderHealth } from './block-storage.port';
+import { auditActor } from '../../audit/application/audit-actor';
+import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
 import { providerUnavailable } from './purchase-volume.use-case';
 import { attachParams, deleteParams } from './volume-action-params';
 import { ServerRepository, VolumeRepository } from './volumes.port';

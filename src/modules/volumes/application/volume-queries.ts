@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/p
 import { Principal } from '../../auth/domain/principal';
 import { VolumeType } from '../../options/domain/catalog';
 import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
-import { parseLabelSelector } from '../domain/volume-attributes';
+import { parseLabelSelector } from '../../prepaid/domain/labels';
 import { VolumeRepository } from './volumes.port';
 
 /** GET /v1/volumes as sent (the HTTP layer has checked types, enums and the name rule). */

@@ -1,5 +1,6 @@
 import { Money } from '../../../shared/kernel/money/money';
-import { TermMonths, VolumeStatus } from '../domain/volume';
+import { VolumeStatus } from '../domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
 
 /** What a step of a volume action writes on the volume row; members left undefined stay as they are. */
 export interface VolumeStateChange {

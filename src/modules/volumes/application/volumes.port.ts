@@ -1,8 +1,8 @@
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
-import { RenewedTerms } from '../domain/renewal';
+import { RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
 import { Volume, VolumeFilter } from '../domain/volume';
-import { Labels } from '../domain/volume-attributes';
+import { Labels } from '../../prepaid/domain/labels';
 
 /** Members PATCH may change; undefined: left as it is. */
 export interface VolumeChanges {

@@ -1,10 +1,8 @@
-import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
+import { invalidRequest } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeOffer, VolumeType } from '../../options/domain/catalog';
-import { TermMonths } from './volume';
-
-/** A quote locks the price for this long (interface.md section 8, "Quote age"). */
-export const QUOTE_TTL_MS = 10 * 60 * 1000;
+import { QUOTE_TTL_MS, QuotedMember, checkQuotedMembers, quotedPrice } from '../../prepaid/domain/quote';
+import { TermMonths, termAmount } from '../../prepaid/domain/term';
 
 /** What a purchase (or a quote) asks for, as far as the price depends on it. */
 export interface OrderTerms {
@@ -37,7 +35,7 @@ export function checkOrderAgainstOffer(offer: VolumeOffer, order: Pick<OrderTerm
 
 /** The purchase price: `size_gb × price_per_gb_month[currency] × term_months`, exact. */
 export function orderAmount(price: PricePair, order: Pick<OrderTerms, 'sizeGb' | 'termMonths' | 'currency'>): Money {
-  return price[order.currency].times(order.sizeGb).times(order.termMonths);
+  return termAmount(price, order.currency, order.termMonths, order.sizeGb);
 }
 
 /** A price locked for 10 minutes for one order; used once by a purchase. */
@@ -68,33 +66,6 @@ export function makeQuote(id: string, orgId: string, offer: VolumeOffer, order: 
     expiresAt: new Date(now.getTime() + QUOTE_TTL_MS),
     usedAt: null,
   };
-}
-
-/** A member of a purchase that a quote fixes: its name in the API and how to read it. */
-export interface QuotedMember<T> {
-  field: string;
-  of: (o: T) => string | number;
-}
-
-/** 400 naming the first of `members` in which `purchase` differs from quote `quoteId`'s terms (disk and server quotes alike). */
-export function checkQuotedMembers<T>(quoteId: string, members: readonly QuotedMember<T>[], quote: T, purchase: T): void {
-  for (const { field, of } of members) {
-    if (of(purchase) !== of(quote)) {
-      throw invalidRequest(
-        `${field} (${JSON.stringify(of(purchase))}) differs from quote ${quoteId} (${JSON.stringify(of(quote))}); send the quote's ${field} or leave out quote_id`,
-        { field },
-      );
-    }
-  }
-}
-
-/** A quote's price once its members matched: 409 quote_expired (older than 10 minutes), then 409 invalid_state (used). */
-export function quotedPrice(quote: { id: string; price: PricePair; amount: Money; expiresAt: Date; usedAt: Date | null }, now: Date): { price: PricePair; amount: Money } {
-  if (now.getTime() > quote.expiresAt.getTime()) {
-    throw new DomainError('quote_expired', `Quote ${quote.id} expired at ${quote.expiresAt.toISOString()} (quotes last 10 minutes); request a new one`);
-  }
-  if (quote.usedAt) throw invalidState(`Quote ${quote.id} was already used by a purchase at ${quote.usedAt.toISOString()}; request a new one`);
-  return { price: { USD: quote.price.USD, IDR: quote.price.IDR }, amount: quote.amount };
 }
 
 const QUOTED_MEMBERS: QuotedMember<OrderTerms>[] = [

@@ -1,20 +1,7 @@
-import { addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money } from '../../../shared/kernel/money/money';
-import { TermMonths, Volume, termPrice } from './volume';
-
-/** What a renewal charges: `size_gb × price_per_gb_month[currency] × term_months` at the purchase price. */
-export interface RenewalQuote {
-  termMonths: TermMonths;
-  amount: Money;
-}
-
-/** The volume's fields after a renewal succeeds. */
-export interface RenewedTerms {
-  termMonths: TermMonths;
-  billing: Money;
-  expiresAt: Date;
-}
+import { Currency } from '../../../shared/kernel/money/money';
+import { RenewalQuote, RenewedTerms, TermMonths, renewedTerms } from '../../prepaid/domain/term';
+import { Volume, termPrice } from './volume';
 
 /** Whether the volume may be renewed at all: neither deleted nor being deleted. */
 export function isRenewable(volume: Volume): boolean {
@@ -31,7 +18,7 @@ export function assertRenewable(volume: Volume): void {
   }
 }
 
-/** The charge of renewing `volume` for `termMonths`; currency defaults to the volume's billing currency. */
+/** The charge of renewing `volume` for `termMonths` (`size_gb × price_per_gb_month[currency] × term_months` at the purchase price); currency defaults to the volume's billing currency. */
 export function quoteRenewal(volume: Volume, termMonths: TermMonths, currency?: Currency): RenewalQuote {
   assertRenewable(volume);
   return { termMonths, amount: termPrice(volume, currency ?? volume.billing.currency, termMonths) };
@@ -43,6 +30,5 @@ export function quoteRenewal(volume: Volume, termMonths: TermMonths, currency?: 
  */
 export function renewTerms(volume: Volume, quote: RenewalQuote, now: Date): RenewedTerms {
   assertRenewable(volume);
-  const from = volume.expiresAt.getTime() > now.getTime() ? volume.expiresAt : now;
-  return { termMonths: quote.termMonths, billing: quote.amount, expiresAt: addMonthsClamped(from, quote.termMonths) };
+  return renewedTerms(volume.expiresAt, quote, now);
 }

@@ -1,17 +1,11 @@
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
-import { Labels } from './volume-attributes';
+import { Labels, matchesLabels } from '../../prepaid/domain/labels';
+import { TermMonths, termAmount } from '../../prepaid/domain/term';
 
 export const VOLUME_STATUSES = ['creating', 'available', 'attached', 'deleting', 'deleted'] as const;
 export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
-export const RENEWAL_TERMS = [1, 3, 12] as const;
-export type TermMonths = (typeof RENEWAL_TERMS)[number];
-
-export function isTerm(value: unknown): value is TermMonths {
-  return typeof value === 'number' && (RENEWAL_TERMS as readonly number[]).includes(value);
-}
-
 export interface Volume {
   id: string;
   orgId: string;
@@ -48,7 +42,7 @@ export function assertDiskPresent(volume: Pick<Volume, 'id' | 'diskMissingSince'
 
 /** The charge for `termMonths` months of the volume at the price it was bought at. Exact. */
 export function termPrice(volume: Pick<Volume, 'sizeGb' | 'price'>, currency: Money['currency'], termMonths: number): Money {
-  return volume.price[currency].times(volume.sizeGb).times(termMonths);
+  return termAmount(volume.price, currency, termMonths, volume.sizeGb);
 }
 
 /** What GET /v1/volumes may filter on; every filter given must match. */
@@ -76,5 +70,5 @@ export function matchesFilter(v: Volume, f: VolumeFilter): boolean {
   if (f.serverId !== undefined && v.server?.id !== f.serverId) return false;
   if (f.name !== undefined && v.name !== f.name) return false;
   if (f.expiresBefore !== undefined && !(v.expiresAt.getTime() < f.expiresBefore.getTime())) return false;
-  return (f.labels ?? []).every(([k, val]) => Object.prototype.hasOwnProperty.call(v.labels, k) && v.labels[k] === val);
+  return matchesLabels(v.labels, f.labels ?? []);
 }

@@ -4,7 +4,7 @@ import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/
 import { VolumeType } from '../../options/domain/catalog';
 import { QuoteRepository } from '../application/quotes.port';
 import { Quote } from '../domain/quote';
-import { TermMonths } from '../domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
 
 interface QuoteRow {
   id: string;

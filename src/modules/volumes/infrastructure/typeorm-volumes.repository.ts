@@ -5,10 +5,12 @@ import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
-import { RenewedTerms } from '../domain/renewal';
+import { RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
-import { TermMonths, Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
-import { Labels, nameTaken } from '../domain/volume-attributes';
+import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
+import { TermMonths } from '../../prepaid/domain/term';
+import { nameTaken } from '../domain/volume-attributes';
+import { Labels } from '../../prepaid/domain/labels';
 
 export interface VolumeRow {
   id: string;

@@ -1,7 +1,7 @@
 import { conflict } from '../../../shared/kernel/errors/domain-error';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
-import { RenewedTerms } from '../domain/renewal';
+import { RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
 import { Volume, VolumeFilter, matchesFilter } from '../domain/volume';
 import { nameTaken } from '../domain/volume-attributes';

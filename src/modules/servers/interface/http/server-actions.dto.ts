@@ -1,12 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { Allow, IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsString, Matches, ValidateIf } from 'class-validator';
-import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
-import { RENEWAL_TERMS, TermMonths } from '../../../volumes/domain/volume';
-
+import { Allow, IsBoolean, IsDefined, IsNotEmpty, IsString, Matches, ValidateIf } from 'class-validator';
+import { Currency } from '../../../../shared/kernel/money/money';
+import { TermMonths } from '../../../prepaid/domain/term';
+import { CurrencyMember, RenewalCurrencyMember, TermMonthsMember } from '../../../prepaid/interface/http/term-members';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../../domain/server';
 import { MAX_SSH_KEYS, MAX_USER_DATA_BYTES } from '../../domain/server-actions';
-import { DeleteProtectionMember, LabelsMember } from '../../../volumes/interface/http/label-members';
+import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
 
 /**
  * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are ignored; the
@@ -38,16 +38,10 @@ export class PurchaseServerBody {
   @IsDefined({ message: 'image is required' })
   image: string;
 
-  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months prepaid; one of the region's terms", example: 1 })
-  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
-  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
-  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  @TermMonthsMember("Months prepaid; one of the region's terms", 1)
   term_months: TermMonths;
 
-  @ApiProperty({ enum: CURRENCIES, description: 'The wallet balance that pays', example: 'USD' })
-  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
-  @IsString({ message: 'currency must be a string: USD or IDR' })
-  @IsDefined({ message: 'currency is required: USD or IDR' })
+  @CurrencyMember('The wallet balance that pays')
   currency: Currency;
 
   @ApiPropertyOptional({ description: 'A zone of the region. Default: the first available zone by id', example: 'id-jkt-a' })
@@ -106,15 +100,9 @@ export class RebootServerBody {
 
 /** Body of POST /v1/servers/{id}/renew. */
 export class RenewServerBody {
-  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: 'Months to add', example: 3 })
-  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
-  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
-  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  @TermMonthsMember('Months to add', 3)
   term_months: TermMonths;
 
-  @ApiPropertyOptional({ enum: CURRENCIES, description: "Currency to pay in; omitted: the server's billing currency", example: 'USD' })
-  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
-  @IsString({ message: 'currency must be a string: USD or IDR' })
-  @ValidateIf((body: RenewServerBody) => body.currency !== undefined)
+  @RenewalCurrencyMember('server')
   currency?: Currency;
 }

@@ -14,12 +14,12 @@ import { DeleteServer } from '../../application/delete-server.use-case';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
-import { LABEL_KEY_RULE } from '../../../volumes/domain/volume-attributes';
+import { LABEL_KEY_RULE } from '../../../prepaid/domain/labels';
 import { SERVER_PAGE_LIMIT, ServerQueries } from '../../application/server-queries';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, SERVER_STATUSES, ServerStatus } from '../../domain/server';
 import { presentServer } from './server.presenter';
 import { ServerDeletionResponse, ServerListResponse, ServerResponse } from './servers.openapi';
-import { DeleteProtectionMember, LabelsMember } from '../../../volumes/interface/http/label-members';
+import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
 
 const single = (name: string) => `${name} must be given once, as a string`;
 

@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { nullableRef } from '../../../../shared/http/openapi';
-import { BillingResponse } from '../../../volumes/interface/http/volumes.openapi';
+import { BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { SERVER_STATUSES } from '../../domain/server';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';

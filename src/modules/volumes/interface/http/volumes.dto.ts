@@ -1,30 +1,24 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
-import { CURRENCIES, Currency } from '../../../../shared/kernel/money/money';
+import { Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
-import { RENEWAL_TERMS, TermMonths, VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
+import { VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
+import { TermMonths } from '../../../prepaid/domain/term';
 import { MAX_MOUNT_PATH_LENGTH, MOUNT_PATH_RULE } from '../../domain/volume-actions';
-import {
-  LABEL_KEY_RULE, MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE,
-} from '../../domain/volume-attributes';
-import { DeleteProtectionMember, LabelsMember } from './label-members';
+import { MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../../domain/volume-attributes';
+import { LABEL_KEY_RULE } from '../../../prepaid/domain/labels';
+import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
+import { CurrencyMember, RenewalCurrencyMember, TermMonthsMember } from '../../../prepaid/interface/http/term-members';
 
 /**
  * Body of POST /v1/volumes/{id}/renew. Unknown members are ignored. class-validator runs a
  * property's checks bottom-up and stops at the first failure: the type check sits below the value check.
  */
 export class RenewVolumeBody {
-  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: 'Months to add', example: 3 })
-  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
-  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
-  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  @TermMonthsMember('Months to add', 3)
   term_months: TermMonths;
 
-  @ApiPropertyOptional({ enum: CURRENCIES, description: "Currency to pay in; omitted: the volume's billing currency", example: 'USD' })
-  // Omitted: the volume's billing currency. null is not "omitted": it is a wrong type.
-  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
-  @IsString({ message: 'currency must be a string: USD or IDR' })
-  @ValidateIf((body: RenewVolumeBody) => body.currency !== undefined)
+  @RenewalCurrencyMember('volume')
   currency?: Currency;
 }
 
@@ -119,16 +113,10 @@ export class CreateQuoteBody {
   @ValidateIf((body: CreateQuoteBody) => body.plan !== undefined)
   plan?: string;
 
-  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months; one of the offer's terms", example: 12 })
-  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
-  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
-  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  @TermMonthsMember("Months; one of the offer's terms", 12)
   term_months: TermMonths;
 
-  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
-  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
-  @IsString({ message: 'currency must be a string: USD or IDR' })
-  @IsDefined({ message: 'currency is required: USD or IDR' })
+  @CurrencyMember()
   currency: Currency;
 }
 
@@ -154,16 +142,10 @@ export class PurchaseVolumeBody {
   @IsDefined({ message: 'size_gb is required' })
   size_gb: number;
 
-  @ApiProperty({ enum: RENEWAL_TERMS, type: 'integer', description: "Months prepaid; one of the offer's terms", example: 12 })
-  @IsIn(RENEWAL_TERMS, { message: 'term_months must be 1, 3 or 12' })
-  @IsInt({ message: 'term_months must be an integer: 1, 3 or 12' })
-  @IsDefined({ message: 'term_months is required: 1, 3 or 12' })
+  @TermMonthsMember("Months prepaid; one of the offer's terms", 12)
   term_months: TermMonths;
 
-  @ApiProperty({ enum: CURRENCIES, description: 'The wallet balance that pays', example: 'USD' })
-  @IsIn(CURRENCIES, { message: 'currency must be USD or IDR' })
-  @IsString({ message: 'currency must be a string: USD or IDR' })
-  @IsDefined({ message: 'currency is required: USD or IDR' })
+  @CurrencyMember('The wallet balance that pays')
   currency: Currency;
 
   @ApiPropertyOptional({ enum: VOLUME_TYPES, default: 'premium', example: 'premium' })

@@ -3,20 +3,13 @@ import { PricePerGbMonthSchema, ServerRefSchema, nullableRef, unionSchema } from
 import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
+import { BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { VOLUME_TYPES } from '../../../options/domain/catalog';
-import { RENEWAL_TERMS, VOLUME_STATUSES } from '../../domain/volume';
-import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../domain/volume-attributes';
+import { VOLUME_STATUSES } from '../../domain/volume';
+import { RENEWAL_TERMS } from '../../../prepaid/domain/term';
+import { MAX_LABELS, MAX_LABEL_VALUE_LENGTH } from '../../../prepaid/domain/labels';
 
 /** The Volume of interface.md 2.1 and the renewal answer, for the OpenAPI document (examples: vol_demodata1 of seeds/demo.json). */
-
-@ApiSchema({ name: 'Billing', description: 'The current term: its currency and amount (USD five decimals, IDR whole rupiah)' })
-export class BillingResponse {
-  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
-  currency: string;
-
-  @ApiProperty({ example: '2.00000' })
-  amount: string;
-}
 
 @ApiExtraModels(ServerRefSchema)
 @ApiSchema({ name: 'Volume', description: 'A block disk' })

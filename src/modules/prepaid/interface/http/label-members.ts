@@ -2,7 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsObject, ValidateIf } from 'class-validator';
-import { LABEL_KEY_RULE, MAX_LABEL_VALUE_LENGTH, MAX_LABELS } from '../../domain/volume-attributes';
+import { LABEL_KEY_RULE, MAX_LABEL_VALUE_LENGTH, MAX_LABELS } from '../../domain/labels';
 
 /**
  * The optional `labels` member of a request body (volumes and servers alike): a map of string

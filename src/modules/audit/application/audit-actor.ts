@@ -1,4 +1,4 @@
-import { AuditEntry } from '../../audit/application/audit-trail.port';
+import { AuditEntry } from './audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 
 /** Who the audit row names for a request: the API key, or the session's user. */

@@ -1,17 +1,21 @@
 import { isCurrency, Money } from '../../../shared/kernel/money/money';
 import { JsonObject } from '../../operations/domain/operation';
-import { RenewalQuote } from '../domain/renewal';
-import { isTerm } from '../domain/volume';
+import { RenewalQuote, isTerm } from '../domain/term';
 
-/** How a volume.renew operation carries its quote in `params` (term, currency, amount as a decimal string). */
+/**
+ * How a renewal operation (volume.renew, vm.renew, and those of the resources to come) carries
+ * its quote in `params`: the term, the currency and the amount as a decimal string. Never shown
+ * to callers.
+ */
 export const renewalParams = {
   write(quote: RenewalQuote): JsonObject {
     return { term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format() };
   },
-  read(params: JsonObject): RenewalQuote {
+  /** The quote back; `type` names the operation type in the error of malformed params. */
+  read(params: JsonObject, type = 'volume.renew'): RenewalQuote {
     const { term_months: term, currency, amount } = params;
     if (!isTerm(term) || !isCurrency(currency) || typeof amount !== 'string') {
-      throw new Error(`volume.renew parameters are malformed: ${JSON.stringify(params)}`);
+      throw new Error(`${type} parameters are malformed: ${JSON.stringify(params)}`);
     }
     return { termMonths: term, amount: Money.parse(amount, currency) };
   },

@@ -9,8 +9,10 @@ import { SimulatedBlockStorage, SimulatedSeededDisks } from './infrastructure/si
 
 /**
  * The storage provider: the BlockStorage adapter chosen by COMPUTE_PROVIDER (the storage provider
- * follows the compute one: the simulated one by default, or the host agents' disks) behind the ProviderGateway (circuit, failure classes), which is also the
- * ProviderHealth that new actions and GET /v1/ready consult. One gateway per process.
+ * follows the compute one: the simulated one by default, or the host agents' disks) behind the
+ * ProviderGateway (circuit, failure classes), which is also the ProviderHealth that new actions and
+ * GET /v1/ready consult. One gateway per process. Its own module: volumes' steps, a server's
+ * deletion (its disks detached) and verification use it, none through another resource module.
  */
 @Module({
   providers: [

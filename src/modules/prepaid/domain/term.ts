@@ -1,0 +1,50 @@
+import { addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
+
+/**
+ * The prepaid term every resource sold here shares (disks, servers, and the resources to come):
+ * bought or renewed for 1, 3 or 12 months at a monthly price frozen at purchase, paid from the
+ * wallet until `expires_at`.
+ */
+
+export const RENEWAL_TERMS = [1, 3, 12] as const;
+export type TermMonths = (typeof RENEWAL_TERMS)[number];
+
+export function isTerm(value: unknown): value is TermMonths {
+  return typeof value === 'number' && (RENEWAL_TERMS as readonly number[]).includes(value);
+}
+
+/**
+ * The price of `termMonths` months: `price_per_month[currency] × units × term_months`, exact
+ * (`units`: how many the monthly price is for, such as a disk's GB; 1 for a server).
+ */
+export function termAmount(pricePerMonth: PricePair, currency: Currency, termMonths: number, units = 1): Money {
+  return pricePerMonth[currency].times(units).times(termMonths);
+}
+
+/** What a renewal charges: the term and its price in the chosen currency. */
+export interface RenewalQuote {
+  termMonths: TermMonths;
+  amount: Money;
+}
+
+/** A resource's term after a renewal succeeds. */
+export interface RenewedTerms {
+  termMonths: TermMonths;
+  billing: Money;
+  expiresAt: Date;
+}
+
+/**
+ * The new expiry of a renewal: `max(expires_at, now) + term_months` calendar months (a day the
+ * target month lacks clamps to its last day): time left is kept, time lapsed is not charged.
+ */
+export function renewedExpiry(expiresAt: Date | null, now: Date, termMonths: number): Date {
+  const from = expiresAt && expiresAt.getTime() > now.getTime() ? expiresAt : now;
+  return addMonthsClamped(from, termMonths);
+}
+
+/** The term after renewing with `quote` at `now`: the new expiry, and the billing the renewal charged. */
+export function renewedTerms(expiresAt: Date | null, quote: RenewalQuote, now: Date): RenewedTerms {
+  return { termMonths: quote.termMonths, billing: quote.amount, expiresAt: renewedExpiry(expiresAt, now, quote.termMonths) };
+}
