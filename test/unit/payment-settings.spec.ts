@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,25 +52,30 @@ describe('payment provider settings', () => {
     expect(loadSettings({ STRIPE_SECRET_KEY: 'anything' }).paymentProvider).toBe('simulated');
   });
 
-  it.each([
-    ['stripe without its keys', { PAYMENT_PROVIDER: 'stripe' }, /^Failed to start: PAYMENT_PROVIDER=stripe requires these settings: STRIPE_SECRET_KEY \(.*\); STRIPE_WEBHOOK_SECRET \(/],
-    ['simulated', { PAYMENT_PROVIDER: 'simulated' }, /^Failed to start: Setting PAYMENT_PROVIDER=simulated is refused under NODE_ENV=production/],
-  ])('a production start with %s exits 1 naming it, before it opens a database or a port', (_name, env, message) => {
+  it('a production start exits 1 naming what is wrong, before it opens a database or a port: stripe without its keys, and simulated', async () => {
     const built = join(ROOT, 'dist/src/main.js');
     if (!existsSync(built)) spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
     const dir = mkdtempSync(join(tmpdir(), 'cds-payment-settings-'));
-    try {
-      const r = spawnSync(process.execPath, [built], {
-        cwd: dir,
-        env: { PATH: process.env.PATH, ...PRODUCTION, DATA_DIR: join(dir, 'data'), PORT: '0', ...env },
-        encoding: 'utf8',
+    // Both starts at once (each loads the whole application before it reads its settings).
+    const start = (name: string, env: Record<string, string>) =>
+      new Promise<{ status: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [built], { cwd: dir, env: { PATH: process.env.PATH, ...PRODUCTION, DATA_DIR: join(dir, name), PORT: '0', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
         // A server that started anyway is killed outright.
-        timeout: 30_000,
-        killSignal: 'SIGKILL',
+        const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.on('close', (status) => {
+          clearTimeout(kill);
+          resolve({ status, stderr });
+        });
       });
-      expect(r.status).toBe(1);
-      expect(r.stderr).toMatch(message);
-      expect(existsSync(join(dir, 'data'))).toBe(false);
+    try {
+      const [stripe, simulated] = await Promise.all([start('stripe', { PAYMENT_PROVIDER: 'stripe' }), start('simulated', { PAYMENT_PROVIDER: 'simulated' })]);
+      expect(stripe.status).toBe(1);
+      expect(stripe.stderr).toMatch(/^Failed to start: PAYMENT_PROVIDER=stripe requires these settings: STRIPE_SECRET_KEY \(.*\); STRIPE_WEBHOOK_SECRET \(/);
+      expect(simulated.status).toBe(1);
+      expect(simulated.stderr).toMatch(/^Failed to start: Setting PAYMENT_PROVIDER=simulated is refused under NODE_ENV=production/);
+      expect([existsSync(join(dir, 'stripe')), existsSync(join(dir, 'simulated'))]).toEqual([false, false]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
