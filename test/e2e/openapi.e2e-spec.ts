@@ -42,10 +42,11 @@ describe('OpenAPI document and docs page', () => {
 
   it('documents every route the application serves, and only those, with HEAD for every GET (Express answers it); every path starts with /v1', () => {
     expect(routes.length).toBeGreaterThanOrEqual(9);
-    // The simulated payment provider's hosted checkout is its site, not the API: outside /v1 and the document.
+    // The simulated payment provider's hosted checkout, and the page a checkout without return_url ends on, are a site, not the API: outside /v1 and the document.
     const checkout = routes.filter((r) => r.path.startsWith('/checkout/'));
     expect(checkout.flatMap((r) => r.methods.map((m) => `${m} ${r.path}`)).sort()).toEqual([
       'GET /checkout/:session',
+      'GET /checkout/complete',
       'POST /checkout/:session/cancel',
       'POST /checkout/:session/pay',
     ]);

@@ -1,29 +1,34 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
-import { PAYMENT_SECRET, sessionEvent, signature } from '../support/payments';
+import { paymentProviders } from '../support/payment-providers';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectVerified } from '../support/verify';
 
 /**
  * Payment events under concurrency (PostgreSQL: the embedded engine runs one transaction at a
- * time): the same paid event 20 times at once, and 20 distinct paid events for one organization
+ * time), with either payment provider (the simulated one, or Stripe's adapter against a local
+ * Stripe): the same paid event 20 times at once, and 20 distinct paid events for one organization
  * at once. Each top-up is credited once, the balance equals the ledger, every invariant holds.
  */
 const describeOnPostgres = usingPostgres() ? describe : describe.skip;
 if (!usingPostgres()) console.log('top-ups-concurrency: skipped on the embedded engine (one transaction at a time); set DATABASE_URL');
 
-describeOnPostgres('payment events at once (PostgreSQL)', () => {
+describeOnPostgres.each(paymentProviders())('payment events at once (PostgreSQL, $name)', (p) => {
   let t: TestApp;
   const key = bearer(apiToken('pc', 'bw'));
 
   beforeAll(async () => {
-    t = await startTestApp({ paymentProviderWebhookSecret: PAYMENT_SECRET });
+    t = await startTestApp(await p.start());
+    p.attach(t);
     await t.seed({
       regions: [region()],
       organizations: [{ ...organization('pc', { wallet: { USD: '1.00000', IDR: '0' } }), api_keys: [{ name: 'b', scopes: ['billing:write', 'vm:write'], token: apiToken('pc', 'bw') }] }],
     });
   });
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    await t?.close();
+    await p.close();
+  });
 
   /** A pending top-up of `amount` USD and its paid event (Stripe's cents). */
   async function pendingTopUp(amount: string) {
@@ -31,10 +36,10 @@ describeOnPostgres('payment events at once (PostgreSQL)', () => {
     expect(res.status).toBe(201);
     const id: string = res.body.top_up.id;
     const [{ session_id }] = await t.sql<{ session_id: string }>(`SELECT session_id FROM top_ups WHERE id = $1`, [id]);
-    const body = sessionEvent('checkout.session.completed', { id: session_id, topUpId: id, amountTotal: Math.round(Number(amount) * 100), currency: 'usd' });
+    const body = p.event('checkout.session.completed', { id: session_id, topUpId: id, amountTotal: Math.round(Number(amount) * 100), currency: 'usd' });
     return { id, body };
   }
-  const deliver = (body: string) => t.http.post('/v1/payment-events/simulated').set('Content-Type', 'application/json').set('Stripe-Signature', signature(body)).send(body);
+  const deliver = (body: string) => t.http.post(`/v1/payment-events/${p.name}`).set('Content-Type', 'application/json').set('Stripe-Signature', p.sign(body)).send(body);
   const usd = async () => (await t.sql<{ available: string; reserved: string }>(`SELECT available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_pc' AND currency = 'USD'`))[0];
   const creditsOf = async (ids: string[]) =>
     t.sql<{ top_up_id: string; n: number }>(`SELECT top_up_id, count(*)::int AS n FROM wallet_ledger WHERE top_up_id = ANY($1) GROUP BY top_up_id ORDER BY top_up_id`, [ids]);

@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { Settings } from '../../shared/config/settings';
 import { AuditModule } from '../audit/audit.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { WalletModule } from '../wallet/wallet.module';
@@ -8,22 +9,31 @@ import { TopUpTransitions } from './application/top-up-transitions';
 import { TopUpStore } from './application/top-ups.port';
 import { CancelTopUp, CreateTopUp, ExpireTopUps, ReadTopUps, ReceivePaymentEvent } from './application/top-ups.use-cases';
 import { SimulatedCheckout } from './infrastructure/simulated-checkout';
+import { PublicBaseUrl } from './infrastructure/public-base-url';
 import { SimulatedPaymentGateway, SimulatedProviderSecret } from './infrastructure/simulated-payment-gateway';
+import { StripePaymentGateway } from './infrastructure/stripe-payment-gateway';
 import { TypeOrmTopUpStore } from './infrastructure/typeorm-top-ups';
 import { CheckoutController } from './interface/http/checkout.controller';
 import { PaymentEventsController } from './interface/http/payment-events.controller';
 import { TopUpsController } from './interface/http/top-ups.controller';
 import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-jobs';
 
-/** Wallet top-ups through a hosted checkout, the payment provider's callback, and the simulated provider. */
+/** Wallet top-ups through a hosted checkout, the payment provider's callback, the simulated provider and Stripe Checkout. */
 @Module({
   imports: [WalletModule, AuditModule, IdempotencyModule, EventOutboxModule],
   controllers: [TopUpsController, PaymentEventsController, CheckoutController],
   providers: [
     { provide: TopUpStore, useClass: TypeOrmTopUpStore },
     SimulatedProviderSecret,
+    PublicBaseUrl,
     SimulatedPaymentGateway,
-    { provide: PaymentGateway, useExisting: SimulatedPaymentGateway },
+    StripePaymentGateway,
+    // PAYMENT_PROVIDER names the adapter; `off` keeps the simulated one, which then refuses every call.
+    {
+      provide: PaymentGateway,
+      inject: [Settings, SimulatedPaymentGateway, StripePaymentGateway],
+      useFactory: (settings: Settings, simulated: SimulatedPaymentGateway, stripe: StripePaymentGateway) => (settings.paymentProvider === 'stripe' ? stripe : simulated),
+    },
     SimulatedCheckout,
     TopUpTransitions,
     CreateTopUp,

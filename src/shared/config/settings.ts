@@ -93,13 +93,24 @@ export interface Settings {
   webhookDisableAfterS: number;
   /** Tests and local use: webhook URLs may be http and reach any address (private, loopback). */
   webhookAllowPrivateUrls: boolean;
-  /** The payment provider of wallet top-ups: the simulated hosted checkout, or off (top-ups 503; default off under NODE_ENV=production). */
-  paymentProvider: 'simulated' | 'off';
+  /**
+   * The payment provider of wallet top-ups: the simulated hosted checkout (refused under
+   * NODE_ENV=production), Stripe Checkout, or off (top-ups 503; the default under NODE_ENV=production).
+   */
+  paymentProvider: 'simulated' | 'stripe' | 'off';
   /** The simulated payment provider: every call, page and event fails (funding_unavailable, 503). */
   paymentProviderDown: boolean;
   /** The secret the simulated provider signs its events with (whsec_…); unset: random per process. Never logged. */
   paymentProviderWebhookSecret: string | undefined;
-  /** The base of checkout_url (scheme, host, port); unset: http://localhost:<PORT>. */
+  /** With PAYMENT_PROVIDER=stripe: the account's secret API key (sk_… or a restricted rk_…). Never logged. */
+  stripeSecretKey: string | undefined;
+  /** With PAYMENT_PROVIDER=stripe: the signing secret (whsec_…) of the webhook endpoint registered at Stripe. Never logged. */
+  stripeWebhookSecret: string | undefined;
+  /** Where the Stripe SDK sends its requests (scheme, host, port; tests and local mocks); unset: Stripe's API. */
+  stripeApiUrl: string | undefined;
+  /** How long one request to Stripe may take before it is retried (twice, with the same idempotency key). */
+  stripeTimeoutMs: number;
+  /** The base of checkout_url (simulated) and of the page a Stripe checkout without return_url ends on (scheme, host, port); unset: http://localhost:<PORT>. */
   publicBaseUrl: string | undefined;
   /** How long a top-up's checkout stays open, in seconds. */
   topUpExpiresS: number;
@@ -203,17 +214,56 @@ function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): num
   return parts.map(Number);
 }
 
-/** PAYMENT_PROVIDER: simulated or off; unset: simulated, off under NODE_ENV=production (its page mints credit for anyone holding the URL). */
-function paymentProvider(env: NodeJS.ProcessEnv): 'simulated' | 'off' {
-  const raw = env.PAYMENT_PROVIDER;
-  if (raw === undefined || raw === '') return env.NODE_ENV === 'production' ? 'off' : 'simulated';
-  if (raw === 'simulated' || raw === 'off') return raw;
-  throw new Error(`Setting PAYMENT_PROVIDER must be simulated or off, got "${raw}"`);
+/**
+ * What a production process needs of each payment provider it may name: PAYMENT_PROVIDER=stripe
+ * needs both secrets (anywhere) and PUBLIC_BASE_URL (in production: a customer without a
+ * return_url is sent back there); simulated is refused in production (its checkout page credits
+ * any wallet without a payment).
+ */
+export const STRIPE_SETTINGS = {
+  STRIPE_SECRET_KEY: 'the secret API key of the Stripe account, sk_live_… (or sk_test_… in test mode, or a restricted rk_… key)',
+  STRIPE_WEBHOOK_SECRET: "the signing secret of the webhook endpoint registered at Stripe, whsec_…",
+} as const;
+
+type PaymentSettings = Pick<Settings, 'paymentProvider' | 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiUrl'>;
+
+/**
+ * PAYMENT_PROVIDER: simulated, stripe or off; unset: simulated, off under NODE_ENV=production.
+ * Under NODE_ENV=production simulated is refused; stripe requires STRIPE_SECRET_KEY and
+ * STRIPE_WEBHOOK_SECRET (anywhere; one message naming each one missing) and, in production,
+ * PUBLIC_BASE_URL. STRIPE_API_URL: unset, or an http(s) origin (tests and local mocks).
+ */
+function paymentProvider(env: NodeJS.ProcessEnv): PaymentSettings {
+  const production = env.NODE_ENV === 'production';
+  const raw = env.PAYMENT_PROVIDER || (production ? 'off' : 'simulated');
+  if (raw !== 'simulated' && raw !== 'stripe' && raw !== 'off') throw new Error(`Setting PAYMENT_PROVIDER must be simulated, stripe or off, got "${raw}"`);
+  if (raw === 'simulated' && production) {
+    throw new Error(
+      'Setting PAYMENT_PROVIDER=simulated is refused under NODE_ENV=production: its checkout page credits any wallet without a payment. ' +
+        'Use PAYMENT_PROVIDER=stripe (with STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET), or off',
+    );
+  }
+  const stripeSecretKey = env.STRIPE_SECRET_KEY || undefined;
+  const stripeWebhookSecret = env.STRIPE_WEBHOOK_SECRET || undefined;
+  const stripeApiUrl = origin(env, 'STRIPE_API_URL', 'http://127.0.0.1:12111');
+  if (raw === 'stripe') {
+    const missing = (Object.keys(STRIPE_SETTINGS) as (keyof typeof STRIPE_SETTINGS)[]).filter((name) => (env[name] ?? '') === '');
+    if (missing.length > 0) {
+      throw new Error(`PAYMENT_PROVIDER=stripe requires these settings: ${missing.map((name) => `${name} (${STRIPE_SETTINGS[name]})`).join('; ')}`);
+    }
+    // The messages name the setting and what it should look like, never its value.
+    if (!/^(sk|rk)_(test|live)_\S+$/.test(stripeSecretKey!)) throw new Error('Setting STRIPE_SECRET_KEY must be a Stripe secret key: sk_live_…, sk_test_…, rk_live_… or rk_test_…');
+    if (!/^whsec_\S+$/.test(stripeWebhookSecret!)) throw new Error('Setting STRIPE_WEBHOOK_SECRET must be the webhook signing secret Stripe shows for the endpoint: whsec_…');
+    if (production && !env.PUBLIC_BASE_URL) {
+      throw new Error('PAYMENT_PROVIDER=stripe requires PUBLIC_BASE_URL under NODE_ENV=production (where Stripe sends back a customer whose top-up has no return_url), such as https://cloud.example.com');
+    }
+  }
+  return { paymentProvider: raw, stripeSecretKey, stripeWebhookSecret, stripeApiUrl };
 }
 
-/** PUBLIC_BASE_URL: unset, or an absolute http(s) URL without a path, query or user info (a trailing slash is dropped). */
-function publicBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const raw = env.PUBLIC_BASE_URL;
+/** An absolute http(s) URL without a path, query or user info (a trailing slash is dropped); unset: undefined. */
+function origin(env: NodeJS.ProcessEnv, name: string, example: string): string | undefined {
+  const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
   let url: URL | undefined;
   try {
@@ -222,7 +272,7 @@ function publicBaseUrl(env: NodeJS.ProcessEnv): string | undefined {
     url = undefined;
   }
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.search || url.hash || url.pathname !== '/') {
-    throw new Error(`Setting PUBLIC_BASE_URL must be an absolute http(s) URL such as https://cloud.example.com, got "${raw}"`);
+    throw new Error(`Setting ${name} must be an absolute http(s) URL such as ${example}, got "${raw}"`);
   }
   return url.origin;
 }
@@ -304,10 +354,11 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     webhookRetryScheduleS: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookDisableAfterS: int(env, 'WEBHOOK_DISABLE_AFTER_S', 432_000, 1, 31_536_000),
     webhookAllowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
-    paymentProvider: paymentProvider(env),
+    ...paymentProvider(env),
+    stripeTimeoutMs: int(env, 'STRIPE_TIMEOUT_MS', 10_000, 1_000, 80_000),
     paymentProviderDown: bool(env, 'PAYMENT_PROVIDER_DOWN', false),
     paymentProviderWebhookSecret: env.PAYMENT_PROVIDER_WEBHOOK_SECRET || undefined,
-    publicBaseUrl: publicBaseUrl(env),
+    publicBaseUrl: origin(env, 'PUBLIC_BASE_URL', 'https://cloud.example.com'),
     topUpExpiresS: int(env, 'TOP_UP_EXPIRES_S', 1800, 60, 86_400),
     topUpExpirySweepMs: int(env, 'TOP_UP_EXPIRY_SWEEP_MS', 5000, 100, 3_600_000),
     reconcileSweepIntervalMs: int(env, 'RECONCILE_SWEEP_INTERVAL_MS', 60_000, 100, 86_400_000),

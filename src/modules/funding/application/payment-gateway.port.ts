@@ -2,6 +2,8 @@ import { Currency, Money } from '../../../shared/kernel/money/money';
 
 export interface CheckoutRequest {
   topUpId: string;
+  /** The organization paying (a real provider records it with the session, for the operator). */
+  orgId: string;
   amount: Money;
   returnUrl: string | null;
   expiresAt: Date;
@@ -12,7 +14,11 @@ export interface CheckoutSession {
   checkoutUrl: string;
 }
 
-export type SessionState = 'open' | 'paid' | 'failed' | 'canceled' | 'expired';
+/**
+ * A session at the provider: `processing` when the customer finished the checkout with a payment
+ * method that settles later (a bank debit): its paid or failed event decides.
+ */
+export type SessionState = 'open' | 'processing' | 'paid' | 'failed' | 'canceled' | 'expired';
 
 export type PaymentEventKind = 'paid' | 'unpaid' | 'failed' | 'expired' | 'canceled' | 'other';
 

@@ -19,7 +19,7 @@ import {
   topUpNotFound,
   topUpNotPending,
 } from '../domain/top-up';
-import { CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway } from './payment-gateway.port';
+import { CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway, SessionState } from './payment-gateway.port';
 import { TopUpTransitions } from './top-up-transitions';
 import { EventOutcome, TopUpFilter, TopUpStore } from './top-ups.port';
 
@@ -65,11 +65,11 @@ export class CreateTopUp {
     return (await this.store.countPending(orgId)) >= PENDING_TOP_UP_LIMIT;
   }
 
-  async openCheckout(request: TopUpRequest): Promise<OpenedCheckout> {
+  async openCheckout(orgId: string, request: TopUpRequest): Promise<OpenedCheckout> {
     const id = newId('tu');
     const createdAt = this.clock.now();
     const expiresAt = new Date(createdAt.getTime() + this.settings.topUpExpiresS * 1000);
-    const session = await this.gateway.createCheckout({ topUpId: id, amount: request.amount, returnUrl: request.returnUrl, expiresAt });
+    const session = await this.gateway.createCheckout({ topUpId: id, orgId, amount: request.amount, returnUrl: request.returnUrl, expiresAt });
     return { id, createdAt, expiresAt, session };
   }
 
@@ -274,8 +274,9 @@ export class ReceivePaymentEvent {
 
 /**
  * The expiry sweep: pending top-ups past expires_at. The provider is asked first (outside a
- * transaction): paid → credited as a paid event would; otherwise (or no answer) → expired
- * under the row lock, if still pending (a later paid event still credits it).
+ * transaction), and a session still open there is closed: paid → credited as a paid event
+ * would; otherwise (or no answer) → expired under the row lock, if still pending (a later paid
+ * event still credits it).
  */
 @Injectable()
 export class ExpireTopUps {
@@ -295,9 +296,11 @@ export class ExpireTopUps {
     let ended = 0;
     for (const { id, sessionId } of due) {
       if (stopping()) break;
-      let state: string | undefined;
+      let state: SessionState | undefined;
       try {
         state = await this.gateway.retrieve(sessionId);
+        // Still open at the provider (Stripe keeps a session at least 30 minutes): closed there first, so that it cannot be paid after the top-up expired.
+        if (state === 'open' && (await this.gateway.cancelCheckout(sessionId)) === 'already_paid') state = await this.gateway.retrieve(sessionId);
       } catch (err) {
         this.logger.warn({ msg: 'top-up expiry: the provider did not answer; expiring', top_up_id: id, err: err instanceof Error ? err.message : String(err) });
       }

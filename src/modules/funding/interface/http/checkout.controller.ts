@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Request, Response } from 'express';
@@ -61,8 +61,8 @@ ${buttons}`,
 /**
  * The simulated provider's hosted checkout: its site, not the API (outside /v1, public, not
  * rate limited, not in the OpenAPI document). Server-rendered HTML without any script, under a
- * CSP that allows none. 404 when PAYMENT_PROVIDER=off or the session is unknown; 503 when
- * PAYMENT_PROVIDER_DOWN=true.
+ * CSP that allows none. 404 when PAYMENT_PROVIDER is not simulated or the session is unknown;
+ * 503 when PAYMENT_PROVIDER_DOWN=true. `/checkout/complete` serves every provider.
  */
 @ApiExcludeController()
 @Controller('checkout')
@@ -93,6 +93,24 @@ export class CheckoutController {
       return true;
     }
     return false;
+  }
+
+  /**
+   * Where a checkout of a top-up without return_url sends the customer back (Stripe's success and
+   * cancel URLs): says what happened, reads nothing and never credits anything (the signed event
+   * does). 404 when PAYMENT_PROVIDER=off.
+   */
+  @Get('complete')
+  complete(@Query('checkout') outcome: unknown, @Res() res: Response): void {
+    if (this.settings.paymentProvider === 'off' || (outcome !== 'paid' && outcome !== 'canceled')) return this.send(res, 404, page('Not found', '<h1>Not found</h1>'));
+    if (outcome === 'paid') {
+      return this.send(
+        res,
+        200,
+        page('Payment received', '<h1>Payment received</h1>\n<p>Your wallet is credited as soon as the payment provider confirms the payment. You can close this page.</p>'),
+      );
+    }
+    this.send(res, 200, page('Payment not completed', '<h1>Payment not completed</h1>\n<p>Nothing was charged. The top-up stays pending until it expires or is canceled.</p>'));
   }
 
   @Get(':session')

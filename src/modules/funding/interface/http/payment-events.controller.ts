@@ -28,9 +28,10 @@ export class PaymentEventsController {
     description:
       'Called by the payment provider, not by API clients: no bearer token; the `Stripe-Signature` header (HMAC-SHA256 of `t.body` with the webhook secret, ' +
       'within 300 s of now) authenticates the raw body (at most 256 KiB). Each event id is applied once: a delivery seen before answers 200 and changes nothing. ' +
-      'A paid event credits its top-up exactly once, even after it was canceled or expired. Order: 404 (not the configured provider), 400 signature, 400 body, 200.',
+      'A paid event credits its top-up exactly once, even after it was canceled or expired. Register this URL at Stripe for the checkout.session.* events. ' +
+      'Order: 404 (not the configured provider), 400 signature, 400 body, 200.',
   })
-  @ApiParam({ name: 'provider', description: 'The configured provider', example: 'simulated' })
+  @ApiParam({ name: 'provider', description: 'The configured provider (PAYMENT_PROVIDER): `stripe`, or `simulated`; any other is 404', example: 'stripe' })
   @ApiHeader({ name: 'Stripe-Signature', required: true, description: '`t=<unix seconds>,v1=<64 lowercase hex>`', example: 't=1767225600,v1=a2566383c8650914a50a0ce1d87e908f04392cd50d21d559c8bd690590633ed0' })
   @ApiBody({
     description: 'A Stripe-shaped event: `id`, `type`; for checkout.session.* also `data.object` with `id`, `client_reference_id`, `amount_total`, `currency`, `payment_status`',

@@ -67,7 +67,7 @@ export class TopUpsController {
     const stored = await this.storedAnswer(scope, storable);
     if (stored) return sendOutcome(res, stored);
     // At the limit the checkout is never opened; otherwise it is opened before the transaction (503: nothing written).
-    const opened = (await this.create.pendingFull(principal.orgId)) ? undefined : await this.create.openCheckout(request);
+    const opened = (await this.create.pendingFull(principal.orgId)) ? undefined : await this.create.openCheckout(principal.orgId, request);
     const outcome = await this.idempotent.run(
       scope,
       async () => {

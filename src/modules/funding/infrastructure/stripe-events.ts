@@ -1,0 +1,86 @@
+import { Currency, isCurrency } from '../../../shared/kernel/money/money';
+import { PaymentEvent, PaymentEventKind, PaymentEventRefused } from '../application/payment-gateway.port';
+
+/**
+ * Stripe's shape of checkout events, shared by the simulated provider (which sends them) and the
+ * Stripe adapter (which receives Stripe's own): amounts in Stripe's smallest unit, the body's
+ * members, and what each checkout.session.* type means for a top-up.
+ */
+
+/** Stripe's amount: cents (USD minor units are 1e-5: ÷ 1000); IDR × 100, as Stripe counts rupiah two-decimal. */
+export function toProviderAmount(currency: Currency, minor: bigint): bigint {
+  return currency === 'USD' ? minor / 1000n : minor * 100n;
+}
+
+export function fromProviderAmount(currency: Currency, amount: bigint): bigint | null {
+  if (currency === 'USD') return amount * 1000n;
+  return amount % 100n === 0n ? amount / 100n : null;
+}
+
+const bad = (field: string, what: string) => new PaymentEventRefused('bad_body', field, `${field} ${what}`);
+
+export interface StripeEventOptions {
+  /**
+   * Stripe: a checkout.session.* event of a session this service did not open (no top-up id in
+   * client_reference_id: another integration on the same account) is `other` (ignored), not a
+   * 400 that Stripe would retry for days. The simulated provider opens only top-ups' sessions.
+   */
+  foreignSessionsIgnored?: boolean;
+}
+
+/** A Stripe-shaped event body (after its signature was verified): 400 naming the first member missing or mistyped. */
+export function parseStripeEvent(rawBody: Buffer, options: StripeEventOptions = {}): PaymentEvent {
+  let body: unknown;
+  try {
+    body = JSON.parse(rawBody.toString('utf8'));
+  } catch {
+    throw new PaymentEventRefused('bad_body', 'body', 'The event body is not valid JSON');
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new PaymentEventRefused('bad_body', 'body', 'The event body must be a JSON object');
+  const b = body as Record<string, unknown>;
+  if (typeof b.id !== 'string' || b.id.length === 0 || b.id.length > 255) throw bad('id', 'must be a non-empty string');
+  if (typeof b.type !== 'string' || b.type.length === 0 || b.type.length > 255) throw bad('type', 'must be a non-empty string');
+  const none: PaymentEvent = { eventId: b.id, type: b.type, kind: 'other', sessionId: null, topUpId: null, amount: null, currency: null, failureReason: null };
+  if (!b.type.startsWith('checkout.session.')) return none;
+  const data = b.data;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) throw bad('data', 'must be an object');
+  const o = (data as Record<string, unknown>).object;
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) throw bad('data.object', 'must be an object');
+  const obj = o as Record<string, unknown>;
+  if (options.foreignSessionsIgnored && !(typeof obj.client_reference_id === 'string' && obj.client_reference_id.startsWith('tu_'))) return none;
+  for (const member of ['id', 'client_reference_id', 'currency', 'payment_status']) {
+    if (typeof obj[member] !== 'string') throw bad(`data.object.${member}`, 'must be a string');
+  }
+  if (typeof obj.amount_total !== 'number' || !Number.isSafeInteger(obj.amount_total) || obj.amount_total < 0) {
+    throw bad('data.object.amount_total', 'must be a non-negative integer');
+  }
+  if (obj.failure_code !== undefined && obj.failure_code !== null && typeof obj.failure_code !== 'string') throw bad('data.object.failure_code', 'must be a string');
+  const upper = (obj.currency as string).toUpperCase();
+  const currency = isCurrency(upper) && obj.currency === upper.toLowerCase() ? upper : null;
+  const kind: PaymentEventKind =
+    b.type === 'checkout.session.completed'
+      ? obj.payment_status === 'paid'
+        ? 'paid'
+        : obj.payment_status === 'unpaid'
+          ? 'unpaid'
+          : 'other'
+      : b.type === 'checkout.session.async_payment_succeeded'
+        ? 'paid'
+        : b.type === 'checkout.session.async_payment_failed'
+          ? 'failed'
+          : b.type === 'checkout.session.expired'
+            ? 'expired'
+            : b.type === 'checkout.session.canceled'
+              ? 'canceled'
+              : 'other';
+  return {
+    eventId: b.id,
+    type: b.type,
+    kind,
+    sessionId: obj.id as string,
+    topUpId: obj.client_reference_id as string,
+    currency,
+    amount: currency ? fromProviderAmount(currency, BigInt(obj.amount_total)) : null,
+    failureReason: typeof obj.failure_code === 'string' && obj.failure_code.length > 0 ? obj.failure_code.slice(0, 100) : null,
+  };
+}
