@@ -17,6 +17,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/jest-global-setup.ts',
   globalTeardown: '<rootDir>/test/support/jest-global-teardown.ts',
   setupFiles: ['<rootDir>/test/support/jest-setup-file.ts'],
+  setupFilesAfterEnv: ['<rootDir>/test/support/jest-test-timeout.ts'],
   reporters: ['default', '<rootDir>/test/support/slowest-files-reporter.js'],
   testEnvironment: 'node',
   // sdk/src imports its siblings as `./x.js` (ESM): resolved to `./x.ts` when no such .js exists.
@@ -36,5 +37,4 @@ module.exports = {
     }],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|@electric-sql|file-type|strtok3|token-types|@tokenizer|uint8array-extras)/)'],
-  testTimeout: 60000,
 };

@@ -1,4 +1,5 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { scaled } from '../support/deadlines';
 import { AddressInfo, Server, Socket, createServer } from 'node:net';
 import Redis from 'ioredis';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
@@ -32,6 +33,7 @@ async function timed<T>(request: () => Promise<T>): Promise<{ ms: number; res: T
 }
 
 async function waitFor(what: string, condition: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+  timeoutMs = scaled(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -1,4 +1,5 @@
 import { Socket, connect } from 'node:net';
+import { scaled } from '../support/deadlines';
 import { join } from 'node:path';
 import { TestDatabase, createTestDatabase } from '../support/database';
 import { ServerProcess, startServerProcess, tempDir } from '../support/processes';
@@ -65,6 +66,7 @@ function refused(port: number): Promise<boolean> {
 }
 
 async function waitFor(what: string, condition: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  timeoutMs = scaled(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

@@ -2,6 +2,7 @@ import { usingPostgres } from '../support/database';
 import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
 import { ServerProcess, startServerProcess } from '../support/processes';
+import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectInvariantsHold } from '../support/verify';
 
@@ -19,17 +20,6 @@ const EXPIRES = '2030-01-31T00:00:00.000Z';
 const RENEWED = '2030-02-28T00:00:00.000Z';
 
 const org = (suffix: string, n: number) => orgWithDetachedVolumes(suffix, n, { USD: '10000.00000' }, { expires_at: EXPIRES });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await sleep(everyMs);
-  }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-}
 
 /** Renews every volume through `urls` (round robin), `parallel` requests at a time. */
 async function renewAll(urls: string[], suffix: string, n: number, parallel = 10): Promise<void> {

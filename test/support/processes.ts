@@ -3,6 +3,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { scaled } from './deadlines';
+import { trackDir, trackProcess, untrackDir } from './leftovers';
 import { waitFor } from './renewals';
 
 export const ROOT = join(__dirname, '../..');
@@ -27,9 +29,17 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** A temporary folder, removed by `remove()` or, if a failure skips that, by the run's teardown. */
 export function tempDir(prefix: string): { path: string; remove(): void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+  trackDir(path);
+  return {
+    path,
+    remove: () => {
+      rmSync(path, { recursive: true, force: true });
+      untrackDir(path);
+    },
+  };
 }
 
 /** The environment of a child process: this one's, minus settings that would leak into it. */
@@ -41,26 +51,41 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   return out;
 }
 
+/** Sends `signal` to the child's process group (it was started detached), or to the child alone. */
+export function signalGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (!child.pid || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    child.kill(signal);
+  }
+}
+
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
   /** Everything the process wrote so far, stdout and stderr. */
   output(): string;
   /** Sends the signal and resolves with the exit code (null when killed by a signal). */
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
 /**
- * Starts `node dist/src/main.js` and resolves once it prints the URL it listens on. That line is
- * an info log: LOG_LEVEL must stay at info or lower (silent, error or warn hide it).
+ * Starts `node dist/src/main.js` and resolves once it prints the URL it listens on (within
+ * `timeoutMs` on a quiet machine, stretched by the load: deadlines.ts). That line is an info log:
+ * LOG_LEVEL must stay at info or lower (silent, error or warn hide it). The process leads its own
+ * process group, recorded until it exits (leftovers.ts): a failed test leaves nothing running.
  */
 export async function startServerProcess(env: Record<string, string | undefined>, timeoutMs = 30000): Promise<ServerProcess> {
   ensureBuilt();
+  timeoutMs = scaled(timeoutMs);
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
     env: childEnv({ PORT: '0', METRICS_PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env }),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
+  trackProcess(child);
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
@@ -80,14 +105,25 @@ export async function startServerProcess(env: Record<string, string | undefined>
       clearTimeout(timer);
       reject(new Error(`server exited with ${code} before listening:\n${out}`));
     });
+  }).catch((e: unknown) => {
+    signalGroup(child, 'SIGKILL');
+    throw e;
   });
   return {
     child,
     url,
     output: () => out,
-    async stop(signal: NodeJS.Signals = 'SIGTERM') {
-      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return exited;
+    /** The signal to the process group; a process still running `graceMs` (stretched) after it gets SIGKILL. */
+    async stop(signal: NodeJS.Signals = 'SIGTERM', graceMs = 15000) {
+      if (child.exitCode !== null || child.signalCode !== null) return exited;
+      signalGroup(child, signal);
+      if (signal === 'SIGKILL') return exited;
+      const timer = setTimeout(() => signalGroup(child, 'SIGKILL'), scaled(graceMs));
+      try {
+        return await exited;
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
@@ -95,7 +131,7 @@ export async function startServerProcess(env: Record<string, string | undefined>
 /** Runs the operator CLI as a user would: `node dist/src/cli/main.js ...args`. */
 export function runCli(args: string[], env: Record<string, string | undefined>): { status: number | null; stdout: string; stderr: string } {
   ensureBuilt();
-  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv(env), encoding: 'utf8', timeout: 60000 });
+  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv(env), encoding: 'utf8', timeout: scaled(60000) });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

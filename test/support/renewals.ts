@@ -1,3 +1,4 @@
+import { scaled } from './deadlines';
 import { apiToken } from './fixtures';
 
 /**
@@ -26,8 +27,9 @@ export async function renewVolumes(baseUrls: string[], suffix: string, from: num
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/** Checks every `everyMs` until `check` holds; fails after `timeoutMs` naming `what`. */
+/** Polls `check` every `everyMs` until it holds, or fails after `timeoutMs` (a quiet machine's figure, stretched by the load). */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 50): Promise<void> {
+  timeoutMs = scaled(timeoutMs);
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await check()) return;

@@ -1,16 +1,48 @@
 /* global module, process */
 /**
- * A Jest reporter that prints the ten slowest test files at the end of a run (wall time of each
- * file in its worker, from Jest's perfStats), so that the suite's cost stays visible as it grows.
+ * A Jest reporter that prints, at the end of a run, the tests that were skipped and why (the line
+ * each file prints when its subject needs what this machine lacks: PostgreSQL, Redis, Chromium,
+ * root), then the ten slowest test files (wall time of each file in its worker, from Jest's
+ * perfStats), so that what a run left out and the suite's cost stay visible as it grows.
  * Listed in jest.config.js after the default reporter. SLOWEST_FILES=n prints n instead of ten.
  * Plain JavaScript: Jest loads reporters without its transform.
  */
 class SlowestFilesReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
+    /** Test file -> the line it printed saying why it skips (Jest drops each file's console after this hook). */
+    this.reasons = new Map();
+  }
+
+  onTestResult(_test, result) {
+    const said = (result.console || []).map((c) => String(c.message)).find((m) => /skipped/.test(m));
+    if (said) this.reasons.set(result.testFilePath, said);
   }
 
   onRunComplete(_contexts, results) {
+    this.printSkipped(results);
+    this.printSlowest(results);
+  }
+
+  printSkipped(results) {
+    const prefix = `${this.rootDir}/`;
+    const skipped = results.testResults
+      .filter((r) => r.numPendingTests > 0)
+      .map((r) => {
+        const file = r.testFilePath.startsWith(prefix) ? r.testFilePath.slice(prefix.length) : r.testFilePath;
+        const said = this.reasons.get(r.testFilePath);
+        const reason = said ? said.replace(/^[\w.-]+(\.e2e-spec)?:\s*/, '') : 'skipped by the file (no reason printed)';
+        const all = r.numPendingTests === r.numPassingTests + r.numFailingTests + r.numPendingTests;
+        return `  ${file}: ${all ? 'all' : r.numPendingTests} of ${r.numPassingTests + r.numFailingTests + r.numPendingTests} tests; ${reason}`;
+      });
+    if (skipped.length === 0) return;
+    const total = results.numPendingTests;
+    process.stderr.write(
+      `\nSkipped: ${total} test(s) in ${skipped.length} file(s) did not run on this machine (set DATABASE_URL for PostgreSQL and TEST_REDIS_URL for Redis; README "Tests"):\n${skipped.join('\n')}\n`,
+    );
+  }
+
+  printSlowest(results) {
     const prefix = `${this.rootDir}/`;
     const files = results.testResults
       .map((r) => ({
