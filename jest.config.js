@@ -10,6 +10,10 @@
  * reporter prints the ten slowest files. */
 const { availableParallelism } = require('node:os');
 
+/** `TEST_SUBSET=postgres` (npm run test:postgres): every file but the engine-independent ones. */
+const ignored = ['/node_modules/'];
+if (process.env.TEST_SUBSET === 'postgres') ignored.push(...require('./test/engine-independent.js').map((f) => `<rootDir>/${f}$`));
+
 module.exports = {
   maxWorkers: Math.min(4, Math.max(2, availableParallelism() + 1)),
   // A worker whose heap stays above this after a file is replaced by a fresh one (leaks of one file cannot pile up).
@@ -23,6 +27,7 @@ module.exports = {
   // sdk/src imports its siblings as `./x.js` (ESM): resolved to `./x.ts` when no such .js exists.
   resolver: '<rootDir>/test/support/jest-resolver.js',
   roots: ['<rootDir>/test'],
+  testPathIgnorePatterns: ignored,
   testRegex: '\\.(spec|e2e-spec)\\.ts$',
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json'],
   transform: {
