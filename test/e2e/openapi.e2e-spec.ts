@@ -333,6 +333,8 @@ describe('OpenAPI document and docs page', () => {
       'DELETE /v1/volumes/{id}': 'deleteVolume',
       'GET /v1/templates': 'listTemplates',
       'POST /v1/servers/{id}/deployments': 'deployTemplate',
+      'GET /v1/servers/{id}/deployments': 'listServerDeployments',
+      'HEAD /v1/servers/{id}/deployments': 'headServerDeployments',
       'GET /v1/deployments': 'listDeployments',
       'GET /v1/deployments/{id}': 'getDeployment',
       'POST /v1/deployments/{id}/update': 'updateDeployment',
