@@ -31,6 +31,7 @@ import { Invitations1764000000260 } from './1764000000260-invitations';
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
+import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   ServerInstanceMissing1764000000320,
   WebhookDeliveriesInFlight1764000000330,
   AgentPlacements1764000000440,
+  ServerSshKeyIds1764000000360,
 ];

@@ -514,10 +514,10 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       await expectNothingReserved(before, 'refused');
     });
 
-    it('404: a region, zone or server that does not exist (servers of other organizations count as not existing); a region that sells no disk of that type', async () => {
+    it('400 for a region or zone that does not exist (details.valid); 404: a server that does not exist (servers of other organizations count as not existing); a region that sells no disk of that type', async () => {
       const before = await wallet(b);
-      expectError(await purchase(a, { name: 'refused', region: 'xx-nowhere' }), 404, 'not_found', 'Region xx-nowhere not found');
-      expectError(await purchase(b, { name: 'refused', zone: 'id-jkt-z' }), 404, 'not_found', 'Zone id-jkt-z not found');
+      expectError(await purchase(a, { name: 'refused', region: 'xx-nowhere' }), 400, 'invalid_request', /^region xx-nowhere is no region; valid: .*id-jkt/, { field: 'region', valid: expect.arrayContaining(['id-jkt', 'sg-sin']) });
+      expectError(await purchase(b, { name: 'refused', zone: 'id-jkt-z' }), 400, 'invalid_request', /^zone id-jkt-z is no zone of region id-jkt; valid: id-jkt-a/, { field: 'zone', valid: expect.arrayContaining(['id-jkt-a']) });
       expectError(await purchase(a, { name: 'refused', server_id: 'vm_nope' }), 404, 'not_found', 'Server vm_nope not found');
       expectError(await purchase(b, { name: 'refused', server_id: 'vm_mweb1' }), 404, 'not_found', 'Server vm_mweb1 not found');
       expectError(await purchase(a, { name: 'refused', region: 'sg-sin', type: 'ssd', size_gb: 50 }), 404, 'not_found', 'Region sg-sin sells no ssd disks');
@@ -737,12 +737,12 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expectError(await call(a, 'POST', '/v1/quotes', { body: order, token: RO_KEY }), 403, 'forbidden', 'The API key lacks the scope vm:write');
     });
 
-    it('validated as a purchase: 400, 404; quotes of another organization are 404', async () => {
+    it('validated as a purchase: 400 (an unknown region too), 404; quotes of another organization are 404', async () => {
       expectError(await call(a, 'POST', '/v1/quotes', { body: { ...order, size_gb: 155 } }), 400, 'invalid_request', 'size_gb must be from 10 to 4000 in steps of 10 (10, 20, ...) for premium in id-jkt; got 155', { field: 'size_gb' });
       expectError(await call(b, 'POST', '/v1/quotes', { body: { ...order, region: 'sg-sin', size_gb: 50, term_months: 3 } }), 400, 'invalid_request', 'term_months must be one of the terms sold for premium in sg-sin: 1, 12', { field: 'term_months' });
       expectError(await call(a, 'POST', '/v1/quotes', { body: { ...order, currency: 'EUR' } }), 400, 'invalid_request', 'currency must be USD or IDR', { field: 'currency' });
       expectError(await call(b, 'POST', '/v1/quotes', { body: { region: 'id-jkt', size_gb: 10, term_months: 1 } }), 400, 'invalid_request', 'currency is required: USD or IDR', { field: 'currency' });
-      expectError(await call(a, 'POST', '/v1/quotes', { body: { ...order, region: 'xx-nowhere' } }), 404, 'not_found', 'Region xx-nowhere not found');
+      expectError(await call(a, 'POST', '/v1/quotes', { body: { ...order, region: 'xx-nowhere' } }), 400, 'invalid_request', /^region xx-nowhere is no region; valid: /, { field: 'region', valid: expect.arrayContaining(['id-jkt']) });
       expectError(await call(b, 'POST', '/v1/quotes', { body: { ...order, region: 'sg-sin', type: 'ssd', size_gb: 50 } }), 404, 'not_found', 'Region sg-sin sells no ssd disks');
       const mine = await call(a, 'POST', '/v1/quotes', { body: order });
       expectError(await call(b, 'GET', `/v1/quotes/${mine.body.id}`, { token: OTHER_KEY }), 404, 'not_found', `Quote ${mine.body.id} not found`);

@@ -1,4 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
 import { STATUS_OF } from '../../src/shared/http/error-envelope';
@@ -13,6 +15,44 @@ interface Operation {
   responses: Record<string, { content?: Record<string, { schema?: { $ref?: string }; examples?: Record<string, { value: { error: { code: string } } }> }> }>;
 }
 type Doc = { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown>; securitySchemes: Record<string, unknown> } };
+
+const ROOT = join(__dirname, '..', '..');
+
+/** Every Markdown page under docs/, relative to the repository. */
+function docPages(dir = join(ROOT, 'docs')): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? docPages(path) : name.endsWith('.md') ? [relative(ROOT, path)] : [];
+  });
+}
+
+/**
+ * Routes of other APIs the docs describe, never this document's: the host agent's own API
+ * (docs/explanation/host-agent.md) and Stripe's (the Stripe adapter's calls).
+ */
+const FOREIGN_ROUTES = [/^\/v1\/instances(\/|$)/, /^\/v1\/disks(\/|$)/, /^\/v1\/checkout\/sessions(\/|$)/];
+
+/**
+ * The routes a page names ("GET /v1/volumes/{id}", "POST /v1/deployments/{id}/update", "GET
+ * /v1/wallet/top-ups[/{id}]"), each as [method, path segments]: the query and trailing
+ * punctuation dropped, an optional `[/…]` tail giving both forms.
+ */
+function routesNamed(text: string): { method: string; path: string }[] {
+  const found: { method: string; path: string }[] = [];
+  for (const m of text.matchAll(/\b(GET|POST|PUT|PATCH|DELETE|HEAD) `?(\/v1\/[A-Za-z0-9_{}/.…\-[\]]*)/g)) {
+    const raw = m[2].replace(/[.,:;]+$/, '').replace(/\/$/, '');
+    const variants = raw.includes('[') ? [raw.replace(/\[[^\]]*\]/g, ''), raw.replace(/[[\]]/g, '')] : [raw];
+    for (const path of variants) found.push({ method: m[1], path: path.replace(/\/$/, '') });
+  }
+  return found;
+}
+
+/** Whether a path a page names is the document's path (a `{param}` of the document matches any segment). */
+const samePath = (named: string, documented: string): boolean => {
+  const a = named.split('/');
+  const b = documented.split('/');
+  return a.length === b.length && b.every((seg, i) => (seg.startsWith('{') ? a[i] !== '' : seg === a[i]));
+};
 
 /** Express's `/v1/volumes/:id` is OpenAPI's `/v1/volumes/{id}`. */
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
@@ -34,6 +74,92 @@ describe('OpenAPI document and docs page', () => {
 
   const operations = (): { path: string; method: string; op: Operation }[] =>
     Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
+
+  describe('docs/ against the document', () => {
+    const pages = docPages();
+    const text = (page: string) => readFileSync(join(ROOT, page), 'utf8');
+    const schema = (name: string) => doc.components.schemas[name] as { properties: Record<string, { enum?: string[]; items?: { enum?: string[] } }> };
+    const documentedRoutes = () => operations().map((o) => ({ method: o.method.toUpperCase(), path: o.path }));
+
+    it('every route a page names is in the document (other APIs aside: the host agent, Stripe)', () => {
+      expect(pages.length).toBeGreaterThan(30);
+      const unknown = pages.flatMap((page) =>
+        routesNamed(text(page))
+          .filter((r) => !FOREIGN_ROUTES.some((f) => f.test(r.path)))
+          .filter((r) => !documentedRoutes().some((d) => d.method === r.method && samePath(r.path, d.path)))
+          .map((r) => `${page}: ${r.method} ${r.path}`),
+      );
+      expect(unknown).toEqual([]);
+    });
+
+    it('every route of the document (HEAD aside) is named by a reference page', () => {
+      const named = pages.filter((p) => p.startsWith('docs/reference/')).flatMap((p) => routesNamed(text(p)));
+      const unnamed = documentedRoutes()
+        .filter((d) => d.method !== 'HEAD')
+        .filter((d) => !named.some((r) => r.method === d.method && samePath(r.path, d.path) && r.path.split('/').every((seg, i) => seg.startsWith('{') === d.path.split('/')[i].startsWith('{'))))
+        .map((d) => `${d.method} ${d.path}`);
+      expect(unnamed).toEqual([]);
+    });
+
+    it('every operation type, event type, scope and error code a page names is one the document lists', () => {
+      const opTypes = Object.values(doc.components.schemas).flatMap((s) => {
+        const type = (s as { properties?: { type?: { enum?: string[] } } }).properties?.type?.enum;
+        return type?.length === 1 && /^(vm|volume|template)\./.test(type[0]) ? type : [];
+      });
+      expect(opTypes.length).toBeGreaterThanOrEqual(15);
+      const eventTypes = schema('WebhookDelivery').properties.event_type?.enum ?? schema('WebhookDelivery').properties.type?.enum ?? [];
+      expect(eventTypes).toContain('wallet.credited');
+      // Audit actions have no enum in the document: the ones the code writes.
+      const auditActions = new Set<string>();
+      const walk = (dir: string): void => {
+        for (const name of readdirSync(dir)) {
+          const path = join(dir, name);
+          if (statSync(path).isDirectory()) walk(path);
+          else if (name.endsWith('.ts')) for (const m of readFileSync(path, 'utf8').matchAll(/action: '([a-z_]+(?:\.[a-z_]+)+)'/g)) auditActions.add(m[1]);
+        }
+      };
+      walk(join(ROOT, 'src'));
+      const scopes = schema('ApiKey').properties.scopes.items?.enum ?? [];
+      expect(scopes).toContain('vm:read');
+      const codes = (schema('ErrorBody').properties.code.enum ?? []).concat(['payload_too_large']);
+      const wrong: string[] = [];
+      for (const page of pages) {
+        const t = text(page);
+        for (const m of t.matchAll(/`((?:vm|volume|template)\.[a-z_]+)`/g)) {
+          if (!opTypes.includes(m[1]) && !eventTypes.includes(m[1]) && !auditActions.has(m[1])) wrong.push(`${page}: type ${m[1]}`);
+        }
+        for (const m of t.matchAll(/`([a-z]+:(?:read|write))`/g)) if (!scopes.includes(m[1])) wrong.push(`${page}: scope ${m[1]}`);
+        // The host agent's page describes that agent's own API and its own error codes.
+        if (page === 'docs/explanation/host-agent.md') continue;
+        for (const m of t.matchAll(/\b[45]\d\d `([a-z_]+)`/g)) if (!codes.includes(m[1])) wrong.push(`${page}: error code ${m[1]}`);
+      }
+      expect(wrong).toEqual([]);
+      // The document's own description names every scope, and api.md's Operation row every type.
+      const description = (doc as unknown as { info: { description: string } }).info.description;
+      expect(scopes.filter((sc) => !description.includes(`\`${sc}\``))).toEqual([]);
+      const api = text('docs/reference/api.md');
+      const operationSection = api.slice(api.indexOf('### Operation\n'), api.indexOf('\n### ', api.indexOf('### Operation\n') + 1));
+      const operationRow = operationSection.split('\n').find((l) => l.startsWith('| type |')) ?? '';
+      expect(opTypes.filter((op) => !operationRow.includes(`\`${op}\``))).toEqual([]);
+    });
+
+    it('keeps implementation detail (SQL locks, triggers, migration numbers, module internals) out of reference pages', () => {
+      const detail = /\b176[34]\d{9}\b|FOR (NO KEY )?UPDATE|FOR SHARE|SKIP LOCKED|BEFORE INSERT|^## For the /m;
+      const found = pages
+        .filter((p) => p.startsWith('docs/reference/'))
+        .flatMap((page) => text(page).split('\n').map((line, i) => ({ where: `${page}:${i + 1}`, line })))
+        .filter(({ line }) => detail.test(line))
+        .map(({ where, line }) => `${where}: ${line.trim()}`);
+      expect(found).toEqual([]);
+    });
+
+    it('gives X-Org-ID no example (Swagger UI would send it under "Try it out": 403 for everyone else)', () => {
+      const params = operations().flatMap(({ op }) => op.parameters ?? []).filter((p) => p.name === 'X-Org-ID');
+      expect(params.length).toBeGreaterThan(50);
+      for (const p of params) expect(p).toEqual(expect.not.objectContaining({ example: expect.anything() }));
+      for (const p of params) expect(p.schema).toEqual({ type: 'string' });
+    });
+  });
 
   it('is a valid OpenAPI 3 document (swagger-parser)', async () => {
     expect(doc.openapi).toBe('3.0.3');
@@ -333,6 +459,8 @@ describe('OpenAPI document and docs page', () => {
       'DELETE /v1/volumes/{id}': 'deleteVolume',
       'GET /v1/templates': 'listTemplates',
       'POST /v1/servers/{id}/deployments': 'deployTemplate',
+      'GET /v1/servers/{id}/deployments': 'listServerDeployments',
+      'HEAD /v1/servers/{id}/deployments': 'headServerDeployments',
       'GET /v1/deployments': 'listDeployments',
       'GET /v1/deployments/{id}': 'getDeployment',
       'POST /v1/deployments/{id}/update': 'updateDeployment',

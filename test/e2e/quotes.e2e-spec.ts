@@ -161,11 +161,16 @@ describe('quotes', () => {
     expect(await count()).toBe(n);
   });
 
-  it('404 for an unknown region and for a region that sells no disk of the type, nothing written', async () => {
+  it('400 naming region with details.valid for an unknown region (disk and server quotes), 404 for a region that sells no disk of the type, nothing written', async () => {
     const n = await count();
+    const regions = (await t.sql<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+    expect(regions.length).toBeGreaterThan(1);
     const unknown = await t.http.post('/v1/quotes').set(rw).send({ ...ok, region: 'xx-nowhere' });
-    expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual(errorBody(unknown, 'not_found', 'Region xx-nowhere not found'));
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toEqual(errorBody(unknown, 'invalid_request', `region xx-nowhere is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }));
+    const server = await t.http.post('/v1/quotes').set(rw).send({ region: 'xx-nowhere', plan: 'cx1', term_months: 1, currency: 'USD' });
+    expect(server.status).toBe(400);
+    expect(server.body).toEqual(errorBody(server, 'invalid_request', `region xx-nowhere is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }));
     const noSsd = await t.http.post('/v1/quotes').set(rw).send({ ...ok, region: 'sg-sin', type: 'ssd', size_gb: 3 });
     expect(noSsd.status).toBe(404);
     expect(noSsd.body).toEqual(errorBody(noSsd, 'not_found', 'Region sg-sin sells no ssd disks'));
@@ -211,9 +216,9 @@ describe('quotes', () => {
     });
 
     it('stores a 404 and replays it; a 400 of the offer (size off the grid) stores nothing', async () => {
-      const first = await post({ ...ok, region: 'xx-nowhere' }, 'quote-key-404');
+      const first = await post({ ...ok, region: 'sg-sin', type: 'ssd', size_gb: 3 }, 'quote-key-404');
       expect(first.status).toBe(404);
-      const again = await post({ ...ok, region: 'xx-nowhere' }, 'quote-key-404');
+      const again = await post({ ...ok, region: 'sg-sin', type: 'ssd', size_gb: 3 }, 'quote-key-404');
       expect(again.status).toBe(404);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.text).toBe(first.text);

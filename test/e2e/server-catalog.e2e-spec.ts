@@ -224,7 +224,7 @@ describe('server catalog', () => {
       expect((await t.http.get('/v1/server-options?region=id-jkt').set(rw)).body).toEqual(expected(6));
     });
 
-    it('400 without region, 404 for an unknown region or one selling no servers, 401 and 403 as every GET', async () => {
+    it('400 without region or for an unknown one (details.valid), 404 for one selling no servers, 401 and 403 as every GET', async () => {
       const missing = await t.http.get('/v1/server-options').set(rw);
       expect(missing.status).toBe(400);
       expect(missing.body).toEqual(ERROR(missing, 'invalid_request', 'region is required', { field: 'region' }));
@@ -232,8 +232,10 @@ describe('server catalog', () => {
       expect(twice.status).toBe(400);
       expect(twice.body).toEqual(ERROR(twice, 'invalid_request', 'region must be a single string', { field: 'region' }));
       const unknown = await t.http.get('/v1/server-options?region=xx-nowhere').set(rw);
-      expect(unknown.status).toBe(404);
-      expect(unknown.body).toEqual(ERROR(unknown, 'not_found', 'Region xx-nowhere not found'));
+      expect(unknown.status).toBe(400);
+      const regions = (await t.sql<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+      expect(regions.length).toBeGreaterThan(1);
+      expect(unknown.body).toEqual(ERROR(unknown, 'invalid_request', `region xx-nowhere is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }));
       const none = await t.http.get('/v1/server-options?region=sg-sin').set(rw);
       expect(none.status).toBe(404);
       expect(none.body).toEqual(ERROR(none, 'not_found', 'Region sg-sin sells no servers'));

@@ -86,6 +86,7 @@ describe('POST /v1/servers (purchase)', () => {
         labels: { env: 'prod' },
         delete_protection: false,
         volume_ids: [],
+        ssh_key_ids: [keyB, keyA],
         created_at: NOW,
         deleted_at: null,
       },
@@ -302,11 +303,28 @@ describe('POST /v1/servers (purchase)', () => {
       expect(replay.text).toBe(first.text);
     });
 
-    it('404: region, region without servers, zone, plan, image, quote', async () => {
+    it('400 for a region or zone that does not exist, naming the member with details.valid; nothing written', async () => {
+      const before = await counts();
+      const regions = (await t.sql<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+      const zones = (await t.sql<{ id: string }>(`SELECT id FROM zones WHERE region_id = 'id-jkt' ORDER BY id`)).map((r) => r.id);
+      expect(regions.length).toBeGreaterThan(1);
+      expect(zones.length).toBeGreaterThan(1);
+      const region = await buy({ ...ok, region: 'xx-nope' });
+      expect({ status: region.status, body: region.body }).toEqual({
+        status: 400,
+        body: errorBody(region, 'invalid_request', `region xx-nope is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }),
+      });
+      const zone = await buy({ ...ok, zone: 'id-jkt-z' });
+      expect({ status: zone.status, body: zone.body }).toEqual({
+        status: 400,
+        body: errorBody(zone, 'invalid_request', `zone id-jkt-z is no zone of region id-jkt; valid: ${zones.join(', ')}`, { field: 'zone', valid: zones }),
+      });
+      expect(await counts()).toEqual(before);
+    });
+
+    it('404: region without servers, plan, image, quote', async () => {
       const cases: [object, string][] = [
-        [{ ...ok, region: 'xx-nope' }, 'Region xx-nope not found'],
         [{ ...ok, region: 'au-syd' }, 'Region au-syd sells no servers'],
-        [{ ...ok, zone: 'id-jkt-z' }, 'Zone id-jkt-z not found'],
         [{ ...ok, plan: 'cx9' }, 'Plan cx9 is not sold in id-jkt'],
         [{ ...ok, image: 'windows' }, 'Image windows not found'],
         [{ ...ok, quote_id: 'quo_nope' }, 'Quote quo_nope not found'],

@@ -25,6 +25,7 @@ const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds:
   labels: {},
   delete_protection: false,
   volume_ids: volumeIds,
+  ssh_key_ids: [],
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   deleted_at: null,
 });
@@ -118,6 +119,7 @@ describe('servers: reads and edits', () => {
       labels: { env: 'prod', team: 'web' },
       delete_protection: true,
       volume_ids: [],
+      ssh_key_ids: [],
       created_at: expect.any(String),
       deleted_at: null,
     });

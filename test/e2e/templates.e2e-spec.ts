@@ -516,6 +516,28 @@ describe('templates and deployments', () => {
         expect(res.body.error.details).toEqual({ field });
       }
     });
+
+    it("GET /v1/servers/{id}/deployments: the server's deployments as the filtered list shows them; 404 for another organization's server; 400 naming the parameter", async () => {
+      const filtered = await t.http.get('/v1/deployments?server_id=vm_tpweb2&limit=100').set(rw);
+      const res = await t.http.get('/v1/servers/vm_tpweb2/deployments?limit=100').set(rw);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body.deployments.length).toBeGreaterThan(0);
+      expect(res.body).toEqual(filtered.body);
+      const active = await t.http.get('/v1/servers/vm_tpweb2/deployments?status=active').set(rw);
+      expect(active.body).toEqual((await t.http.get('/v1/deployments?server_id=vm_tpweb2&status=active').set(rw)).body);
+      const page1 = (await t.http.get('/v1/servers/vm_tpweb2/deployments?limit=1').set(rw)).body;
+      expect(page1.deployments).toEqual(res.body.deployments.slice(0, 1));
+      for (const id of ['vm_nope', 'vm_txweb1']) {
+        const missing = await t.http.get(`/v1/servers/${id}/deployments`).set(rw);
+        expect(missing.status).toBe(404);
+        expect(missing.body).toEqual({ error: { code: 'not_found', message: `Server ${id} not found`, details: {}, request_id: missing.headers['x-request-id'] } });
+      }
+      for (const [q, field] of [['limit=0', 'limit'], ['status=gone', 'status'], ['cursor=zz', 'cursor']]) {
+        const bad = await t.http.get(`/v1/servers/vm_tpweb2/deployments?${q}`).set(rw);
+        expect({ q, status: bad.status, details: bad.body.error.details }).toEqual({ q, status: 400, details: { field } });
+      }
+    });
   });
 
   it("a deleted server's deployments become removed (TemplateDeployments.removeAllForServer, in the caller's transaction)", async () => {

@@ -160,7 +160,8 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       expect(page.headers['content-security-policy']).toContain("default-src 'none'");
       expect(page.headers['content-security-policy']).not.toMatch(/script-src/);
       expect(page.text).not.toMatch(/<script/i);
-      expect(page.text).toContain('<span id="amount">20.00000</span>');
+      expect(page.text).toContain('<span id="amount" data-value="20.00000">$20.00</span>');
+      expect(page.text).toContain(`<dd id="reference">${id}</dd>`);
       expect(page.text).toContain('<span id="currency">USD</span>');
       expect(page.text).toContain('<span id="status">open</span>');
       expect(page.text).toContain('id="pay"');
@@ -197,7 +198,9 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
     const id = res.body.top_up.id;
     const canceled = await site().post(`${pathOf(res.body.top_up.checkout_url)}/cancel`);
     expect(canceled.status).toBe(200);
-    expect(canceled.text).toContain('Payment canceled');
+    expect(canceled.text).toContain('<h1 id="title" class="warn">Payment canceled</h1>');
+    expect(canceled.text).toContain('<span id="amount" data-value="150000">Rp 150.000</span>');
+    expect(canceled.text).toContain('Nothing was charged. To add funds, start a new top-up');
     expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body).toMatchObject({ status: 'canceled', checkout_url: null, paid_at: null });
     expect(await credits(id)).toEqual([]);
     expect(await t.sql(`SELECT action, actor_type, data FROM audit_log WHERE target_id = $1 ORDER BY seq`, [id])).toEqual([

@@ -357,10 +357,12 @@ describe('GET /v1/volume-options', () => {
     }
   });
 
-  it('answers 404 not_found for an unknown region, and for a region that sells no disk of that type', async () => {
+  it('answers 400 naming region with details.valid for an unknown region, 404 not_found for a region that sells no disk of that type', async () => {
     const unknown = await t.http.get('/v1/volume-options?region=xx-nowhere').set(rw);
-    expect(unknown.status).toBe(404);
-    expect(unknown.body).toEqual(ERROR(unknown, 'not_found', 'Region xx-nowhere not found'));
+    expect(unknown.status).toBe(400);
+    const regions = (await t.sql<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+    expect(regions.length).toBeGreaterThan(1);
+    expect(unknown.body).toEqual(ERROR(unknown, 'invalid_request', `region xx-nowhere is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }));
 
     const noSsd = await t.http.get('/v1/volume-options?region=sg-sin&type=ssd').set(rw);
     expect(noSsd.status).toBe(404);

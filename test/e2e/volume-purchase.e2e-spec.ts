@@ -264,9 +264,7 @@ describe('POST /v1/volumes (purchase)', () => {
   });
 
   it.each([
-    [{ ...ok, region: 'xx-none' }, 'Region xx-none not found'],
     [{ ...ok, region: 'sg-sin', type: 'ssd', size_gb: 50 }, 'Region sg-sin sells no ssd disks'],
-    [{ ...ok, zone: 'id-jkt-z' }, 'Zone id-jkt-z not found'],
     [{ ...ok, server_id: 'vm_pxweb1' }, 'Server vm_pxweb1 not found'],
     [{ ...ok, quote_id: 'quo_nope' }, 'Quote quo_nope not found'],
   ])('404 for %j; nothing written', async (body, message) => {
@@ -274,6 +272,21 @@ describe('POST /v1/volumes (purchase)', () => {
     const res = await buy(body);
     expect(res.status).toBe(404);
     expect(res.body).toEqual(errorBody(res, 'not_found', message));
+    expect(await counts()).toEqual(n);
+  });
+
+  it('400 for a region or zone that does not exist, naming the member with details.valid (the ids that would do); nothing written', async () => {
+    const n = await counts();
+    const regions = (await t.sql<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+    const zones = (await t.sql<{ id: string }>(`SELECT id FROM zones WHERE region_id = 'id-jkt' ORDER BY id`)).map((r) => r.id);
+    expect(regions.length).toBeGreaterThan(1);
+    expect(zones.length).toBeGreaterThan(1);
+    const region = await buy({ ...ok, region: 'xx-none' });
+    expect(region.status).toBe(400);
+    expect(region.body).toEqual(errorBody(region, 'invalid_request', `region xx-none is no region; valid: ${regions.join(', ')}`, { field: 'region', valid: regions }));
+    const zone = await buy({ ...ok, zone: 'id-jkt-z' });
+    expect(zone.status).toBe(400);
+    expect(zone.body).toEqual(errorBody(zone, 'invalid_request', `zone id-jkt-z is no zone of region id-jkt; valid: ${zones.join(', ')}`, { field: 'zone', valid: zones }));
     expect(await counts()).toEqual(n);
   });
 
@@ -320,9 +333,11 @@ describe('POST /v1/volumes (purchase)', () => {
       const res = await buy({ ...ok, name: 'ordered', ...change });
       expect({ change, status: res.status, body: res.body }).toEqual({ change, status: 400, body: errorBody(res, 'invalid_request', message, { field }) });
     }
-    // With nothing to judge a 400 on, the 404 of what does not exist.
+    // With nothing else to judge a 400 on, the zone that does not exist (400), then the 404 of what does not exist.
     const missing = await buy({ ...ok, name: 'ordered', zone: 'id-jkt-z', quote_id: q.id });
-    expect(missing.body).toEqual(errorBody(missing, 'not_found', 'Zone id-jkt-z not found'));
+    expect(missing.body).toMatchObject({ error: { code: 'invalid_request', details: { field: 'zone' } } });
+    const server = await buy({ ...ok, name: 'ordered', server_id: 'vm_nope', quote_id: q.id });
+    expect(server.body).toEqual(errorBody(server, 'not_found', 'Server vm_nope not found'));
     expect(await counts()).toEqual(n);
   });
 

@@ -61,11 +61,11 @@ describe('GET /v1/wallet/transactions', () => {
       transactions: [
         {
           id: expect.stringMatching(WTX), type: 'credit', currency: 'IDR', amount: '1500000', available_after: '1500000', reserved_after: '0',
-          source: 'operator', operation_id: null, top_up_id: null, created_at: expect.any(String),
+          source: 'operator', operation_id: null, top_up_id: null, description: 'Credit added by the operator', created_at: expect.any(String),
         },
         {
           id: expect.stringMatching(WTX), type: 'credit', currency: 'USD', amount: '100.00000', available_after: '100.00000', reserved_after: '0.00000',
-          source: 'operator', operation_id: null, top_up_id: null, created_at: expect.any(String),
+          source: 'operator', operation_id: null, top_up_id: null, description: 'Credit added by the operator', created_at: expect.any(String),
         },
       ],
       next_cursor: null,
@@ -101,21 +101,21 @@ describe('GET /v1/wallet/transactions', () => {
 
     const all = await list('?limit=100');
     expect(all.status).toBe(200);
-    const rows = (all.body.transactions as Record<string, string | null>[]).map(({ type, currency, amount, available_after, reserved_after, operation_id, source }) => ({
-      type, currency, amount, available_after, reserved_after, operation_id, source,
+    const rows = (all.body.transactions as Record<string, string | null>[]).map(({ type, currency, amount, available_after, reserved_after, operation_id, source, description }) => ({
+      type, currency, amount, available_after, reserved_after, operation_id, source, description,
     }));
     const buyAmount = buy.body.volume.billing.amount as string;
     const usdAfterBuy = (100_00000 - Math.round(Number(buyAmount) * 100000)) / 100000; // test arithmetic only; the API sends strings
     const fmt = (n: number) => n.toFixed(5);
     expect(rows).toEqual([
-      { type: 'release', currency: 'IDR', amount: '32000', available_after: '1500000', reserved_after: '0', operation_id: failOp, source: null },
-      { type: 'hold', currency: 'IDR', amount: '32000', available_after: '1468000', reserved_after: '32000', operation_id: failOp, source: null },
-      { type: 'capture', currency: 'USD', amount: '2.00000', available_after: fmt(usdAfterBuy - 2), reserved_after: '0.00000', operation_id: renewOp, source: null },
-      { type: 'hold', currency: 'USD', amount: '2.00000', available_after: fmt(usdAfterBuy - 2), reserved_after: '2.00000', operation_id: renewOp, source: null },
-      { type: 'capture', currency: 'USD', amount: buyAmount, available_after: fmt(usdAfterBuy), reserved_after: '0.00000', operation_id: buyOp, source: null },
-      { type: 'hold', currency: 'USD', amount: buyAmount, available_after: fmt(usdAfterBuy), reserved_after: buyAmount, operation_id: buyOp, source: null },
-      { type: 'credit', currency: 'IDR', amount: '1500000', available_after: '1500000', reserved_after: '0', operation_id: null, source: 'operator' },
-      { type: 'credit', currency: 'USD', amount: '100.00000', available_after: '100.00000', reserved_after: '0.00000', operation_id: null, source: 'operator' },
+      { type: 'release', currency: 'IDR', amount: '32000', available_after: '1500000', reserved_after: '0', operation_id: failOp, source: null, description: 'Reservation released (not charged): renewal of disk data-1 for 1 month' },
+      { type: 'hold', currency: 'IDR', amount: '32000', available_after: '1468000', reserved_after: '32000', operation_id: failOp, source: null, description: 'Reserved for renewal of disk data-1 for 1 month' },
+      { type: 'capture', currency: 'USD', amount: '2.00000', available_after: fmt(usdAfterBuy - 2), reserved_after: '0.00000', operation_id: renewOp, source: null, description: 'Renewal of disk data-1 for 1 month' },
+      { type: 'hold', currency: 'USD', amount: '2.00000', available_after: fmt(usdAfterBuy - 2), reserved_after: '2.00000', operation_id: renewOp, source: null, description: 'Reserved for renewal of disk data-1 for 1 month' },
+      { type: 'capture', currency: 'USD', amount: buyAmount, available_after: fmt(usdAfterBuy), reserved_after: '0.00000', operation_id: buyOp, source: null, description: 'Purchase of disk db-1 for 1 month' },
+      { type: 'hold', currency: 'USD', amount: buyAmount, available_after: fmt(usdAfterBuy), reserved_after: buyAmount, operation_id: buyOp, source: null, description: 'Reserved for purchase of disk db-1 for 1 month' },
+      { type: 'credit', currency: 'IDR', amount: '1500000', available_after: '1500000', reserved_after: '0', operation_id: null, source: 'operator', description: 'Credit added by the operator' },
+      { type: 'credit', currency: 'USD', amount: '100.00000', available_after: '100.00000', reserved_after: '0.00000', operation_id: null, source: 'operator', description: 'Credit added by the operator' },
     ]);
     // Tops up through the checkout: the credit's after-values are the balance again.
     const owner = bearer((await t.http.post('/v1/auth/login').send({ email: 'owner@wh.test', password: OWNER_PASSWORD })).body.token);
@@ -128,7 +128,7 @@ describe('GET /v1/wallet/transactions', () => {
     expect(credit.body.transactions).toEqual([
       {
         id: expect.stringMatching(WTX), type: 'credit', currency: 'IDR', amount: '50000', available_after: '1550000', reserved_after: '0',
-        source: 'top_up', operation_id: null, top_up_id: topUp.body.top_up.id, created_at: expect.any(String),
+        source: 'top_up', operation_id: null, top_up_id: topUp.body.top_up.id, description: `Top-up ${topUp.body.top_up.id}`, created_at: expect.any(String),
       },
     ]);
     // The chain as cli verify's wallet.available_matches_ledger sees it (the deleted volume's disk is left at the provider on purpose).

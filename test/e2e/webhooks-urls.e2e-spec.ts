@@ -1,5 +1,6 @@
 import { DeliverWebhooks } from '../../src/modules/webhooks/application/deliver-webhooks.use-case';
 import { sealSecret } from '../../src/modules/webhooks/domain/secret-box';
+import { PRIVATE_URLS_HINT } from '../../src/modules/webhooks/domain/url-policy';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -28,8 +29,8 @@ describe('webhook URLs (private addresses refused)', () => {
   });
 
   const refused = [
-    ['http', 'http://example.com/hook', 'url must use https'],
-    ['the local receiver over http', `http://127.0.0.1:1/hook`, 'url must use https'],
+    ['http', 'http://example.com/hook', `url must use https${PRIVATE_URLS_HINT}`],
+    ['the local receiver over http', `http://127.0.0.1:1/hook`, `url must use https${PRIVATE_URLS_HINT}`],
     ['user info', 'https://user:pass@example.com/hook', 'url must not hold user info'],
     ['a relative URL', '/hook', 'url must be an absolute URL such as https://example.com/webhooks'],
     ['over 2048 characters', `https://example.com/${'a'.repeat(2040)}`, 'url must be at most 2048 characters'],
@@ -37,8 +38,8 @@ describe('webhook URLs (private addresses refused)', () => {
       '0.0.0.0', '10.0.0.1', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1', '192.0.0.1', '192.168.1.1', '198.18.0.1', '224.0.0.1', '240.0.0.1',
       '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::]', '[::1]', '[fc00::1]', '[fd00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]',
       '[64:ff9b::127.0.0.1]', '[64:ff9b::a00:1]',
-    ].map((host) => [host, `https://${host}:8443/hook`, 'url must not point at a private, loopback, link-local or reserved address']),
-    ['a name resolving to 127.0.0.1', 'https://localhost/hook', "url's host resolves to a private, loopback, link-local or reserved address"],
+    ].map((host) => [host, `https://${host}:8443/hook`, `url must not point at a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}`]),
+    ['a name resolving to 127.0.0.1', 'https://localhost/hook', `url's host resolves to a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}`],
     ['a name that does not resolve', 'https://no-such-host.invalid/hook', "url's host no-such-host.invalid does not resolve"],
   ];
 

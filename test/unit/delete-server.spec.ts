@@ -28,7 +28,7 @@ const KEY: Principal = { kind: 'api_key', orgId: 'org_1', credentialId: 'key_1',
 const server = (over: Partial<Server> = {}): Server => ({
   id: 'vm_1', orgId: 'org_1', name: 'web-1', status: 'running', regionId: 'id-jkt', zoneId: 'id-jkt-a', plan: null, vcpus: null,
   memoryGb: null, diskGb: null, image: null, ipv4: '100.64.0.1', termMonths: null, billing: null, price: null, expiresAt: null,
-  labels: {}, deleteProtection: false, volumeIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null, instanceMissingSince: null, ...over,
+  labels: {}, deleteProtection: false, volumeIds: [], sshKeyIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null, instanceMissingSince: null, ...over,
 });
 
 class RecordingOutbox extends EventOutbox {

@@ -8,7 +8,7 @@ const EARLIER = new Date('2026-11-26T03:00:00Z');
 const server = (status: ServerStatus, over: Partial<Server> = {}): Server => ({
   id: 'vm_1', orgId: 'org_1', name: 'web-1', status, regionId: 'id-jkt', zoneId: 'id-jkt-a', plan: 'cx1', vcpus: 2,
   memoryGb: 4, diskGb: 40, image: 'debian-12', ipv4: '100.64.0.7', termMonths: 1, billing: null, price: null, expiresAt: null,
-  labels: {}, deleteProtection: false, volumeIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null,
+  labels: {}, deleteProtection: false, volumeIds: [], sshKeyIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null,
   instanceMissingSince: null, ...over,
 });
 const instance = (power: 'running' | 'stopped', over: Partial<ProviderInstance> = {}): ProviderInstance => ({

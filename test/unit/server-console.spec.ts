@@ -13,7 +13,7 @@ const KEY: Principal = { kind: 'api_key', orgId: 'org_1', credentialId: 'key_1',
 const server: Server = {
   id: 'vm_1', orgId: 'org_1', name: 'web-1', status: 'running', regionId: 'id-jkt', zoneId: 'id-jkt-a', plan: null, vcpus: null, memoryGb: null,
   diskGb: null, image: null, ipv4: '100.64.0.1', termMonths: null, billing: null, price: null, expiresAt: null, labels: {}, deleteProtection: false,
-  volumeIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null, instanceMissingSince: null,
+  volumeIds: [], sshKeyIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null, instanceMissingSince: null,
 };
 
 describe('POST /v1/servers/{id}/console: a transient provider failure', () => {

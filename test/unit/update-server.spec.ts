@@ -9,7 +9,7 @@ import { InMemoryUnitOfWork } from '../../src/shared/database/in-memory-unit-of-
 const server = (over: Partial<Server> = {}): Server => ({
   id: 'vm_1', orgId: 'org_1', name: 'web-1', status: 'running', regionId: 'id-jkt', zoneId: 'id-jkt-a', plan: null, vcpus: null,
   memoryGb: null, diskGb: null, image: null, ipv4: '100.64.0.1', termMonths: null, billing: null, price: null, expiresAt: null,
-  labels: {}, deleteProtection: true, volumeIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null,
+  labels: {}, deleteProtection: true, volumeIds: [], sshKeyIds: [], createdAt: new Date('2026-11-01T00:00:00Z'), deletedAt: null,
   instanceMissingSince: null, ...over,
 });
 const session = (role: 'owner' | 'admin' | 'developer' | 'viewer'): Principal => ({

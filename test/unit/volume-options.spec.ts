@@ -112,10 +112,10 @@ describe('GetVolumeOptions', () => {
     expect(queries.calls).toEqual({ offerSnapshot: 1, regionLoad: 3, regions: 0 });
   });
 
-  it('answers not_found for an unknown region and a type the region does not sell, without caching the unknown region', async () => {
+  it('answers invalid_request for an unknown region and not_found for a type the region does not sell, without caching the unknown region', async () => {
     const { queries, useCase } = setup();
-    expect(await codeOf(useCase.execute('org_a', { region: 'xx', type: 'premium' }))).toBe('not_found: Region xx not found');
-    expect(await codeOf(useCase.execute('org_a', { region: 'xx', type: 'premium' }))).toBe('not_found: Region xx not found');
+    expect(await codeOf(useCase.execute('org_a', { region: 'xx', type: 'premium' }))).toBe('invalid_request: region xx is no region; valid: id-jkt');
+    expect(await codeOf(useCase.execute('org_a', { region: 'xx', type: 'premium' }))).toBe('invalid_request: region xx is no region; valid: id-jkt');
     expect(queries.calls.offerSnapshot).toBe(2);
     expect(await codeOf(useCase.execute('org_a', { region: 'id-jkt', type: 'ssd' }))).toBe('not_found: Region id-jkt sells no ssd disks');
     expect(queries.calls.regionLoad).toBe(0);

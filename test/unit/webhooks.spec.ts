@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { eventBody } from '../../src/modules/webhooks/domain/events';
 import { openSecret, sealSecret } from '../../src/modules/webhooks/domain/secret-box';
 import { newWebhookSecret, signatureHeader } from '../../src/modules/webhooks/domain/signing';
-import { checkUrlShape, isBlockedAddress, resolveUrl } from '../../src/modules/webhooks/domain/url-policy';
+import { PRIVATE_URLS_HINT, checkUrlShape, isBlockedAddress, resolveUrl } from '../../src/modules/webhooks/domain/url-policy';
 import { nextAttemptDelayMs, parseRetryAfter } from '../../src/modules/webhooks/domain/webhook';
 
 describe('webhook signatures (funding.md worked example)', () => {
@@ -65,10 +65,10 @@ describe('webhook URL policy', () => {
   it.each(allowed)('allows %s', (address) => expect(isBlockedAddress(address)).toBe(false));
 
   it('checks the URL as WHATWG parsing normalises it', () => {
-    expect(checkUrlShape('https://2130706433/hook', false)).toEqual({ ok: false, reason: 'url must not point at a private, loopback, link-local or reserved address' });
+    expect(checkUrlShape('https://2130706433/hook', false)).toEqual({ ok: false, reason: `url must not point at a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}` });
     expect(checkUrlShape('https://0x7f.1/hook', false)).toMatchObject({ ok: false });
     expect(checkUrlShape('https://[::ffff:7f00:1]/', false)).toMatchObject({ ok: false });
-    expect(checkUrlShape('http://example.com/', false)).toEqual({ ok: false, reason: 'url must use https' });
+    expect(checkUrlShape('http://example.com/', false)).toEqual({ ok: false, reason: `url must use https${PRIVATE_URLS_HINT}` });
     expect(checkUrlShape('https://u:p@example.com/', false)).toEqual({ ok: false, reason: 'url must not hold user info' });
     expect(checkUrlShape(`https://example.com/${'a'.repeat(2048)}`, false)).toEqual({ ok: false, reason: 'url must be at most 2048 characters' });
     expect(checkUrlShape('/relative', false)).toEqual({ ok: false, reason: 'url must be an absolute URL such as https://example.com/webhooks' });

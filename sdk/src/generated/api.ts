@@ -162,6 +162,14 @@ export interface QueryParams {
     /** key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
     label?: Array<string>;
   };
+  listServerDeployments: {
+    /** Page size */
+    limit?: number;
+    /** The next_cursor of the previous page */
+    cursor?: string;
+    /** Only deployments in this status; without it every status but removed */
+    status?: "deploying" | "active" | "failed" | "updating" | "removing" | "removed";
+  };
   listDeployments: {
     /** Page size */
     limit?: number;
@@ -259,6 +267,7 @@ export const ROUTES = {
   createServerConsole: {"method":"POST","path":"/v1/servers/{id}/console","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
   listTemplates: {"method":"GET","path":"/v1/templates","query":[],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"templates","cursor":false}},
   deployTemplate: {"method":"POST","path":"/v1/servers/{id}/deployments","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
+  listServerDeployments: {"method":"GET","path":"/v1/servers/{id}/deployments","query":["limit","cursor","status"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"deployments","cursor":true}},
   listDeployments: {"method":"GET","path":"/v1/deployments","query":["limit","cursor","server_id","status"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"deployments","cursor":true}},
   getDeployment: {"method":"GET","path":"/v1/deployments/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
   removeDeployment: {"method":"DELETE","path":"/v1/deployments/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
@@ -360,7 +369,7 @@ export class AuthArea extends Area {
   }
 }
 
-/** deployments: POST /v1/servers/{id}/deployments, GET /v1/deployments, GET /v1/deployments/{id}, DELETE /v1/deployments/{id}, POST /v1/deployments/{id}/update, POST /v1/deployments/{id}/health. */
+/** deployments: POST /v1/servers/{id}/deployments, GET /v1/servers/{id}/deployments, GET /v1/deployments, GET /v1/deployments/{id}, DELETE /v1/deployments/{id}, POST /v1/deployments/{id}/update, POST /v1/deployments/{id}/health. */
 export class DeploymentsArea extends Area {
   /**
    * Deploy a template on a running server (free of charge) (`POST /v1/servers/{id}/deployments`).
@@ -372,6 +381,15 @@ export class DeploymentsArea extends Area {
    */
   create(id: string, params: S["DeployTemplateBody"], options?: ActionOptions): Promise<S["DeploymentAction"]> {
     return this.transport.call("deployTemplate", [id], params, options) as Promise<S["DeploymentAction"]>;
+  }
+
+  /**
+   * One server's deployments, newest first (`GET /v1/servers/{id}/deployments`).
+   *
+   * Iterate it (`for await`) for every item across pages; `.pages()` for the pages.
+   */
+  listServer(id: string, params?: Query<"listServerDeployments">, options?: RequestOptions): Paginator<S["Deployment"], S["DeploymentList"]> {
+    return this.transport.paginate("listServerDeployments", [id], params, options);
   }
 
   /**

@@ -593,6 +593,11 @@ export interface components {
              */
             top_up_id: string | null;
             /**
+             * @description What the customer reads on a statement: a credit names its top-up or the operator; a capture is the charge ("Renewal of disk data-1 for 1 month", "Purchase of server web-1 for 3 months"); a hold reads "Reserved for …" and a release "Reservation released (not charged): …". Disk and server names are their names now.
+             * @example Renewal of disk data-1 for 1 month
+             */
+            description: string;
+            /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
              */
@@ -2574,6 +2579,13 @@ export interface components {
              *     ]
              */
             volume_ids: string[];
+            /**
+             * @description The SSH keys given at purchase, by id, in the order given (a key deleted since keeps its id here); empty when none were given
+             * @example [
+             *       "ssh_demokey1"
+             *     ]
+             */
+            ssh_key_ids: string[];
             /**
              * Format: date-time
              * @example 2026-11-21T00:00:00.000Z

@@ -275,8 +275,10 @@ export function ApiAuthenticated(): MethodDecorator & ClassDecorator {
       required: false,
       description:
         'Sessions only: the organization to act on (the caller must be a member; otherwise 403). ' +
-        "Without it, the user's first organization. Ignored with an API key, which belongs to one organization.",
-      schema: { type: 'string', example: 'org_demo' },
+        "Without it, the user's first organization. Ignored with an API key, which belongs to one organization. " +
+        'Its ids: GET /v1/organizations.',
+      // No example: Swagger UI's "Try it out" would prefill it and send another organization's id (403).
+      schema: { type: 'string' },
     }),
   );
 }
@@ -345,7 +347,7 @@ export const ETAG_HEADER: HeadersObject = {
 const DESCRIPTION = `Cloud Disk Service: virtual servers (buying, power, renewal, consoles, templates, SSH keys, firewall rules) and block disks (volumes), the operations that carry them out, a prepaid wallet (USD, IDR) filled through a hosted checkout, and signed event webhooks.
 
 **Authentication.** Every request but signup, login, health and these docs sends \`Authorization: Bearer <token>\`:
-an API key (\`cds_live_…\`, carries scopes \`vm:read\`/\`vm:write\`) or a session token (\`cds_sess_…\`, from signup or login,
+an API key (\`cds_live_…\`, carries scopes: \`vm:read\`, \`vm:write\`, \`billing:read\`, \`billing:write\`, \`webhooks:write\`, \`audit:read\`) or a session token (\`cds_sess_…\`, from signup or login,
 valid 24 hours, acts with the user's role). Sessions may send \`X-Org-ID\` to pick an organization.
 
 **Errors.** Every error is \`{"error": {"code", "message", "request_id", "details"}}\` (schema ErrorEnvelope).

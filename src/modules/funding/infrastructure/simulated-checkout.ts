@@ -17,6 +17,9 @@ export interface SimSession {
   returnUrl: string | null;
   /** As shown: an open session past its expiry reads expired. */
   status: 'open' | 'paid' | 'canceled' | 'expired';
+  /** The paying organization's name (the top-up's organization). */
+  organizationName: string;
+  expiresAt: Date;
 }
 
 /** Delays before each retry of an undelivered event (after the first attempt). */
@@ -48,8 +51,15 @@ export class SimulatedCheckout {
   ) {}
 
   async session(id: string): Promise<SimSession | undefined> {
-    const row = await this.db.one<{ id: string; top_up_id: string; currency: Currency; amount: string; return_url: string | null; status: SimSession['status']; expires_at: Date }>(
-      `SELECT id, top_up_id, currency, amount::text AS amount, return_url, status, expires_at FROM sim_checkout_sessions WHERE id = $1`,
+    const row = await this.db.one<{
+      id: string; top_up_id: string; currency: Currency; amount: string; return_url: string | null; status: SimSession['status']; expires_at: Date;
+      organization_name: string | null;
+    }>(
+      `SELECT s.id, s.top_up_id, s.currency, s.amount::text AS amount, s.return_url, s.status, s.expires_at, o.name AS organization_name
+         FROM sim_checkout_sessions s
+         LEFT JOIN top_ups t ON t.id = s.top_up_id
+         LEFT JOIN organizations o ON o.id = t.org_id
+        WHERE s.id = $1`,
       [id],
     );
     if (!row) return undefined;
@@ -60,6 +70,8 @@ export class SimulatedCheckout {
       amount: Money.ofMinor(row.currency, BigInt(row.amount)),
       returnUrl: row.return_url,
       status: expired ? 'expired' : row.status,
+      organizationName: row.organization_name ?? 'your organization',
+      expiresAt: row.expires_at,
     };
   }
 

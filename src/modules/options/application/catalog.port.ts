@@ -6,6 +6,8 @@ export abstract class Catalog {
   abstract createRegion(region: RegionDefinition): Promise<void>;
   abstract offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined>;
   abstract regionExists(regionId: string): Promise<boolean>;
+  /** Every region's id, ordered. */
+  abstract regionIds(): Promise<string[]>;
   /** Whether the zone belongs to the region. */
   abstract zoneInRegion(regionId: string, zoneId: string): Promise<boolean>;
   /** The zone and its region; undefined when there is no such zone. */

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
+import { unknownRegion } from '../domain/unknown-place';
 import { VolumeType } from '../domain/catalog';
 import { OfferSnapshot, VolumeOptions, volumeOptions } from '../domain/volume-options';
 import { CatalogQueries } from './catalog-queries.port';
@@ -31,7 +32,7 @@ export class GetVolumeOptions {
 
   async execute(orgId: string, input: { region: string; type: VolumeType }): Promise<VolumeOptions> {
     const snapshot = await this.snapshot(input.region, input.type);
-    if (!snapshot) throw notFound(`Region ${input.region} not found`);
+    if (!snapshot) throw unknownRegion(input.region, (await this.queries.regions()).map((r) => r.id));
     if (!snapshot.offer) throw notFound(`Region ${input.region} sells no ${input.type} disks`);
     const load = await this.queries.regionLoad(snapshot.regionId, orgId, snapshot.offer.perServerLimit);
     return volumeOptions(snapshot.offer, snapshot.zones, load);

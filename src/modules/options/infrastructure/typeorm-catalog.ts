@@ -74,6 +74,10 @@ export class TypeOrmCatalog extends Catalog {
     return (await this.db.one('SELECT 1 FROM regions WHERE id = $1', [regionId])) !== undefined;
   }
 
+  async regionIds(): Promise<string[]> {
+    return (await this.db.query<{ id: string }>('SELECT id FROM regions ORDER BY id COLLATE "C"')).map((r) => r.id);
+  }
+
   async offer(regionId: string, type: VolumeType): Promise<VolumeOffer | undefined> {
     const row = await this.db.one<OfferRow>(`SELECT ${OFFER_COLUMNS} FROM volume_offers WHERE region_id = $1 AND type = $2`, [regionId, type]);
     return row && toOffer(row);

@@ -9,6 +9,7 @@ import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { Operation } from '../../operations/domain/operation';
+import { unknownRegion, unknownZone } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
 import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
 import { ServerOfferSnapshot } from '../../options/domain/server-options';
@@ -111,6 +112,9 @@ export class PurchaseServer {
     }
     const quote = anyQuote?.kind === 'server' ? anyQuote : undefined;
     if (quote) checkServerQuoteMatches(quote, { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency });
+    // 400 last: a region or zone that does not exist, with the ids that would do (details.valid).
+    if (!offer) throw unknownRegion(input.regionId, await this.catalog.regionIds());
+    if (input.zoneId !== undefined && !found) throw unknownZone(input.zoneId, input.regionId, (await this.catalog.zonesOf(input.regionId)).map((z) => z.id));
     return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote };
   }
 
@@ -120,11 +124,7 @@ export class PurchaseServer {
       const order = { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency };
 
       // 404.
-      if (!c.offer) {
-        if (!(await this.catalog.regionExists(input.regionId))) throw notFound(`Region ${input.regionId} not found`);
-        throw notFound(`Region ${input.regionId} sells no servers`);
-      }
-      if (input.zoneId !== undefined && !c.zone) throw notFound(`Zone ${input.zoneId} not found`);
+      if (!c.offer) throw notFound(`Region ${input.regionId} sells no servers`);
       const plan = c.offer.plans.find((p) => p.id === input.planId);
       if (!plan) throw notFound(`Plan ${input.planId} is not sold in ${input.regionId}`);
       if (!c.offer.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
@@ -171,6 +171,7 @@ export class PurchaseServer {
             expiresAt: addMonthsClamped(now, input.termMonths),
             labels: c.labels,
             deleteProtection: input.deleteProtection ?? false,
+            sshKeyIds: c.keys.map((k) => k.id),
             createdAt: now,
           }),
         );

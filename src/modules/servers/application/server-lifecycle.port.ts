@@ -22,6 +22,8 @@ export interface NewServer {
   expiresAt: Date;
   labels: Labels;
   deleteProtection: boolean;
+  /** The SSH keys given, by id, in the order given. */
+  sshKeyIds: string[];
   createdAt: Date;
 }
 

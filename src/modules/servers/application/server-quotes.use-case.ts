@@ -3,6 +3,7 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Principal } from '../../auth/domain/principal';
+import { unknownRegion } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
 import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
 import { ServerOrderTerms, ServerQuote, makeServerQuote } from '../domain/server-quote';
@@ -10,8 +11,8 @@ import { ServerQuotes } from './server-quotes.port';
 
 /**
  * POST /v1/quotes with `plan` (servers.md): a server's price locked for 10 minutes, checked as a
- * purchase is: 400 for a term the region does not sell, 404 for a region that does not exist or
- * sells no servers, or a plan not sold there. Stock, the purchase switches and the balance are
+ * purchase is: 400 for a region that does not exist (details.valid) or a term the region does not
+ * sell, 404 for a region that sells no servers or a plan not sold there. Stock, the purchase switches and the balance are
  * checked at purchase.
  */
 @Injectable()
@@ -25,15 +26,13 @@ export class CreateServerQuote {
 
   async execute(principal: Principal, order: ServerOrderTerms): Promise<ServerQuote> {
     const offer = await this.offers.offerSnapshot(order.regionId);
+    if (!offer) throw unknownRegion(order.regionId, await this.catalog.regionIds());
     if (offer && offer.terms !== null && !offer.terms.includes(order.termMonths)) {
       throw invalidRequest(`term_months must be one of the terms sold for servers in ${order.regionId}: ${[...offer.terms].sort((a, b) => a - b).join(', ')}`, {
         field: 'term_months',
       });
     }
-    if (!offer || offer.terms === null) {
-      if (!offer && !(await this.catalog.regionExists(order.regionId))) throw notFound(`Region ${order.regionId} not found`);
-      throw notFound(`Region ${order.regionId} sells no servers`);
-    }
+    if (offer.terms === null) throw notFound(`Region ${order.regionId} sells no servers`);
     const plan = offer.plans.find((p) => p.id === order.planId);
     if (!plan) throw notFound(`Plan ${order.planId} is not sold in ${order.regionId}`);
     const quote = makeServerQuote(newId('quo'), principal.orgId, order, plan.price, this.clock.now());

@@ -22,6 +22,7 @@ export function presentServer(s: Server) {
     labels: { ...s.labels },
     delete_protection: s.deleteProtection,
     volume_ids: [...s.volumeIds],
+    ssh_key_ids: [...s.sshKeyIds],
     created_at: s.createdAt.toISOString(),
     deleted_at: s.deletedAt ? s.deletedAt.toISOString() : null,
   };

@@ -34,6 +34,8 @@ export interface Server {
   deleteProtection: boolean;
   /** Its live volumes, by id. */
   volumeIds: string[];
+  /** The SSH keys given at purchase, by id (a key deleted since keeps its id here). */
+  sshKeyIds: string[];
   createdAt: Date;
   deletedAt: Date | null;
   /**

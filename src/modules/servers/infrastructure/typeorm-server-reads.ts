@@ -27,6 +27,7 @@ interface ServerRow {
   labels: Record<string, string>;
   delete_protection: boolean;
   volume_ids: string[];
+  ssh_key_ids: string[];
   created_at: Date;
   deleted_at: Date | null;
   instance_missing_since: Date | null;
@@ -36,7 +37,7 @@ interface ServerRow {
 /** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
 const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
   s.ipv4, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
-  s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since,
+  s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.ssh_key_ids,
   ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
   to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
 
@@ -62,6 +63,7 @@ export function toServer(r: ServerRow): Server {
     labels: r.labels,
     deleteProtection: r.delete_protection,
     volumeIds: r.volume_ids,
+    sshKeyIds: r.ssh_key_ids,
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
     instanceMissingSince: r.instance_missing_since,

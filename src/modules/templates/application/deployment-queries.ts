@@ -28,6 +28,19 @@ export class TemplateQueries {
     return d;
   }
 
+  /** GET /v1/servers/{id}/deployments: the server's deployments as the list shows them; a server not the organization's is 404. */
+  async listOfServer(
+    principal: Principal,
+    serverId: string,
+    input: { limit?: string; cursor?: string; status?: DeploymentStatus },
+  ): Promise<{ deployments: Deployment[]; nextCursor: string | null }> {
+    const limit = input.limit === undefined ? DEPLOYMENT_PAGE_LIMIT : parseLimit(input.limit);
+    const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+    if (!(await this.deployments.serverInOrg(principal.orgId, serverId))) throw notFound(`Server ${serverId} not found`);
+    const page = await this.deployments.list(principal.orgId, { limit, after, serverId, status: input.status });
+    return { deployments: page.items, nextCursor: page.next && encodeCursor(page.next) };
+  }
+
   /** Newest first; without `status` every deployment but removed ones. */
   async list(
     principal: Principal,

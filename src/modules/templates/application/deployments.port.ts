@@ -33,6 +33,8 @@ export interface DeploymentListQuery {
 export abstract class DeploymentRepository {
   /** The organization's server, locked (FOR UPDATE) until the transaction ends; undefined when not the organization's. */
   abstract lockServer(orgId: string, serverId: string): Promise<DeploymentServer | undefined>;
+  /** Whether the server is the organization's (deleted ones too), without a lock. */
+  abstract serverInOrg(orgId: string, serverId: string): Promise<boolean>;
   /** The id of the server's unfinished vm.* or template.* operation, if any. */
   abstract unfinishedServerOperation(serverId: string): Promise<string | undefined>;
   /** The server's deployment of the template that is not removed, if any. */

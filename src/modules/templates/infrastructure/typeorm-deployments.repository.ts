@@ -65,6 +65,10 @@ export class TypeOrmDeploymentRepository extends DeploymentRepository {
     super();
   }
 
+  async serverInOrg(orgId: string, serverId: string): Promise<boolean> {
+    return (await this.db.one('SELECT 1 FROM servers WHERE org_id = $1 AND id = $2', [orgId, serverId])) !== undefined;
+  }
+
   async lockServer(orgId: string, serverId: string): Promise<DeploymentServer | undefined> {
     const row = await this.db.one<{ id: string; status: string; deleted_at: Date | null }>(
       'SELECT id, status, deleted_at FROM servers WHERE org_id = $1 AND id = $2 FOR UPDATE',

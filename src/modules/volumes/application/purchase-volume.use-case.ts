@@ -8,6 +8,7 @@ import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { Operation } from '../../operations/domain/operation';
+import { unknownRegion, unknownZone } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
 import { VolumeType, Zone } from '../../options/domain/catalog';
 import { WalletLedger } from '../../wallet/application/wallet.port';
@@ -112,13 +113,14 @@ export class PurchaseVolume {
         throw invalidRequest(`quote_id ${quote.id} is a server quote; a disk purchase needs a disk quote (POST /v1/quotes with type and size_gb)`, { field: 'quote_id' });
       }
       if (quote) checkQuoteMatches(quote, order);
+      // 400 last: a region or zone that does not exist, with the ids that would do (details.valid).
+      if (!offer && !(await this.catalog.regionExists(order.regionId))) throw unknownRegion(order.regionId, await this.catalog.regionIds());
+      if (input.zoneId !== undefined && !zoneFound) {
+        throw unknownZone(input.zoneId, order.regionId, (await this.catalog.zonesOf(order.regionId)).map((z) => z.id));
+      }
 
       // 404.
-      if (!offer) {
-        if (!(await this.catalog.regionExists(order.regionId))) throw notFound(`Region ${order.regionId} not found`);
-        throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
-      }
-      if (input.zoneId !== undefined && !zoneFound) throw notFound(`Zone ${input.zoneId} not found`);
+      if (!offer) throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
       if (input.serverId !== undefined && !server) throw notFound(`Server ${input.serverId} not found`);
       if (input.quoteId !== undefined && !quote) throw notFound(`Quote ${input.quoteId} not found`);
 

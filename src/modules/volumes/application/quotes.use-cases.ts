@@ -3,13 +3,14 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Principal } from '../../auth/domain/principal';
+import { unknownRegion } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
 import { OrderTerms, Quote, makeQuote } from '../domain/quote';
 import { QuoteRepository } from './quotes.port';
 
 /**
  * POST /v1/quotes: the price of an order, locked for 10 minutes (lifecycle.md "Quotes").
- * Checked as a purchase is: 404 for a region that does not exist or sells no disk of the type,
+ * Checked as a purchase is: 400 for a region that does not exist (details.valid), 404 for one selling no disk of the type,
  * then 400 for a size or term the offer does not sell. Stock and balance are not checked: a
  * quote locks the price only.
  */
@@ -24,7 +25,7 @@ export class CreateQuote {
   async execute(principal: Principal, order: OrderTerms): Promise<Quote> {
     const offer = await this.catalog.offer(order.regionId, order.type);
     if (!offer) {
-      if (!(await this.catalog.regionExists(order.regionId))) throw notFound(`Region ${order.regionId} not found`);
+      if (!(await this.catalog.regionExists(order.regionId))) throw unknownRegion(order.regionId, await this.catalog.regionIds());
       throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
     }
     const quote = makeQuote(newId('quo'), principal.orgId, offer, order, this.clock.now());

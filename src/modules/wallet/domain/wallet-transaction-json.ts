@@ -12,6 +12,7 @@ export function presentWalletTransaction(t: WalletTransaction) {
     source: t.source,
     operation_id: t.operationId,
     top_up_id: t.topUpId,
+    description: t.description,
     created_at: t.createdAt.toISOString(),
   };
 }

@@ -16,6 +16,8 @@ export interface WalletTransaction {
   source: 'operator' | 'top_up' | null;
   operationId: string | null;
   topUpId: string | null;
+  /** What a customer reads on a statement, such as "Renewal of disk data-1 for 1 month". */
+  description: string;
   createdAt: Date;
 }
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { Currency, Money } from '../../../shared/kernel/money/money';
 import { WalletHistory } from '../application/wallet-history.port';
+import { describeTransaction } from '../domain/transaction-description';
 import { TransactionType, WalletTransaction, WalletTransactionCursor, WalletTransactionFilter } from '../domain/wallet-transaction';
 
 export interface WalletLedgerRow {
@@ -15,6 +16,11 @@ export interface WalletLedgerRow {
   operation_id: string | null;
   top_up_id: string | null;
   created_at: Date;
+  /** The operation's type, term and target (the history's join; absent on a credit just written). */
+  op_type?: string | null;
+  op_term?: string | null;
+  target_name?: string | null;
+  target_id?: string | null;
 }
 
 export function toTransaction(r: WalletLedgerRow): WalletTransaction {
@@ -28,6 +34,14 @@ export function toTransaction(r: WalletLedgerRow): WalletTransaction {
     source: r.kind !== 'credit' ? null : r.top_up_id !== null ? 'top_up' : 'operator',
     operationId: r.operation_id,
     topUpId: r.top_up_id,
+    description: describeTransaction({
+      type: r.kind,
+      topUpId: r.top_up_id,
+      operationId: r.operation_id,
+      subject: r.op_type
+        ? { operationType: r.op_type, termMonths: r.op_term != null && /^\d+$/.test(r.op_term) ? Number(r.op_term) : null, name: r.target_name ?? null, targetId: r.target_id ?? null }
+        : null,
+    }),
     createdAt: r.created_at,
   };
 }
@@ -72,8 +86,13 @@ export class TypeOrmWalletHistory extends WalletHistory {
     params.push(limit + 1);
     const sql = `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
               l.available_after::text AS available_after, l.reserved_after::text AS reserved_after,
-              l.operation_id, l.top_up_id, l.created_at
+              l.operation_id, l.top_up_id, l.created_at,
+              o.type AS op_type, o.params->>'term_months' AS op_term, COALESCE(v.name, s.name) AS target_name,
+              COALESCE(o.volume_id, o.vm_id) AS target_id
          FROM wallet_ledger l
+         LEFT JOIN operations o ON o.id = l.operation_id
+         LEFT JOIN volumes v ON v.id = o.volume_id
+         LEFT JOIN servers s ON s.id = o.vm_id
         WHERE ${where.join(' AND ')}
         ORDER BY l.seq DESC
         LIMIT $${params.length}`;

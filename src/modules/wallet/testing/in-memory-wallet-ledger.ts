@@ -1,3 +1,4 @@
+import { describeTransaction } from '../domain/transaction-description';
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
 import { Balance, Credit, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
 
@@ -40,6 +41,7 @@ export class InMemoryWalletLedger extends WalletLedger {
       source: topUpId === undefined ? ('operator' as const) : ('top_up' as const),
       operationId: null,
       topUpId: topUpId ?? null,
+      description: describeTransaction({ type: 'credit', topUpId: topUpId ?? null, operationId: null, subject: null }),
       createdAt: new Date(),
     };
     return { balance, transaction };

@@ -29,6 +29,9 @@ export function isBlockedAddress(address: string): boolean {
   return BLOCKED_V6.some((range) => (ip as ipaddr.IPv6).match(range));
 }
 
+/** Appended to the refusals a receiver on this machine or a private network meets: the setting that allows it. */
+export const PRIVATE_URLS_HINT = '; a receiver on this machine or a private network needs the operator setting WEBHOOK_ALLOW_PRIVATE_URLS=true';
+
 export type UrlCheck = { ok: true; url: URL; host: string; literal: boolean } | { ok: false; reason: string };
 
 /** The URL's own rules (no lookup): the parsed URL and its host (an IP literal without brackets), or why not. */
@@ -40,12 +43,12 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): UrlCheck {
   } catch {
     return { ok: false, reason: 'url must be an absolute URL such as https://example.com/webhooks' };
   }
-  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return { ok: false, reason: 'url must use https' };
+  if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) return { ok: false, reason: `url must use https${PRIVATE_URLS_HINT}` };
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'url must not hold user info' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
   if (host === '') return { ok: false, reason: 'url must name a host' };
   const literal = ipaddr.isValid(host);
-  if (literal && !allowPrivate && isBlockedAddress(host)) return { ok: false, reason: 'url must not point at a private, loopback, link-local or reserved address' };
+  if (literal && !allowPrivate && isBlockedAddress(host)) return { ok: false, reason: `url must not point at a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}` };
   return { ok: true, url, host, literal };
 }
 
@@ -69,7 +72,7 @@ export async function resolveUrl(raw: string, allowPrivate: boolean, lookup: Loo
   }
   if (addresses.length === 0) return { ok: false, error: 'dns_error', reason: `url's host ${shape.host} does not resolve` };
   if (!allowPrivate && addresses.some(isBlockedAddress)) {
-    return { ok: false, error: 'blocked_address', reason: "url's host resolves to a private, loopback, link-local or reserved address" };
+    return { ok: false, error: 'blocked_address', reason: `url's host resolves to a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}` };
   }
   return { ok: true, url: shape.url, host: shape.host, address: addresses[0] };
 }

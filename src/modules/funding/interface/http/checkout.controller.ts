@@ -5,7 +5,8 @@ import type { Request, Response } from 'express';
 import { Settings } from '../../../../shared/config/settings';
 import { Public } from '../../../auth/interface/http/access.decorators';
 import { returnLocation } from '../../domain/top-up';
-import { CheckoutAction, SimSession, SimulatedCheckout } from '../../infrastructure/simulated-checkout';
+import { checkoutPage as page, sessionPage } from './checkout-pages';
+import { CheckoutAction, SimulatedCheckout } from '../../infrastructure/simulated-checkout';
 
 /**
  * No source allows a script. `form-action` also governs where the form's redirect may go
@@ -15,47 +16,6 @@ import { CheckoutAction, SimSession, SimulatedCheckout } from '../../infrastruct
 function csp(returnUrl: string | null): string {
   const back = returnUrl ? ` ${new URL(returnUrl).origin}` : '';
   return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${back}; frame-ancestors 'none'; base-uri 'none'`;
-}
-
-const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
-
-function page(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(title)}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;color:#1a1a1a}
-.amount{font-size:2rem;font-weight:600;margin:1rem 0}
-form{display:inline-block;margin-right:.5rem}
-button{font-size:1rem;padding:.6rem 1.4rem;border-radius:.4rem;border:1px solid #888;cursor:pointer}
-#pay{background:#1f6feb;color:#fff;border-color:#1f6feb}
-.note{color:#666;font-size:.9rem}
-</style>
-</head>
-<body>
-${body}
-</body>
-</html>
-`;
-}
-
-function sessionPage(s: SimSession): string {
-  const buttons =
-    s.status === 'open'
-      ? `<form method="post" action="/checkout/${escape(s.id)}/pay"><button id="pay" type="submit">Pay</button></form>` +
-        `<form method="post" action="/checkout/${escape(s.id)}/cancel"><button id="cancel" type="submit">Cancel</button></form>`
-      : '';
-  return page(
-    'Cloud Disk Service: wallet top-up',
-    `<h1>Wallet top-up</h1>
-<p class="note">Simulated payment provider: no card is charged.</p>
-<p class="amount"><span id="amount">${escape(s.amount.format())}</span> <span id="currency">${s.amount.currency}</span></p>
-<p>Status: <span id="status">${s.status}</span></p>
-${buttons}`,
-  );
 }
 
 /**
@@ -137,8 +97,10 @@ export class CheckoutController {
     const done = await this.checkout.act(id, action);
     if (done === undefined) return this.send(res, 404, page('Not found', '<h1>Checkout session not found</h1>'));
     if (done === 'closed') {
+      // Pay or Cancel on a session no longer open: 409 with the page of its state (what happened, what to do).
       const session = await this.checkout.session(id);
-      return this.send(res, 409, page('Checkout closed', `<h1>This checkout is closed</h1><p>Status: <span id="status">${session?.status ?? 'expired'}</span></p>`));
+      if (!session) return this.send(res, 404, page('Not found', '<h1>Checkout session not found</h1>'));
+      return this.send(res, 409, sessionPage(session));
     }
     await this.checkout.deliver(done.eventId, req.socket.localPort);
     const outcome = action === 'pay' ? 'paid' : 'canceled';
@@ -147,6 +109,6 @@ export class CheckoutController {
       res.redirect(303, returnLocation(done.session.returnUrl, done.session.topUpId, outcome));
       return;
     }
-    this.send(res, 200, page(action === 'pay' ? 'Payment received' : 'Payment canceled', `<h1>${action === 'pay' ? 'Payment received' : 'Payment canceled'}</h1>`));
+    this.send(res, 200, sessionPage(done.session));
   }
 }

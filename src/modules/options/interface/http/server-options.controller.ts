@@ -52,7 +52,7 @@ export class ServerOptionsController {
     summary: 'Server plans, prices, terms, stock, zones and images buyable in one region',
     description:
       'API key scope vm:read, or any member with a session. Read at every request (stock and the purchase switches are never cached). ' +
-      'A missing region: 400; an unknown region, or one that sells no servers: 404.',
+      'A missing region, or an unknown one (details.valid lists the region ids): 400; a region that sells no servers: 404.',
   })
   @ApiOkResponse({ description: 'The server options of the region', type: ServerOptionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')

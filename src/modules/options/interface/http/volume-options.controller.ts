@@ -21,7 +21,7 @@ export class VolumeOptionsController {
   @ApiOperation({
     operationId: 'getVolumeOptions',
     summary: 'Disk sizes, terms, prices, stock and zones buyable in one region',
-    description: 'API key scope vm:read, or any member with a session. A missing region or an unknown type: 400; an unknown region: 404.',
+    description: 'API key scope vm:read, or any member with a session. A missing region, an unknown region (details.valid lists the region ids) or an unknown type: 400; a region selling no disk of the type: 404.',
   })
   @ApiOkResponse({ description: 'The options of the region and type', type: VolumeOptionsResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')

@@ -79,8 +79,8 @@ export class ServerActionsController {
       'payment_reserved, creating_instance, booting, ready). The SSH keys named are copied into the operation (a key deleted meanwhile ' +
       'is still injected); `user_data` is kept only until the instance is created, never returned, logged or audited. Errors in this ' +
       'order: 400 (the member named in details.field: missing, wrong type, against its rule, a term not sold, a zone of another region, ' +
-      'an `ssh_key_ids[i]` that is no key of the organization, a disk quote, a member differing from the quote), 409 ' +
-      'idempotency_conflict, 404 (region or one selling no servers, zone, plan not sold there, image, quote), 503 purchases_paused ' +
+      'an `ssh_key_ids[i]` that is no key of the organization, a disk quote, a member differing from the quote, then a region or zone ' +
+      'that does not exist, with details.valid), 409 idempotency_conflict, 404 (a region selling no servers, plan not sold there, image, quote), 503 purchases_paused ' +
       '(nothing reserved), 409 quote_expired, 409 invalid_state (quote used), 409 conflict (name taken, details.existing_id), 409 ' +
       'out_of_stock (zone not available, or fewer free vCPUs than the plan has), 409 quota_exceeded (25 servers not deleted, ' +
       'details.limit), 402 insufficient_balance, 503 provider_unavailable (the compute provider is down; nothing reserved).',

@@ -64,6 +64,13 @@ export class ServerResponse {
   @ApiProperty({ type: [String], description: 'Its live volumes, by id', example: ['vol_demodata1'] })
   volume_ids: string[];
 
+  @ApiProperty({
+    type: [String],
+    description: 'The SSH keys given at purchase, by id, in the order given (a key deleted since keeps its id here); empty when none were given',
+    example: ['ssh_demokey1'],
+  })
+  ssh_key_ids: string[];
+
   @ApiProperty({ format: 'date-time', example: '2026-11-21T00:00:00.000Z' })
   created_at: string;
 

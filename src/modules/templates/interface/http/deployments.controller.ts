@@ -16,7 +16,7 @@ import {
 import { TemplateQueries } from '../../application/deployment-queries';
 import { presentDeployment } from '../../domain/deployment';
 import { presentTemplate } from '../../domain/template';
-import { DeployTemplateBody, ListDeploymentsQuery, UpdateDeploymentBody, checkVariableShapes } from './deployments.dto';
+import { DeployTemplateBody, ListDeploymentsQuery, ListServerDeploymentsQuery, UpdateDeploymentBody, checkVariableShapes } from './deployments.dto';
 import { DeploymentActionResponse, DeploymentListResponse, DeploymentResponse, TemplateListResponse } from './templates.openapi';
 
 /** Validates the update's body in the handler: no body at all is accepted as `{}`. */
@@ -113,6 +113,24 @@ export class DeploymentsController {
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'rate_limited')
   async list(@CurrentPrincipal() principal: Principal, @Query() query: ListDeploymentsQuery) {
     const page = await this.queries.list(principal, { limit: query.limit, cursor: query.cursor, serverId: query.server_id, status: query.status });
+    return { deployments: page.deployments.map(presentDeployment), next_cursor: page.nextCursor };
+  }
+
+  @Get('servers/:id/deployments')
+  @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
+  @ApiOperation({
+    operationId: 'listServerDeployments',
+    summary: "One server's deployments, newest first",
+    description:
+      'API key scope vm:read, or any member with a session. The same pages as GET /v1/deployments?server_id={id} (50 a page ' +
+      'unless `limit` says otherwise; without `status` every deployment but removed ones); a server that is not the ' +
+      "organization's: 404 (a deleted server's deployments are listed).",
+  })
+  @ApiParam({ name: 'id', description: 'Server id', example: 'vm_demoweb1' })
+  @ApiOkResponse({ type: DeploymentListResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'not_found', 'rate_limited')
+  async listOfServer(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() query: ListServerDeploymentsQuery) {
+    const page = await this.queries.listOfServer(principal, id, { limit: query.limit, cursor: query.cursor, status: query.status });
     return { deployments: page.deployments.map(presentDeployment), next_cursor: page.nextCursor };
   }
 

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, OmitType } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsDefined, IsIn, IsNotEmpty, IsObject, IsOptional, IsString, ValidateIf } from 'class-validator';
 import { invalidRequest } from '../../../../shared/kernel/errors/domain-error';
@@ -69,6 +69,9 @@ export class ListDeploymentsQuery {
   @IsString({ message: single('status') })
   status?: DeploymentStatus;
 }
+
+/** GET /v1/servers/{id}/deployments: the list's query without server_id (the path names the server). */
+export class ListServerDeploymentsQuery extends OmitType(ListDeploymentsQuery, ['server_id'] as const) {}
 
 /**
  * The shape of `variables` (400 naming `variables.<name>`), before the Idempotency-Key is

@@ -32,10 +32,10 @@ export class QuotesController {
     summary: 'Lock the price of a disk order, or with plan a server order, for 10 minutes',
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Checked as a purchase is: 400 for a member missing ' +
-      'or of the wrong type, 409 idempotency_conflict, 404 for a region that does not exist or sells no disk of the type, then 400 ' +
+      'or of the wrong type, 409 idempotency_conflict, 400 for a region that does not exist (details.valid), 404 for one selling no disk of the type, then 400 ' +
       'for a size or term the offer does not sell. Stock and balance are checked at purchase, not here. `type` defaults to premium. ' +
       'With `plan` it is a server quote {region, plan, term_months, currency} (kind server; `type` or `size_gb` beside it: 400), ' +
-      'checked as a server purchase: 400 for a term not sold, 404 for a region without servers or a plan not sold there.',
+      'checked as a server purchase: 400 for an unknown region or a term not sold, 404 for a region without servers or a plan not sold there.',
   })
   @ApiIdempotencyKey([201, 404])
   @ApiCreatedResponse({ description: 'The quote', type: QuoteResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })

@@ -88,6 +88,15 @@ export class WalletTransactionResponse {
   @ApiProperty({ type: String, nullable: true, description: 'The top-up a credit fulfils', example: 'tu_Z9y8X7w6V5u4T3s2R1q0P9o8' })
   top_up_id: string | null;
 
+  @ApiProperty({
+    description:
+      'What the customer reads on a statement: a credit names its top-up or the operator; a capture is the charge ' +
+      '("Renewal of disk data-1 for 1 month", "Purchase of server web-1 for 3 months"); a hold reads "Reserved for …" and a ' +
+      'release "Reservation released (not charged): …". Disk and server names are their names now.',
+    example: 'Renewal of disk data-1 for 1 month',
+  })
+  description: string;
+
   @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
 }
