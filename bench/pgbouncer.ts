@@ -27,6 +27,11 @@ export interface PgBouncerOptions {
   users?: string[];
   /** Server connections per database and user (default_pool_size). */
   poolSize?: number;
+  /**
+   * Aliases in session mode, alias -> database: what a process LISTENs through
+   * (DATABASE_DIRECT_URL) when it may not reach the server directly; repointed with the rest.
+   */
+  sessionDatabases?: Record<string, string>;
 }
 
 export interface PgBouncer {
@@ -62,9 +67,10 @@ export function unprivilegedUser(): { uid: number; gid: number } | undefined {
   return { uid, gid };
 }
 
-function config(dir: string, port: number, host: string, serverPort: number, poolSize: number): string {
+function config(dir: string, port: number, host: string, serverPort: number, poolSize: number, sessionDatabases: Record<string, string>): string {
   return [
     '[databases]',
+    ...Object.entries(sessionDatabases).map(([alias, db]) => `${alias} = host=${host} port=${serverPort} dbname=${db} pool_mode=session`),
     `* = host=${host} port=${serverPort}`,
     '',
     '[pgbouncer]',
@@ -120,7 +126,7 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
   const poolSize = options.poolSize ?? 20;
   const configFile = join(dir, 'pgbouncer.ini');
   const write = (): void => {
-    writeFileSync(configFile, config(dir, port, host, serverPort, poolSize));
+    writeFileSync(configFile, config(dir, port, host, serverPort, poolSize, options.sessionDatabases ?? {}));
     writeFileSync(join(dir, 'users.txt'), (options.users ?? ['postgres']).map((u) => `"${u}" ""`).join('\n') + '\n');
     if (user) for (const f of ['pgbouncer.ini', 'users.txt']) chownSync(join(dir, f), user.uid, user.gid);
   };

@@ -14,7 +14,7 @@ import { ROOT } from '../support/processes';
  * reference to the Secret cds-secrets; every variable named is a documented setting; the
  * settings they add up to load; the Service, PodDisruptionBudget and autoscaler select the API.
  */
-type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Doc = Record<string, any>;
 
 const DIR = join(ROOT, 'deploy/kubernetes');
 const read = (file: string): Doc => yaml.load(readFileSync(join(DIR, file), 'utf8')) as Doc;
