@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import yaml from 'js-yaml';
 
 const ROOT = join(__dirname, '../..');
 const read = (path: string): string => readFileSync(join(ROOT, path), 'utf8');
@@ -39,5 +40,28 @@ describe('docker/Dockerfile and docker/compose.yaml', () => {
     expect(compose).toContain('REDIS_URL: redis://redis:6379');
     expect(compose).toContain('IDEMPOTENCY_SECRET: ${IDEMPOTENCY_SECRET:?set IDEMPOTENCY_SECRET}');
     expect(compose).toContain('image: postgres:15');
+  });
+
+  it('runs 3 API replicas behind the proxy (HAProxy checking /v1/ready), 2 workers, and the migrations once before them', () => {
+    type Service = { image?: string; command?: string[]; environment?: Record<string, string>; deploy?: { replicas?: number }; ports?: string[]; depends_on?: Record<string, { condition: string }> | string[] };
+    const services = (yaml.load(compose) as { services: Record<string, Service> }).services;
+    const { app, worker, migrate, proxy } = services;
+    expect(app.deploy?.replicas).toBe(3);
+    expect(app.ports).toBeUndefined(); // replicas publish nothing: the proxy does
+    expect(app.environment).toMatchObject({ WORKER_ENABLED: 'false', MIGRATIONS_RUN: 'false', TRUST_PROXY: '1', DEMO_SEED: 'false' });
+    expect(worker.deploy?.replicas).toBe(2);
+    expect(worker.environment).toMatchObject({ WORKER_ENABLED: 'true', MIGRATIONS_RUN: 'false' });
+    expect(migrate.command).toEqual(['node', 'dist/src/cli/main.js', 'migrate']);
+    for (const s of [app, worker]) {
+      expect(s.image).toBe(migrate.image);
+      expect(s.environment?.DATABASE_URL).toBe(migrate.environment?.DATABASE_URL);
+      expect((s.depends_on as Record<string, { condition: string }>).migrate).toEqual({ condition: 'service_completed_successfully' });
+    }
+    expect(proxy.ports).toEqual(['3000:80']);
+    const haproxy = read('docker/haproxy.cfg');
+    expect(haproxy).toContain('\n  bind :80\n');
+    expect(haproxy).toContain('\n  option httpchk GET /v1/ready\n  http-check expect status 200\n');
+    expect(haproxy).toMatch(/\n {2}server-template app (\d+) app:3000 check resolvers docker init-addr none\n/);
+    expect(Number(/server-template app (\d+)/.exec(haproxy)![1])).toBeGreaterThanOrEqual(app.deploy!.replicas!);
   });
 });
