@@ -16,7 +16,9 @@
  * templates, top-ups paid on the checkout, webhooks to a local receiver, reads) goes through
  * HAProxy from CONCURRENCY clients for CLUSTER_S seconds. A client sends a request again with
  * the same Idempotency-Key after a 5xx or a cut connection (as the SDKs do), up to 12 times over
- * about 15 s; reads are retried too, other requests without a key are not. Meanwhile, at fixed
+ * about 15 s; reads are retried too, other requests without a key are not (their 5xx while the
+ * database is away, and HAProxy's 502 when their process is killed under them, are counted as
+ * client errors and are cut connections to the traffic, as a kill's are in the chaos run). Meanwhile, at fixed
  * points of the run: an API process is SIGKILLed and restarted (15%), a worker (30%), PgBouncer
  * is restarted (45%), and the primary is stopped (immediate: a crash), the standby promoted and
  * PgBouncer repointed at it (60%). A probe writes (PATCH a volume's note) every 200 ms to
@@ -288,6 +290,8 @@ async function main(): Promise<void> {
     }
     webhooks = await ChaosWebhooks.start(orgs, entry, (text) => stats.problem(text));
 
+    // Until when a database fault (and 5 s after it) explains a 5xx.
+    let databaseAwayUntil = 0;
     // The clients: through HAProxy, again with the same key on a 5xx or a cut connection.
     const client = { retries: 0, errors: {} as Record<string, number> };
     const ctx: Context = {
@@ -321,8 +325,12 @@ async function main(): Promise<void> {
           }
           client.errors[failure] = (client.errors[failure] ?? 0) + 1;
           // HAProxy's own answer (no process answered: one was killed under the request) is a
-          // cut connection to the traffic, as a kill is in the chaos run; the service's 5xx is an answer.
+          // cut connection to the traffic, as a kill is in the chaos run. So is the service's 5xx
+          // to a request it may not send again (no key) while the database is away (PgBouncer
+          // restarting, the failover: longer than the service's own retries); any other 5xx is
+          // an answer, which the traffic reports as a problem.
           if (reply && [502, 503, 504].includes(reply.status) && reply.body.startsWith('<html>')) return undefined;
+          if (reply && Date.now() <= databaseAwayUntil) return undefined;
           return reply;
         }
       },
@@ -383,14 +391,20 @@ async function main(): Promise<void> {
     const faulted = (async () => {
       await at(0.15, 'SIGKILL an API process, start it again', () => killAndRestart('api'));
       await at(0.3, 'SIGKILL a worker process, start it again', () => killAndRestart('worker'));
-      await at(0.45, 'restart PgBouncer', () => bouncer!.restart());
+      await at(0.45, 'restart PgBouncer', async () => {
+        databaseAwayUntil = Infinity;
+        await bouncer!.restart();
+        databaseAwayUntil = Date.now() + 5_000;
+      });
       await at(0.6, 'stop the primary (immediate), promote the standby, repoint PgBouncer', async () => {
+        databaseAwayUntil = Infinity;
         await own?.end().catch(() => undefined);
         primary.stop('immediate');
         standby.promote();
         await bouncer!.repoint(standbyPort);
         own = new Client({ connectionString: standby.url(DATABASE) });
         await own.connect();
+        databaseAwayUntil = Date.now() + 5_000;
       });
     })();
     await Promise.all([...clients, probe, faulted]);
