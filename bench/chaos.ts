@@ -47,8 +47,8 @@ import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delet
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
-const ORGS = 20;
-const VOLUMES_PER_ORG = 12;
+export const ORGS = 20;
+export const VOLUMES_PER_ORG = 12;
 const REQUEST_TIMEOUT_MS = 15_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -63,7 +63,7 @@ function onPath(binary: string): boolean {
 // ---------------------------------------------------------------------------------------------
 // Server processes
 
-interface Server {
+export interface Server {
   id: number;
   child: ChildProcess;
   url: string;
@@ -75,7 +75,8 @@ interface Server {
 
 let serverSeq = 0;
 
-async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
+/** Starts `node dist/src/main.js`; a process that does not listen within `timeoutMs` is killed and the start fails. */
+export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<Server> {
   const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer): void => {
@@ -92,7 +93,10 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
     output: () => out,
   };
   server.url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server did not start in ${timeoutMs / 1000} s:\n${out}`));
+    }, timeoutMs);
     const check = (): void => {
       const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
       if (m) {
@@ -113,7 +117,7 @@ async function startServer(env: NodeJS.ProcessEnv): Promise<Server> {
 // ---------------------------------------------------------------------------------------------
 // Traffic
 
-interface Org {
+export interface Org {
   id: string;
   token: string;
   /** The owner's session (the account routes take sessions only). */
@@ -124,13 +128,13 @@ interface Org {
   doomed: string[];
 }
 
-interface Reply {
+export interface Reply {
   status: number;
   body: string;
 }
 
 /** A keyed renewal sent earlier, to be repeated with the same key and body. */
-interface Sent {
+export interface Sent {
   org: Org;
   volume: string;
   key: string;
@@ -139,7 +143,7 @@ interface Sent {
   reply?: Reply;
 }
 
-class Stats {
+export class Stats {
   readonly byAction = new Map<string, Map<string, number>>();
   readonly problems: string[] = [];
   readonly accepted = new Set<string>();
@@ -157,7 +161,7 @@ class Stats {
   }
 }
 
-interface Context {
+export interface Context {
   orgs: Org[];
   stats: Stats;
   recent: Sent[];
@@ -187,7 +191,7 @@ function noteRenewal(ctx: Context, sent: Sent, reply: Reply | undefined, replay:
   if (!original) sent.reply = reply;
 }
 
-interface Action {
+export interface Action {
   name: string;
   weight: number;
   run(ctx: Context): Promise<void>;
@@ -205,7 +209,7 @@ function noteAction(ctx: Context, action: string, org: Org, reply: Reply | undef
 }
 
 /** The traffic mix. Add an action as one more entry. */
-const ACTIONS: Action[] = [
+export const ACTIONS: Action[] = [
   {
     // Buys a disk, half of them onto the org's server; a third are sent twice with the same key (the replay must match).
     name: 'purchase',
@@ -381,7 +385,7 @@ const ACTIONS: Action[] = [
   ...FUNDING_ACTIONS,
 ];
 
-function pickAction(): Action {
+export function pickAction(): Action {
   const total = ACTIONS.reduce((s, a) => s + a.weight, 0);
   let r = Math.random() * total;
   for (const a of ACTIONS) {
@@ -395,9 +399,9 @@ function pickAction(): Action {
 // Seed
 
 /** The owners' passwords of the seed (random per run), to log in for the account routes. */
-const ownerPasswords: string[] = [];
+export const ownerPasswords: string[] = [];
 
-function seedFile(): object {
+export function seedFile(): object {
   return {
     templates: CHAOS_TEMPLATES,
     server_plans: SERVER_SEED.server_plans,
@@ -707,7 +711,10 @@ async function main(): Promise<void> {
   process.exitCode = exitCode;
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+// The traffic, the seed and the server processes above are reused by bench/cluster.ts.
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`chaos: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = 1;
+  });
+}

@@ -10,6 +10,14 @@ export abstract class Settings {}
 export interface Settings {
   port: number;
   databaseUrl: string | undefined;
+  /**
+   * How DATABASE_URL reaches PostgreSQL: `direct` (a server or a session-mode pooler: named
+   * prepared statements, LISTEN on DATABASE_URL) or `transaction` (a pooler in transaction mode
+   * such as PgBouncer: no session state through it, LISTEN only on DATABASE_DIRECT_URL).
+   */
+  dbPoolMode: 'direct' | 'transaction';
+  /** A connection straight to the primary, past the pooler, for LISTEN; unset in transaction mode: workers and long-polls poll. */
+  databaseDirectUrl: string | undefined;
   dataDir: string;
   /**
    * A gzipped data directory (EmbeddedPostgres.dump) that the in-memory engine (DATA_DIR
@@ -301,6 +309,19 @@ function computeProvider(env: NodeJS.ProcessEnv): { computeProvider: 'simulated'
   return { computeProvider: raw, agentUrls, agentSecret };
 }
 
+/** DATABASE_POOL_MODE and DATABASE_DIRECT_URL: transaction mode needs a PostgreSQL server (DATABASE_URL). */
+function poolMode(env: NodeJS.ProcessEnv): { dbPoolMode: 'direct' | 'transaction'; databaseDirectUrl: string | undefined } {
+  const raw = env.DATABASE_POOL_MODE || 'direct';
+  if (raw !== 'direct' && raw !== 'transaction') throw new Error(`Setting DATABASE_POOL_MODE must be direct or transaction, got "${raw}"`);
+  if (raw === 'transaction' && !env.DATABASE_URL) throw new Error('Setting DATABASE_POOL_MODE=transaction requires DATABASE_URL (a pooler in front of PostgreSQL); the embedded engine has no pooler');
+  const databaseDirectUrl = env.DATABASE_DIRECT_URL || undefined;
+  if (databaseDirectUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseDirectUrl)) {
+    // The message never repeats the value: it may hold a password.
+    throw new Error('Setting DATABASE_DIRECT_URL must be a postgresql:// URL of the primary, past the pooler');
+  }
+  return { dbPoolMode: raw, databaseDirectUrl };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -313,6 +334,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   return {
     port: int(env, 'PORT', 3000, 0, 65535),
     databaseUrl: env.DATABASE_URL || undefined,
+    ...poolMode(env),
     dataDir: env.DATA_DIR || './data',
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'cds:',

@@ -4,6 +4,7 @@ import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { retryOnLostConnection } from './connection-retry';
+import { markTransactionPooled } from './transaction';
 import { Settings } from '../config/settings';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 import { registerTimestampParser } from './timestamps';
@@ -60,13 +61,22 @@ function deadlineClient(deadlineMs: number): typeof Client {
  * pg settings of a PostgreSQL server connection: connect timeout, TCP keepalive, the server's
  * statement and idle-in-transaction timeouts, READ COMMITTED transactions, and the client's query deadline. Not for the
  * embedded engine, whose socket is in this process.
+ *
+ * `pooled` (DATABASE_POOL_MODE=transaction, a pooler such as PgBouncer in front): the server
+ * settings are not startup parameters (PgBouncer refuses those it does not know, and a server
+ * connection is shared by every client); each transaction sets them with SET LOCAL instead
+ * (transactionPrelude in transaction.ts).
  */
-export function serverConnectionOptions(settings: Settings, applicationName: string): ClientConfig & Record<string, unknown> {
-  return {
+export function serverConnectionOptions(settings: Settings, applicationName: string, pooled = false): ClientConfig & Record<string, unknown> {
+  const common = {
     application_name: applicationName,
     connectionTimeoutMillis: settings.dbConnectTimeoutMs,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+  };
+  if (pooled) return common;
+  return {
+    ...common,
     statement_timeout: settings.dbStatementTimeoutMs,
     idle_in_transaction_session_timeout: settings.dbIdleInTransactionTimeoutMs,
     // Transactions are READ COMMITTED whatever the server's default (runTransaction sends no SET TRANSACTION).
@@ -75,7 +85,8 @@ export function serverConnectionOptions(settings: Settings, applicationName: str
 }
 
 function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolSize: number, applicationName: string): DataSource {
-  return new DataSource({
+  const pooled = !embedded && settings.dbPoolMode === 'transaction';
+  const dataSource = new DataSource({
     type: 'postgres',
     url,
     migrations: MIGRATIONS,
@@ -87,10 +98,12 @@ function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolS
     extra: embedded
       ? { application_name: applicationName, Client: GuardedClient }
       : {
-          ...serverConnectionOptions(settings, applicationName),
+          ...serverConnectionOptions(settings, applicationName, pooled),
           Client: deadlineClient(settings.dbStatementTimeoutMs + CLIENT_DEADLINE_GRACE_MS),
         },
   });
+  if (pooled) markTransactionPooled(dataSource, settings);
+  return dataSource;
 }
 
 /**

@@ -21,6 +21,13 @@ type Listener = (payload: string) => void;
  * delay, LISTENs again, and the `onReconnected` subscribers are called, since a notification may
  * have been lost meanwhile. Embedded engine (one process, one connection, which cannot be given
  * to a LISTEN): the same deliveries inside this process, after the commit.
+ *
+ * Through a pooler in transaction mode (DATABASE_POOL_MODE=transaction) a LISTEN would be lost
+ * with its server connection: the listening connection goes to DATABASE_DIRECT_URL, past the
+ * pooler. Without one this process listens to nothing (`listens` is false): it still sends its
+ * notifications (a process with a direct connection receives them) and delivers them to its own
+ * subscribers after the commit, and the others find the work by polling (the workers at
+ * WORKER_INTERVAL_MS, the long-polls at the same interval).
  */
 @Injectable()
 export class DatabaseNotifications implements OnApplicationShutdown {
@@ -47,6 +54,18 @@ export class DatabaseNotifications implements OnApplicationShutdown {
     return this.database.engine === 'postgresql';
   }
 
+  /** Whether this process receives the other processes' notifications (a LISTEN connection); else they are polled for. */
+  get listens(): boolean {
+    return this.listenUrl !== undefined;
+  }
+
+  /** Where the LISTEN connection goes: DATABASE_DIRECT_URL, else DATABASE_URL unless that is a transaction-mode pooler. */
+  private get listenUrl(): string | undefined {
+    if (!this.crossProcess) return undefined;
+    if (this.settings.databaseDirectUrl) return this.settings.databaseDirectUrl;
+    return this.settings.dbPoolMode === 'transaction' ? undefined : this.database.url;
+  }
+
   /**
    * Once the active transaction commits: this process's subscribers of `channel` at once, the
    * other processes' through one `pg_notify` sent after the commit on a pooled connection, not in
@@ -67,10 +86,8 @@ export class DatabaseNotifications implements OnApplicationShutdown {
    * subscribers of `channel` (this one's included). A payload must stay under 8000 bytes.
    */
   async inTransaction(channel: string, payloads: readonly string[]): Promise<void> {
-    if (!this.crossProcess) {
-      this.db.afterCommit(() => payloads.forEach((p) => this.deliver(channel, p)));
-      return;
-    }
+    if (!this.listens) this.db.afterCommit(() => payloads.forEach((p) => this.deliver(channel, p)));
+    if (!this.crossProcess) return;
     for (const payload of payloads) await this.db.exec(`SELECT pg_notify($1, $2)`, [channel, payload]);
   }
 
@@ -130,12 +147,12 @@ export class DatabaseNotifications implements OnApplicationShutdown {
 
   /** Opens the LISTEN connection once (PostgreSQL server only). */
   private listen(): void {
-    if (!this.crossProcess || this.closed || this.listener || this.connecting || this.retry) return;
+    if (!this.listens || this.closed || this.listener || this.connecting || this.retry) return;
     this.connecting = this.connect().finally(() => (this.connecting = undefined));
   }
 
   private async connect(): Promise<void> {
-    const client = new Client({ connectionString: this.database.url, ...serverConnectionOptions(this.settings, 'cloud-disk-service-listener') });
+    const client = new Client({ connectionString: this.listenUrl, ...serverConnectionOptions(this.settings, 'cloud-disk-service-listener') });
     client.on('error', (err) => this.lost(client, err));
     client.on('end', () => this.lost(client, new Error('connection ended')));
     client.on('notification', (msg) => this.deliver(msg.channel, msg.payload ?? ''));

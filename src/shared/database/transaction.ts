@@ -10,6 +10,36 @@ import { UnitOfWork, WorkerUnitOfWork } from './unit-of-work';
 export { UnitOfWork, WorkerUnitOfWork };
 
 const storage = new AsyncLocalStorage<EntityManager>();
+
+/**
+ * Data sources that reach PostgreSQL through a pooler in transaction mode (DATABASE_POOL_MODE=
+ * transaction), with the SET LOCAL statements that give each transaction the server settings a
+ * direct connection gets as startup parameters. Through such a pooler nothing outlives a
+ * transaction on its server connection: no named prepared statement, no session SET, no
+ * session-level advisory lock, no LISTEN.
+ */
+const transactionPooled = new WeakMap<DataSource, string>();
+
+export function markTransactionPooled(dataSource: DataSource, settings: { dbStatementTimeoutMs: number; dbIdleInTransactionTimeoutMs: number }): void {
+  transactionPooled.set(
+    dataSource,
+    `SET LOCAL statement_timeout = ${Math.trunc(settings.dbStatementTimeoutMs)}; SET LOCAL idle_in_transaction_session_timeout = ${Math.trunc(settings.dbIdleInTransactionTimeoutMs)}`,
+  );
+}
+
+export function isTransactionPooled(dataSource: DataSource): boolean {
+  return transactionPooled.has(dataSource);
+}
+
+/**
+ * The statement a transaction of `dataSource` starts with (one round trip, simple protocol):
+ * through a transaction-mode pooler, READ COMMITTED (`isolation`) or READ ONLY and the timeouts
+ * as SET LOCAL; else only `direct`, if any.
+ */
+function transactionPrelude(dataSource: DataSource, pooledFirst: string, direct?: string): string | undefined {
+  const timeouts = transactionPooled.get(dataSource);
+  return timeouts === undefined ? direct : `${pooledFirst}; ${timeouts}`;
+}
 /** Callbacks to run once the transaction of an EntityManager has committed. */
 const committed = new WeakMap<EntityManager, Array<() => void>>();
 
@@ -22,8 +52,10 @@ const committed = new WeakMap<EntityManager, Array<() => void>>();
  */
 export async function runTransaction<T>(dataSource: DataSource, work: () => Promise<T>): Promise<T> {
   const callbacks: Array<() => void> = [];
-  const result = await dataSource.transaction((manager) => {
+  const prelude = transactionPrelude(dataSource, 'SET TRANSACTION ISOLATION LEVEL READ COMMITTED');
+  const result = await dataSource.transaction(async (manager) => {
     committed.set(manager, callbacks);
+    if (prelude !== undefined) await manager.query(prelude);
     return storage.run(manager, work);
   });
   for (const callback of callbacks) callback();
@@ -38,6 +70,11 @@ export async function runTransaction<T>(dataSource: DataSource, work: () => Prom
 @Injectable()
 export class Db {
   constructor(readonly dataSource: DataSource) {}
+
+  /** Whether the data source goes through a transaction-mode pooler (no named prepared statements then). */
+  private get pooled(): boolean {
+    return isTransactionPooled(this.dataSource);
+  }
 
   manager(): EntityManager {
     return storage.getStore() ?? this.dataSource.manager;
@@ -79,13 +116,15 @@ export class Db {
   /**
    * Runs SQL on the active transaction (or a pooled connection): the rows and the affected row count.
    *
-   * With `name`, the statement is a named prepared statement: parsed and planned once per database
+   * With `name` (and not through a transaction-mode pooler), the statement is a named prepared statement: parsed and planned once per database
    * connection, then only bound and executed (the hot reads and the renewal use it). It goes to
    * the pg connection directly, past TypeORM's per-query bookkeeping. A name stands for one SQL
    * text; one statement only, never one whose text varies from call to call.
    */
   async exec<T = Record<string, unknown>>(sql: string, params: unknown[] = [], name?: string): Promise<{ rows: T[]; affected: number }> {
-    if (name !== undefined) return this.execPrepared<T>(name, sql, params);
+    // Through a transaction-mode pooler the next statement may land on another server connection,
+    // which never prepared the name: every statement is an unnamed one there.
+    if (name !== undefined && !this.pooled) return this.execPrepared<T>(name, sql, params);
     const manager = this.manager();
     if (manager.queryRunner) {
       // In a transaction: a lost connection fails the whole transaction, retried by UnitOfWork.
@@ -232,7 +271,7 @@ function readSnapshot<T>(db: Db, dataSource: DataSource, work: () => Promise<T>)
   return retryOnLostConnection(() =>
     dataSource.transaction('REPEATABLE READ', (manager) =>
       storage.run(manager, async () => {
-        await manager.query('SET TRANSACTION READ ONLY');
+        await manager.query(transactionPrelude(dataSource, 'SET TRANSACTION READ ONLY', 'SET TRANSACTION READ ONLY')!);
         return work();
       }),
     ),

@@ -25,7 +25,8 @@ export class OperationQueries {
   /**
    * Long-poll (AIP-151 WaitOperation): the operation as soon as it has ended, or as it is when
    * `waitMs` has passed, the caller went away (`abort`) or the server started shutting down.
-   * Woken by the operation's end notification, never by polling: each wake-up reads it once.
+   * Woken by the operation's end notification (or, in a process that listens to nothing, every
+   * WORKER_INTERVAL_MS: OperationSignals.waitForEnd): each wake-up reads it once.
    * The wait is registered before each read, so an end committed between the two is not missed.
    */
   async wait(principal: Principal, id: string, waitMs: number, abort?: AbortSignal): Promise<Operation> {

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
 import { DatabaseNotifications } from '../../../shared/database/database-notifications';
 import { ShutdownNotice } from '../../../shared/lifecycle/shutdown-notice';
 import { OperationSignals } from '../application/operation-signals.port';
@@ -18,7 +19,9 @@ const IDS_PER_NOTIFICATION = 200;
  *   commit, to every process), which wake the long-polls waiting for them;
  * - when the listening connection was lost and reopened, every worker and every waiter is woken
  *   (a notification may have been missed); long-polls also answer at once when the server starts
- *   shutting down.
+ *   shutting down;
+ * - when this process listens to nothing (a transaction-mode pooler without DATABASE_DIRECT_URL),
+ *   a long-poll wakes every WORKER_INTERVAL_MS to read its operation again.
  */
 @Injectable()
 export class DatabaseOperationSignals extends OperationSignals implements OnApplicationShutdown {
@@ -28,6 +31,7 @@ export class DatabaseOperationSignals extends OperationSignals implements OnAppl
   constructor(
     private readonly notifications: DatabaseNotifications,
     private readonly shutdown: ShutdownNotice,
+    private readonly settings: Settings,
   ) {
     super();
     this.events.setMaxListeners(0);
@@ -70,7 +74,7 @@ export class DatabaseOperationSignals extends OperationSignals implements OnAppl
         abort?.removeEventListener('abort', done);
         resolve();
       };
-      const timer = setTimeout(done, timeoutMs);
+      const timer = setTimeout(done, this.notifications.listens ? timeoutMs : Math.min(timeoutMs, this.settings.workerIntervalMs));
       this.events.on(`ended:${id}`, done);
       this.events.on('wake-all', done);
       abort?.addEventListener('abort', done);
