@@ -57,8 +57,10 @@ describe('contract: jest-openapi against the running service', () => {
     jestOpenAPI(doc as never);
 
     const ct = orgWithDetachedVolumes('ct', 1);
+    // sg-sin sells no ssd disk: the 404 of GET /v1/volume-options (an unknown region is 400).
+    const premiumOnly = region('sg-sin');
     await t.seed({
-      regions: [region()],
+      regions: [region(), { ...premiumOnly, volume_offers: premiumOnly.volume_offers.filter((o) => o.type === 'premium') }],
       organizations: [
         {
           ...ct,
@@ -167,7 +169,7 @@ describe('contract: jest-openapi against the running service', () => {
     invalid_credentials: (m, p) => call(api, m, p).send({ email: 'owner@ct.test', password: `${OWNER_PASSWORD}!` }),
     forbidden: (m, p) => call(api, m, target(p)).set(p.endsWith('logout') ? rw : m === 'get' ? noVmScope : readOnly).send({ term_months: 1 }),
     not_found: (m, p) =>
-      call(api, m, p === '/v1/volume-options' ? '/v1/volume-options?region=xx-none' : p.replace('{id}', 'vol_unknown').replace('{asset}', 'nothing.txt'))
+      call(api, m, p === '/v1/volume-options' ? '/v1/volume-options?region=sg-sin&type=ssd' : p.replace('{id}', 'vol_unknown').replace('{asset}', 'nothing.txt'))
         .set(rw)
         .send({ term_months: 1 }),
     idempotency_conflict: async (m, p) => {
@@ -220,10 +222,10 @@ describe('contract: jest-openapi against the running service', () => {
   /** The volume actions' own provocations (the table below is the renewal's), by operation and code. */
   const PROVOKE_ON: Record<string, Record<string, () => Promise<Response>>> = {
     purchaseVolume: {
-      not_found: () => buy(order('c-nf', { region: 'xx-none' })),
+      not_found: () => buy(order('c-nf', { server_id: 'vm_unknown' })),
       idempotency_conflict: async () => {
-        await buy(order('c-ic', { region: 'xx-none' })).set('Idempotency-Key', 'contract-buy-conflict');
-        return buy(order('c-ic', { region: 'xx-nowhere' })).set('Idempotency-Key', 'contract-buy-conflict');
+        await buy(order('c-ic', { server_id: 'vm_unknown' })).set('Idempotency-Key', 'contract-buy-conflict');
+        return buy(order('c-ic', { server_id: 'vm_unknown2' })).set('Idempotency-Key', 'contract-buy-conflict');
       },
       quote_expired: async () => {
         await t.sql(

@@ -1099,7 +1099,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
     it('the stored 402, 404 and 409 are replayed on the other process; a 400 stores nothing', async () => {
       const stored: [string, Record<string, unknown>, string, number][] = [
         ['lc-402', { name: 'idem-poor' }, POOR_KEY, 402],
-        ['lc-404', { name: 'idem-404', region: 'xx-nowhere' }, KEY, 404],
+        ['lc-404', { name: 'idem-404', server_id: 'vm_nope' }, KEY, 404],
         ['lc-409', { name: 'data-1' }, KEY, 409],
         ['lc-409-stock', { name: 'idem-stock', zone: 'id-jkt-b' }, KEY, 409],
       ];

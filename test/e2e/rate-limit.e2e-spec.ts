@@ -97,7 +97,7 @@ describe('rate limits (in memory): per credential, fixed 60 s windows, headers o
     expect(rateHeaders(forbidden)).toEqual({ limit: '5', remaining: '4', reset: expect.stringMatching(/^\d+$/) });
     const reset = expectResetWithinWindow(forbidden, before, clock.now().getTime());
 
-    const notFound = await t.http.get('/v1/volume-options').query({ region: 'nowhere', type: 'premium' }).set(bearer(ro));
+    const notFound = await t.http.get('/v1/volumes/vol_unknown').set(bearer(ro));
     expect(notFound.status).toBe(404);
     expect(notFound.body.error.code).toBe('not_found');
     expect(rateHeaders(notFound)).toEqual({ limit: '5', remaining: '3', reset: String(reset) });
