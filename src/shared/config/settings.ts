@@ -77,6 +77,12 @@ export interface Settings {
   orphanInstanceSweepIntervalMs: number;
   /** The simulated compute provider: the images whose guests ignore an ACPI shutdown (a stop without force then fails with invalid_state). */
   simulatedAcpiIgnoredImages: string[];
+  /** terms.md: how long a suspended server is kept (renewable) before it is released. */
+  serverRetentionS: number;
+  /** terms.md: how long a suspended volume is kept (renewable) before it is released. */
+  volumeRetentionS: number;
+  /** terms.md: how often each worker process runs the term sweeps (suspension, release). */
+  termSweepMs: number;
   /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
   webhookSecretsKey: string | undefined;
   /** Template deployments: the secret their secret variables are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
@@ -365,6 +371,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     ...computeProvider(env),
     agentTimeoutMs: int(env, 'AGENT_TIMEOUT_MS', 30_000, 1_000, 600_000),
     firewallSyncIntervalMs: int(env, 'FIREWALL_SYNC_INTERVAL_MS', 5_000, 100, 3_600_000),
+    serverRetentionS: int(env, 'SERVER_RETENTION_S', 604_800, 0, 31_536_000),
+    volumeRetentionS: int(env, 'VOLUME_RETENTION_S', 604_800, 0, 31_536_000),
+    termSweepMs: int(env, 'TERM_SWEEP_MS', 5_000, 100, 3_600_000),
   };
 }
 
