@@ -1,5 +1,7 @@
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ExpireTerms } from '../../src/modules/terms/application/expire-terms.use-case';
+import { SendExpiryNotices } from '../../src/modules/terms/application/send-expiry-notices.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { apiToken, bearer, organization } from '../support/fixtures';
@@ -7,6 +9,8 @@ import { IMAGES, OP_ID, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = '2026-11-23T10:00:00.000Z';
+/** When the release test ends; the notices test starts there. */
+const LAST = '2026-12-23T10:02:00.000Z';
 const at = (iso: string, seconds: number) => new Date(new Date(iso).getTime() + seconds * 1000).toISOString();
 
 /**
@@ -43,6 +47,8 @@ describe('terms: expiry and suspension', () => {
             { ...base.volumes[0], id: 'vol_trmfree1', name: 'free-1', server: undefined, mount_path: undefined, expires_at: at(NOW, 3600) },
             { ...base.volumes[0], id: 'vol_trmlater1', name: 'later-1', server: undefined, mount_path: undefined },
             { ...base.volumes[0], id: 'vol_trmkeep1', name: 'keep-1', server: undefined, mount_path: undefined, expires_at: '2027-06-01T00:00:00.000Z' },
+            { ...base.volumes[0], id: 'vol_ntca', name: 'in-10-days', server: undefined, mount_path: undefined, expires_at: at(LAST, 10 * 86_400) },
+            { ...base.volumes[0], id: 'vol_ntcb', name: 'in-2-days', server: undefined, mount_path: undefined, expires_at: at(LAST, 2 * 86_400) },
           ],
         },
       ],
@@ -163,7 +169,7 @@ describe('terms: expiry and suspension', () => {
     expect(list.status).toBe(200);
     expect(list.body.volumes.map((v: { id: string }) => v.id).sort()).toEqual(['vol_trmdata1', 'vol_trmfree1']);
     const all = await t.http.get('/v1/volumes').set(rw);
-    expect(all.body.volumes.map((v: { id: string }) => v.id).sort()).toEqual(['vol_trmdata1', 'vol_trmfree1', 'vol_trmkeep1', 'vol_trmlater1']);
+    expect(all.body.volumes.map((v: { id: string }) => v.id).sort()).toEqual(['vol_ntca', 'vol_ntcb', 'vol_trmdata1', 'vol_trmfree1', 'vol_trmkeep1', 'vol_trmlater1']);
   });
 
   it('a renewed suspended volume is available again (not reattached; result previous_server_id), charged once, volume.resumed', async () => {
@@ -267,6 +273,7 @@ describe('terms: expiry and suspension', () => {
     // app-2 (release at +60 s) and vol_trmlater1 (+120 s).
     expect(await expire.execute()).toBe(2);
     expect(await expire.execute()).toBe(0);
+    expect(now).toBe(LAST);
     expect((await t.http.get(`/v1/servers/${protectedId}`).set(rw)).body).toMatchObject({ status: 'deleting', delete_protection: true });
     expect(await volume('vol_trmlater1')).toMatchObject({ status: 'deleting' });
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 2 });
@@ -293,5 +300,60 @@ describe('terms: expiry and suspension', () => {
     expect((await audits('volume.delete')).filter((a) => a.actor_type === 'system').map((a) => [a.target_id, a.data.reason]).sort()).toEqual([
       ['vol_trmfree1', 'expired'], ['vol_trmlater1', 'expired'],
     ]);
+  });
+
+  it('notices: volume.expiring / server.expiring once per (resource, expires_at, offset) crossed, with days_left rounded up; not audited', async () => {
+    const notices = t.app.get(SendExpiryNotices);
+    const expiring = async (type: string, ids: string[]) =>
+      (await t.sql<{ body: string }>('SELECT body FROM webhook_events WHERE type = $1 ORDER BY created_at, id', [type])).map((e) => JSON.parse(e.body)).filter((e) => ids.includes(e.data.id));
+    const auditsBefore = await t.sql('SELECT count(*)::int AS n FROM audit_log');
+    const off = { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null };
+
+    // In 2 days: the 7- and 3-day offsets are crossed (its term began a month before), the 1-day one not yet.
+    clock.set(new Date(LAST));
+    expect(await notices.execute()).toBeGreaterThanOrEqual(2);
+    expect(await notices.execute()).toBe(0);
+    const first = await expiring('volume.expiring', ['vol_ntca', 'vol_ntcb']);
+    expect(first.map((e) => e.data)).toEqual([
+      { id: 'vol_ntcb', name: 'in-2-days', expires_at: at(LAST, 2 * 86_400), days_left: 2, auto_renew: off },
+      { id: 'vol_ntcb', name: 'in-2-days', expires_at: at(LAST, 2 * 86_400), days_left: 2, auto_renew: off },
+    ]);
+    expect(first[0].created_at).toBe(LAST);
+
+    // 3 days and a second later: vol_ntca crossed its 7-day offset; vol_ntcb has expired (no notice after expires_at).
+    clock.set(new Date(at(LAST, 3 * 86_400 + 1)));
+    await notices.execute();
+    expect(await notices.execute()).toBe(0);
+    expect((await expiring('volume.expiring', ['vol_ntca', 'vol_ntcb'])).slice(2).map((e) => e.data)).toEqual([
+      { id: 'vol_ntca', name: 'in-10-days', expires_at: at(LAST, 10 * 86_400), days_left: 7, auto_renew: off },
+    ]);
+    expect(await t.sql('SELECT offset_s FROM expiry_notices WHERE resource_id = $1 ORDER BY offset_s', ['vol_ntcb'])).toEqual([{ offset_s: 259_200 }, { offset_s: 604_800 }]);
+
+    // The renewed server (expires 2027-01-23T10:00): its 7-day notice.
+    clock.set(new Date('2027-01-16T10:00:01.000Z'));
+    await notices.execute();
+    expect((await expiring('server.expiring', [serverId])).map((e) => e.data)).toEqual([
+      { id: serverId, name: 'app-1', expires_at: '2027-01-23T10:00:00.000Z', days_left: 7, auto_renew: off },
+    ]);
+    expect(await t.sql('SELECT count(*)::int AS n FROM audit_log')).toEqual(auditsBefore);
+  });
+
+  it('cli verify: the terms checks hold after this traffic; a live volume left past expires_at and a suspended one still on a server are named', async () => {
+    const verify = t.app.get(VerifyInvariants);
+    // Only the terms checks: the webhook deliveries stay pending here (no delivery worker), and the broken volume below is not at the provider.
+    const ours = (report: { violations: { check: string; subject: string }[] }) =>
+      report.violations.filter((v) => v.check.startsWith('terms.')).map((v) => [v.check, v.subject]);
+    expect(ours(await verify.execute())).toEqual([]);
+    await t.sql(`UPDATE volumes SET expires_at = now() - interval '1 hour' WHERE id = 'vol_trmkeep1'`);
+    await t.sql(`UPDATE volumes SET status = 'attached', server_id = 'vm_trmweb1', mount_path = '/mnt/x', mounted = true WHERE id = 'vol_ntca'`);
+    await t.sql(`UPDATE volumes SET status = 'suspended', suspended_at = now(), release_at = now() + interval '1 day' WHERE id = 'vol_ntca'`);
+    try {
+      expect(ours(await verify.execute())).toEqual([
+        ['terms.deadlines_met', 'vol_trmkeep1'],
+        ['terms.suspended_volume_detached', 'vol_ntca'],
+      ]);
+    } finally {
+      await t.sql(`UPDATE volumes SET expires_at = '2027-06-01T00:00:00Z' WHERE id = 'vol_trmkeep1'`);
+    }
   });
 });

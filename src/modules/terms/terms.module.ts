@@ -6,6 +6,7 @@ import { StorageProviderModule } from '../storage-provider/storage-provider.modu
 import { VolumesModule } from '../volumes/volumes.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { ExpireTerms } from './application/expire-terms.use-case';
+import { SendExpiryNotices } from './application/send-expiry-notices.use-case';
 import { SuspendServerExecutor, SuspendVolumeExecutor } from './application/suspend-executors';
 import { TermStore } from './application/term-store.port';
 import { TypeOrmTermStore } from './infrastructure/typeorm-term-store';
@@ -17,7 +18,7 @@ import { TypeOrmTermStore } from './infrastructure/typeorm-term-store';
  */
 @Module({
   imports: [OperationsModule, AuditModule, EventOutboxModule, VolumesModule, ServersModule, StorageProviderModule],
-  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SuspendServerExecutor, SuspendVolumeExecutor],
-  exports: [ExpireTerms],
+  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, SuspendServerExecutor, SuspendVolumeExecutor],
+  exports: [ExpireTerms, SendExpiryNotices],
 })
 export class TermsModule {}

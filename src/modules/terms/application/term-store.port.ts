@@ -7,6 +7,14 @@ export interface DueResource {
   serverId: string | null;
 }
 
+/** A live resource whose expiry notice for one offset is due. */
+export interface NoticeDue {
+  id: string;
+  orgId: string;
+  name: string;
+  expiresAt: Date;
+}
+
 /**
  * The rows the term sweeps read and write (terms.md "Exactly once, across processes"). Every
  * claim runs in the caller's transaction: it locks the due rows FOR UPDATE SKIP LOCKED (another
@@ -18,6 +26,14 @@ export abstract class TermStore {
   abstract claimExpiredVolumes(now: Date, limit: number): Promise<DueResource[]>;
   /** Live, settled servers (running or stopped, bought) with `expires_at <= now` and no unfinished vm.* / template.* operation. */
   abstract claimExpiredServers(now: Date, limit: number): Promise<DueResource[]>;
+  /**
+   * Live, not suspended volumes or servers whose `expires_at` is in (now, now + offset], whose
+   * term is longer than the offset (the offset was crossed after the purchase or the last
+   * renewal), and without a notice for (resource, expires_at, offset).
+   */
+  abstract claimNoticesDue(kind: 'volume' | 'server', now: Date, offsetS: number, limit: number): Promise<NoticeDue[]>;
+  /** Records the notices sent (the primary key keeps one per (resource, expires_at, offset)); the ids actually recorded. */
+  abstract recordNotices(notices: readonly { resourceId: string; orgId: string; expiresAt: Date; offsetS: number; sentAt: Date }[]): Promise<Set<string>>;
   /** Suspended volumes with `release_at <= now` and no unfinished operation. */
   abstract claimReleasableVolumes(now: Date, limit: number): Promise<DueResource[]>;
   /** Suspended servers with `release_at <= now` and no unfinished vm.* / template.* operation. */

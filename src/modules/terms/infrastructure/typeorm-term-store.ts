@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
-import { DueResource, TermStore } from '../application/term-store.port';
+import { DueResource, NoticeDue, TermStore } from '../application/term-store.port';
 
 /** Unfinished operations of a volume (the one-unfinished-operation-per-volume index serves it). */
 const VOLUME_IDLE = `NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))`;
@@ -41,6 +41,34 @@ export class TypeOrmTermStore extends TermStore {
       'terms_claim_expired_servers',
     );
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, status: r.status, serverId: null }));
+  }
+
+  async claimNoticesDue(kind: 'volume' | 'server', now: Date, offsetS: number, limit: number): Promise<NoticeDue[]> {
+    const live = kind === 'volume' ? `r.status IN ('available', 'attached')` : `r.status IN ('running', 'stopped') AND r.expires_at IS NOT NULL AND r.term_months IS NOT NULL`;
+    const rows = await this.db.query<{ id: string; org_id: string; name: string; expires_at: Date }>(
+      `SELECT r.id, r.org_id, r.name, r.expires_at FROM ${kind === 'volume' ? 'volumes' : 'servers'} r
+        WHERE ${live} AND r.expires_at > $1 AND r.expires_at <= $1 + make_interval(secs => $2::int)
+          AND make_interval(secs => $2::int) <= make_interval(months => r.term_months)
+          AND NOT EXISTS (SELECT 1 FROM expiry_notices n WHERE n.resource_id = r.id AND n.expires_at = r.expires_at AND n.offset_s = $2::int)
+        ORDER BY r.expires_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED`,
+      [now, offsetS, limit],
+      `terms_notices_due_${kind}`,
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, name: r.name, expiresAt: r.expires_at }));
+  }
+
+  async recordNotices(notices: readonly { resourceId: string; orgId: string; expiresAt: Date; offsetS: number; sentAt: Date }[]): Promise<Set<string>> {
+    if (notices.length === 0) return new Set();
+    const rows = await this.db.query<{ resource_id: string }>(
+      `INSERT INTO expiry_notices (resource_id, org_id, expires_at, offset_s, sent_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::int[], $5::timestamptz[])
+       ON CONFLICT DO NOTHING RETURNING resource_id`,
+      [
+        notices.map((n) => n.resourceId), notices.map((n) => n.orgId), notices.map((n) => n.expiresAt),
+        notices.map((n) => n.offsetS), notices.map((n) => n.sentAt),
+      ],
+    );
+    return new Set(rows.map((r) => r.resource_id));
   }
 
   async claimReleasableVolumes(now: Date, limit: number): Promise<DueResource[]> {

@@ -8,6 +8,7 @@
  * - `server.deleted`: a Server as GET /v1/servers/{id} returns it (every move to `deleted`).
  * - `server.suspended`, `volume.suspended`: the Server or Volume as its GET returns it when its term ended and it was suspended (terms.md).
  * - `server.resumed`, `volume.resumed`: the Server or Volume as its GET returns it once a renewal of it while suspended succeeded.
+ * - `server.expiring`, `volume.expiring`: `{id, name, expires_at, days_left, auto_renew}`, an expiry notice (terms.md "Notices").
  * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
  */
 export const EVENT_TYPES = [
@@ -23,6 +24,8 @@ export const EVENT_TYPES = [
   'volume.suspended',
   'server.resumed',
   'volume.resumed',
+  'server.expiring',
+  'volume.expiring',
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];
