@@ -3,7 +3,7 @@ import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
-import { TERM_SWEEP_BATCH } from './expire-terms.use-case';
+import { TERM_SWEEP_BATCH, byOrg } from './expire-terms.use-case';
 import { TermStore } from './term-store.port';
 
 /**
@@ -45,7 +45,7 @@ export class SendExpiryNotices {
    */
   private async notify(kind: 'volume' | 'server', offsetS: number, limit: number): Promise<number> {
     const now = this.clock.now();
-    const due = await this.store.claimNoticesDue(kind, now, offsetS, limit);
+    const due = byOrg(await this.store.claimNoticesDue(kind, now, offsetS, limit));
     const recorded = await this.store.recordNotices(due.map((d) => ({ resourceId: d.id, orgId: d.orgId, expiresAt: d.expiresAt, offsetS, sentAt: now })));
     const events = due
       .filter((d) => recorded.has(d.id))
