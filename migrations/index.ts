@@ -30,6 +30,8 @@ import { Invitations1764000000260 } from './1764000000260-invitations';
 
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
+import { TermsSuspension1764000000340 } from './1764000000340-terms-suspension';
+import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 export const MIGRATIONS = [
@@ -63,6 +65,8 @@ export const MIGRATIONS = [
   TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
   WebhookDeliveriesInFlight1764000000330,
+  TermsSuspension1764000000340,
+  ExpiryNotices1764000000341,
   AgentPlacements1764000000440,
   ServerSshKeyIds1764000000360,
 ];

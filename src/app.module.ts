@@ -17,6 +17,8 @@ import { OptionsModule } from './modules/options/options.module';
 import { ServersModule } from './modules/servers/servers.module';
 import { TemplatesModule } from './modules/templates/templates.module';
 import { ServersJobsModule } from './modules/servers/servers-jobs.module';
+import { TermsJobsModule } from './modules/terms/terms-jobs.module';
+import { TermsModule } from './modules/terms/terms.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -59,6 +61,8 @@ export class AppModule {
         ServersModule,
         TemplatesModule,
         ServersJobsModule,
+        TermsModule,
+        TermsJobsModule,
         WebhooksModule,
         WebhooksWorkerModule,
         VerificationModule,

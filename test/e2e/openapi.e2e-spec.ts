@@ -568,6 +568,8 @@ describe('OpenAPI document and docs page', () => {
       'vm.reboot': ['VmRebootOperation', 'VmRebootResult'],
       'vm.renew': ['VmRenewOperation', 'VmRenewResult'],
       'vm.delete': ['VmDeleteOperation', 'VmDeleteResult'],
+      'vm.suspend': ['VmSuspendOperation', 'VmSuspendResult'],
+      'volume.suspend': ['VolumeSuspendOperation', 'VolumeSuspendResult'],
       'template.deploy': ['TemplateDeployOperation', 'TemplateDeployResult'],
       'template.update': ['TemplateUpdateOperation', 'TemplateUpdateResult'],
       'template.health': ['TemplateHealthOperation', 'TemplateHealthResult'],
@@ -635,6 +637,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/ConflictDetails' },
       { $ref: '#/components/schemas/ResourceStateDetails' },
       { $ref: '#/components/schemas/InstanceMissingDetails' },
+      { $ref: '#/components/schemas/SuspendedDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

@@ -28,6 +28,7 @@ const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds:
   ssh_key_ids: [],
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   deleted_at: null,
+  deleted_reason: null, suspended_at: null, release_at: null,
 });
 
 /**
@@ -122,6 +123,7 @@ describe('servers: reads and edits', () => {
       ssh_key_ids: [],
       created_at: expect.any(String),
       deleted_at: null,
+      deleted_reason: null, suspended_at: null, release_at: null,
     });
   });
 
@@ -172,7 +174,7 @@ describe('servers: reads and edits', () => {
     expect((await t.http.get('/v1/servers').set(other)).body.servers.map((s: { id: string }) => s.id)).toEqual(['vm_soweb1']);
 
     const cases: [string, string, string][] = [
-      ['status=gone', 'status', 'status must be one of creating, running, stopping, stopped, starting, rebooting, deleting, deleted'],
+      ['status=gone', 'status', 'status must be one of creating, running, stopping, stopped, starting, rebooting, suspended, deleting, deleted'],
       ['limit=0', 'limit', 'limit must be a whole number from 1 to 100'],
       ['limit=101', 'limit', 'limit must be a whole number from 1 to 100'],
       ['name=-bad', 'name', 'name must be 1 to 63 letters, digits, "." or "-", starting and ending with a letter or digit'],

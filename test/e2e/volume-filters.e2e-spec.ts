@@ -61,7 +61,7 @@ describe('GET /v1/volumes filters', () => {
           id: 'vol_fltb', name: 'b', status: 'available', type: 'ssd', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 40,
           server: null, mount_path: null, mounted: false, term_months: 1, billing: { currency: 'USD', amount: '0.50000' },
           price_per_gb_month: { USD: '0.01250', IDR: '200' }, expires_at: '2027-01-31T00:00:00.000Z', note: null,
-          labels: { env: 'prod', tier: '' }, delete_protection: false, created_at: '2026-10-31T23:00:00.000Z', deleted_at: null,
+          labels: { env: 'prod', tier: '' }, delete_protection: false, created_at: '2026-10-31T23:00:00.000Z', deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
         },
       ],
       next_cursor: null,
@@ -117,7 +117,7 @@ describe('GET /v1/volumes filters', () => {
 
   it.each([
     [{ type: 'hdd' }, 'type', 'type must be premium or ssd'],
-    [{ status: 'gone' }, 'status', 'status must be one of creating, available, attached, deleting, deleted'],
+    [{ status: 'gone' }, 'status', 'status must be one of creating, available, attached, suspended, deleting, deleted'],
     [{ status: ['attached', 'available'] }, 'status', 'status must be given once, as a string'],
     [{ region: '' }, 'region', 'region must not be empty'],
     [{ region: ['id-jkt', 'sg-sin'] }, 'region', 'region must be given once, as a string'],

@@ -213,7 +213,7 @@ describe('a disk from purchase to deletion, over HTTP', () => {
       result: { volume_id: db.id, status: 'deleted' },
     });
     const gone = await getVolume(db.id);
-    expect(gone).toEqual({ ...db, status: 'deleted', server: null, mount_path: null, mounted: false, delete_protection: false, deleted_at: expect.any(String) });
+    expect(gone).toEqual({ ...db, status: 'deleted', server: null, mount_path: null, mounted: false, delete_protection: false, deleted_at: expect.any(String), deleted_reason: 'customer' });
     expect(await usedGb()).toBe(String(used - 50));
     // No refund: the wallet is as it was.
     expect(await wallet()).toEqual(before);

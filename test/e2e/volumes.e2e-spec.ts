@@ -61,6 +61,7 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     delete_protection: false,
     created_at: createdLater,
     deleted_at: null,
+    deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
   });
   const detached = () => ({
     id: 'vol_volsb',
@@ -82,6 +83,7 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     delete_protection: false,
     created_at: createdAt,
     deleted_at: null,
+    deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
   });
   const fourth = () => ({
     ...attached(),
@@ -111,6 +113,7 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
       name: 'to-delete',
       status: 'deleted',
       deleted_at: '2026-11-20T08:00:00.000Z',
+      deleted_reason: 'customer',
     });
   });
 

@@ -1,3 +1,4 @@
+import { NoEventOutbox } from '../../src/modules/webhooks/application/event-outbox.port';
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { Principal } from '../../src/modules/auth/domain/principal';
 import { AdvanceOperations, MAX_ATTEMPTS } from '../../src/modules/operations/application/advance-operations.use-case';
@@ -107,7 +108,7 @@ describe('RenewVolume and the worker, with in-memory adapters', () => {
     audit = new InMemoryAuditTrail();
     const uow = new InMemoryUnitOfWork();
     const executors = new OperationExecutors();
-    new RenewalExecutor(volumes, executors, clock).onModuleInit();
+    new RenewalExecutor(volumes, executors, clock, new NoEventOutbox()).onModuleInit();
     renew = new RenewVolume(uow, volumes, new PortOperationAcceptance(uow, operations, wallet, audit), clock);
     advance = new AdvanceOperations(uow, operations, executors, wallet, clock, { ...loadSettings({}), workerLeaseMs: 30_000 });
     volumes.put(volume());

@@ -104,7 +104,7 @@ export interface QueryParams {
     /** Only volumes of this type */
     type?: "premium" | "ssd";
     /** Only volumes in this status; without it every status but deleted; deleted lists the deleted ones */
-    status?: "creating" | "available" | "attached" | "deleting" | "deleted";
+    status?: "creating" | "available" | "attached" | "suspended" | "deleting" | "deleted";
     /** Only volumes attached to this server */
     server_id?: string;
     /** Only the volume with this exact name */
@@ -152,7 +152,7 @@ export interface QueryParams {
     /** The next_cursor of the previous page */
     cursor?: string;
     /** Only servers in this status; without it every status but deleted */
-    status?: "creating" | "running" | "stopping" | "stopped" | "starting" | "rebooting" | "deleting" | "deleted";
+    status?: "creating" | "running" | "stopping" | "stopped" | "starting" | "rebooting" | "suspended" | "deleting" | "deleted";
     /** Only servers in this region */
     region?: string;
     /** Only servers in this zone */
@@ -194,7 +194,7 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "ping";
   };
   listTopUps: {
     status?: "pending" | "succeeded" | "failed" | "canceled" | "expired";
@@ -1184,5 +1184,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

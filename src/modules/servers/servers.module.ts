@@ -60,6 +60,6 @@ import { ServersController } from './interface/http/servers.controller';
     DeleteServerExecutor,
     ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers],
+  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer],
 })
 export class ServersModule {}

@@ -85,6 +85,14 @@ export interface Settings {
   orphanInstanceSweepIntervalMs: number;
   /** The simulated compute provider: the images whose guests ignore an ACPI shutdown (a stop without force then fails with invalid_state). */
   simulatedAcpiIgnoredImages: string[];
+  /** terms.md: how long a suspended server is kept (renewable) before it is released. */
+  serverRetentionS: number;
+  /** terms.md: how long a suspended volume is kept (renewable) before it is released. */
+  volumeRetentionS: number;
+  /** terms.md: how often each worker process runs the term sweeps (notices, suspension, release). */
+  termSweepMs: number;
+  /** terms.md: the offsets (seconds before expires_at) of the expiry notices, largest first. */
+  expiryNoticesS: number[];
   /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
   webhookSecretsKey: string | undefined;
   /** Template deployments: the secret their secret variables are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
@@ -220,6 +228,17 @@ function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): num
     throw new Error(`Setting ${name} must be 1 to 20 comma-separated whole seconds, the first 0 (such as 0,5,300), got "${raw}"`);
   }
   return parts.map(Number);
+}
+
+/** EXPIRY_NOTICES_S: 0 to 10 distinct comma-separated whole seconds before expires_at (empty: no notices), largest first. */
+function offsets(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = env[name];
+  if (raw === undefined) return fallback;
+  const parts = raw.split(',').map((p) => p.trim()).filter((p) => p !== '');
+  if (parts.length > 10 || !parts.every((p) => /^\d{1,9}$/.test(p) && Number(p) > 0) || new Set(parts.map(Number)).size !== parts.length) {
+    throw new Error(`Setting ${name} must be at most 10 distinct comma-separated whole seconds above 0 (such as 604800,259200,86400), got "${raw}"`);
+  }
+  return parts.map(Number).sort((a, b) => b - a);
 }
 
 /**
@@ -387,6 +406,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     ...computeProvider(env),
     agentTimeoutMs: int(env, 'AGENT_TIMEOUT_MS', 30_000, 1_000, 600_000),
     firewallSyncIntervalMs: int(env, 'FIREWALL_SYNC_INTERVAL_MS', 5_000, 100, 3_600_000),
+    serverRetentionS: int(env, 'SERVER_RETENTION_S', 604_800, 0, 31_536_000),
+    volumeRetentionS: int(env, 'VOLUME_RETENTION_S', 604_800, 0, 31_536_000),
+    termSweepMs: int(env, 'TERM_SWEEP_MS', 5_000, 100, 3_600_000),
+    expiryNoticesS: offsets(env, 'EXPIRY_NOTICES_S', [604_800, 259_200, 86_400]),
   };
 }
 

@@ -115,6 +115,13 @@ export class InstanceMissingDetailsDto {
   instance_missing_since: string;
 }
 
+/** The term in the way (invalid_state of an action on a suspended resource, terms.md). */
+@ApiSchema({ name: 'SuspendedDetails', description: 'invalid_state of an action refused because the server or volume is suspended (its term ended): renew it first' })
+export class SuspendedDetailsDto {
+  @ApiProperty({ enum: ['suspended'], example: 'suspended' })
+  reason: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -131,7 +138,7 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, SuspendedDetails for an action refused on a suspended resource, `{}` for the others',
     anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
@@ -140,6 +147,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(ConflictDetailsDto) },
       { $ref: getSchemaPath(ResourceStateDetailsDto) },
       { $ref: getSchemaPath(InstanceMissingDetailsDto) },
+      { $ref: getSchemaPath(SuspendedDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -148,7 +156,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto, SuspendedDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

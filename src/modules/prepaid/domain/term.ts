@@ -48,3 +48,7 @@ export function renewedExpiry(expiresAt: Date | null, now: Date, termMonths: num
 export function renewedTerms(expiresAt: Date | null, quote: RenewalQuote, now: Date): RenewedTerms {
   return { termMonths: quote.termMonths, billing: quote.amount, expiresAt: renewedExpiry(expiresAt, now, quote.termMonths) };
 }
+
+/** Why a resource was deleted (terms.md): its owner, the end of its term, or its purchase failing. */
+export const DELETED_REASONS = ['customer', 'expired', 'purchase_failed'] as const;
+export type DeletedReason = (typeof DELETED_REASONS)[number];

@@ -1,3 +1,4 @@
+import { assertNotSuspended } from '../../prepaid/domain/suspension';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../shared/kernel/clock/clock';
@@ -53,6 +54,7 @@ export class CreateServerConsole {
   async prepare(principal: Principal, serverId: string): Promise<PreparedConsole> {
     const server = await this.reads.findInOrg(principal.orgId, serverId);
     if (!server) throw notFound(`Server ${serverId} not found`);
+    assertNotSuspended(server, 'Server', 'open a console');
     if (server.status !== 'running') throw invalidState(`Server ${server.id} is ${server.status}; a console needs it running`);
     if (this.compute.isDown()) throw computeUnavailable();
     // A transient failure is tried again at once, up to CONSOLE_ATTEMPTS calls in all, while the

@@ -11,7 +11,7 @@ import { AttachedDisk } from './server-deletions.port';
  * `deleting`).
  */
 export interface DeleteServerParams {
-  formerStatus: Extract<ServerStatus, 'running' | 'stopped'>;
+  formerStatus: Extract<ServerStatus, 'running' | 'stopped' | 'suspended'>;
   actor: { type: ActorType; id: string | null; ip: string | null };
   disks: AttachedDisk[];
 }
@@ -30,7 +30,7 @@ export const deleteServerParams = {
   },
   read(params: JsonObject): DeleteServerParams {
     const { former_status, actor, disks } = params as { former_status?: unknown; actor?: { type?: unknown; id?: unknown; ip?: unknown }; disks?: unknown };
-    if (former_status !== 'running' && former_status !== 'stopped') return fail(params);
+    if (former_status !== 'running' && former_status !== 'stopped' && former_status !== 'suspended') return fail(params);
     if (!actor || typeof actor.type !== 'string' || !(actor.id === null || typeof actor.id === 'string') || !(actor.ip === null || typeof actor.ip === 'string')) return fail(params);
     if (!Array.isArray(disks)) return fail(params);
     return {

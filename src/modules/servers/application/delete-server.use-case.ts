@@ -70,8 +70,8 @@ export class DeleteServer {
       if (server.deletedAt || server.status === 'deleted') throw invalidState(`Server ${server.id} is deleted`);
       if (server.status === 'deleting') throw invalidState(`Server ${server.id} is already being deleted`);
       if (server.deleteProtection) throw invalidState(`Server ${server.id} has delete_protection on; turn it off (PATCH) before deleting it`);
-      if (server.status !== 'running' && server.status !== 'stopped') {
-        throw invalidState(`Server ${server.id} is ${server.status}; only a running or stopped server can be deleted`);
+      if (server.status !== 'running' && server.status !== 'stopped' && server.status !== 'suspended') {
+        throw invalidState(`Server ${server.id} is ${server.status}; only a running, stopped or suspended server can be deleted`);
       }
 
       const disks = await this.deletions.attachedDisks(server.id);
@@ -105,6 +105,43 @@ export class DeleteServer {
       if (this.compute.isDown()) throw computeUnavailable();
       if (disks.length > 0 && this.storage.isDown()) throw storageUnavailableForDisks();
       return { server: (await this.reads.findInOrg(principal.orgId, server.id))!, operation };
+    });
+  }
+
+  /**
+   * The release of a suspended server whose retention ended (terms.md "Release"): the same
+   * vm.delete by actor system (`data.reason: "expired"`), its disks detached and kept,
+   * `deleted_reason: "expired"`; delete_protection does not stop it, and no 503 (the worker
+   * retries the provider). Runs in the caller's transaction, which holds the server's row; false
+   * when the server is not suspended or has an unfinished operation (nothing written).
+   */
+  release(orgId: string, serverId: string): Promise<Operation | undefined> {
+    return this.uow.run(async () => {
+      const server = await this.writes.lockInOrg(orgId, serverId);
+      if (!server || server.deletedAt || server.status !== 'suspended') return undefined;
+      if (await this.deletions.unfinishedOperation(server.id)) return undefined;
+      const disks = await this.deletions.attachedDisks(server.id);
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId,
+        type: 'vm.delete',
+        vmId: server.id,
+        steps: deleteServerSteps(disks.length > 0),
+        params: deleteServerParams.write({ formerStatus: 'suspended', actor: { type: 'system', id: null, ip: null }, disks }),
+        createdAt: this.clock.now(),
+      });
+      await this.operations.create(operation);
+      await this.deletions.markDeleting(server.id, 'expired');
+      await this.audit.record({
+        orgId,
+        actorType: 'system',
+        actorId: null,
+        action: 'server.delete',
+        targetId: server.id,
+        ipAddress: null,
+        data: { operation_id: operation.id, volume_ids: disks.map((d) => d.volumeId), reason: 'expired' },
+      });
+      return operation;
     });
   }
 }

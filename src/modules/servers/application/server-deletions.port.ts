@@ -27,8 +27,8 @@ export abstract class ServerDeletions {
   abstract attachedDisks(serverId: string): Promise<AttachedDisk[]>;
   /** Locks the server's row (FOR UPDATE) until the transaction ends. */
   abstract lockServer(serverId: string): Promise<void>;
-  /** The deletion was accepted: `deleting` at once. */
-  abstract markDeleting(serverId: string): Promise<void>;
+  /** The deletion was accepted: `deleting` at once; a release (terms.md) records its reason now. */
+  abstract markDeleting(serverId: string, reason?: 'expired'): Promise<void>;
   /** A failed deletion gives the server its former status back (only while it is still `deleting`). */
   abstract restoreStatus(serverId: string, status: ServerStatus): Promise<void>;
   /**

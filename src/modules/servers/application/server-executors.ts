@@ -14,6 +14,8 @@ import { renewedExpiry } from '../../prepaid/domain/term';
 import { createServerParams, powerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerReads } from './servers.port';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { presentServer } from '../domain/server-json';
 
 /**
  * The worker's executors of vm.create, vm.start, vm.stop, vm.reboot and vm.renew (servers.md
@@ -24,6 +26,12 @@ import { ServerReads } from './servers.port';
  * id>/<step>`): a step run again never creates, powers or reboots twice.
  */
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
+
+/** vm.renew of a suspended server: whether `resuming` powers it on. */
+const resumeOf = (op: Operation): { powerOn: boolean } | undefined => {
+  const resume = op.params.resume as { power_on?: unknown } | undefined;
+  return resume && typeof resume === 'object' ? { powerOn: resume.power_on === true } : undefined;
+};
 
 const serverIdOf = (op: Operation): string => {
   const id = op.snapshot().vmId;
@@ -217,19 +225,43 @@ export class RebootServerExecutor extends PowerExecutor {
 }
 
 /**
- * vm.renew: one step, `renewing`, with no provider call: lock the server, extend it
- * (max(expires_at, now) + term, month-end clamp), set term and billing; the worker captures the
- * hold in the same transaction. A server deleted meanwhile fails it (hold released).
+ * vm.renew: `renewing`, with no provider call: lock the server, extend it (max(expires_at, now) +
+ * term, month-end clamp), set term and billing; the worker captures the hold in the same
+ * transaction. A server deleted meanwhile fails it (hold released).
+ *
+ * A suspended server's renewal (terms.md) has a second step, `resuming`: the instance powered on
+ * again (and booted) when the server ran before its suspension, else left off; then, in the last
+ * step's transaction, the term extended and the server `running` or `stopped` (its suspension
+ * times cleared), the event server.resumed. Until that commit nothing is written, so a failure
+ * releases the hold and leaves the server suspended; a step run again asks the provider again
+ * under the same key (its answer is the provider's truth).
  */
 @Injectable()
 export class RenewServerExecutor implements OperationExecutor, OnModuleInit {
   readonly type = 'vm.renew' as const;
-  readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'renewing', commit: async (op) => (resumeOf(op) ? undefined : this.renew(op)) },
+    {
+      name: 'resuming',
+      perform: async (op) => {
+        if (resumeOf(op)?.powerOn) {
+          const serverId = serverIdOf(op);
+          await this.compute.powerOn({ serverId, step: key(op, 'resuming') });
+          await this.compute.awaitBoot({ serverId, step: key(op, 'resuming/boot') });
+        }
+        return {};
+      },
+      commit: (op) => this.renew(op),
+    },
+  ];
 
   constructor(
     private readonly lifecycle: ServerLifecycle,
     private readonly executors: OperationExecutors,
     private readonly clock: Clock,
+    private readonly compute: ComputeGateway,
+    private readonly outbox: EventOutbox,
+    private readonly reads: ServerReads,
   ) {}
 
   onModuleInit(): void {
@@ -242,6 +274,13 @@ export class RenewServerExecutor implements OperationExecutor, OnModuleInit {
     if (!server || server.deletedAt) throw invalidState(`Server ${serverIdOf(op)} is deleted and cannot be renewed`);
     const expiresAt = renewedExpiry(server.expiresAt, this.clock.now(), p.termMonths);
     await this.lifecycle.renew(server.id, p.termMonths, p.amount, expiresAt);
+    const resume = resumeOf(op);
+    if (resume) {
+      if (server.status !== 'suspended') throw invalidState(`Server ${server.id} is ${server.status}, not suspended`);
+      await this.lifecycle.setStatus(server.id, resume.powerOn ? 'running' : 'stopped');
+      const resumed = await this.reads.findInOrg(server.orgId, server.id);
+      if (resumed) await this.outbox.record({ orgId: server.orgId, type: 'server.resumed', createdAt: this.clock.now(), data: presentServer(resumed) });
+    }
     return { server_id: server.id, term_months: p.termMonths, expires_at: expiresAt.toISOString(), charged: { currency: p.amount.currency, amount: p.amount.format() } };
   }
 }

@@ -144,15 +144,20 @@ export class RenewServer {
   execute(principal: Principal, input: { serverId: string; termMonths: TermMonths; currency?: Currency }, ip: string | null): Promise<ServerActionResult> {
     return this.runner.run(principal, input.serverId, ip, {
       type: 'vm.renew',
-      from: ['running', 'stopped'],
+      from: ['running', 'stopped', 'suspended'],
       callsProvider: false,
       plan: (server) => {
         if (!server.price || !server.billing) throw invalidState(`Server ${server.id} was not bought here (a seeded server) and cannot be renewed`);
         const currency = input.currency ?? server.billing.currency;
         const amount = termAmount(server.price, currency, input.termMonths);
+        // terms.md: a suspended server's renewal resumes it (powered on again when it ran before).
+        const resume = server.status === 'suspended';
         return {
-          steps: [{ name: 'renewing', status: 'running' }],
-          params: renewalParams.write({ termMonths: input.termMonths, amount }),
+          steps: [{ name: 'renewing', status: 'running' }, ...(resume ? [{ name: 'resuming', status: 'pending' as const }] : [])],
+          params: {
+            ...renewalParams.write({ termMonths: input.termMonths, amount }),
+            ...(resume ? { resume: { power_on: server.powerBefore === 'running' } } : {}),
+          },
           audit: { term_months: input.termMonths, currency, amount: amount.format() },
           hold: amount,
         };

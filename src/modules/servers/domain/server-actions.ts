@@ -1,6 +1,7 @@
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationStep, OperationType } from '../../operations/domain/operation';
 import { Server, ServerStatus } from './server';
+import { suspendedError } from '../../prepaid/domain/suspension';
 
 /** Live servers (not deleted; creating and deleting ones and seeded ones included) an organization may hold (servers.md). */
 export const SERVER_QUOTA = 25;
@@ -48,6 +49,7 @@ export const serverBusy = (serverId: string, operationId: string): DomainError =
 /** 409 invalid_state unless the server is in `from` (a deleted one says so). */
 export function assertStatus(server: Server, type: OperationType, from: readonly ServerStatus[]): void {
   if (server.deletedAt || server.status === 'deleted') throw invalidState(`Server ${server.id} is deleted`);
+  if (server.status === 'suspended' && !from.includes('suspended')) throw suspendedError('Server', server.id, `run ${type}`);
   if (!from.includes(server.status)) {
     throw invalidState(`Server ${server.id} is ${server.status}; ${type} needs it ${from.join(' or ')}`);
   }

@@ -19,11 +19,14 @@ export function presentServer(s: Server) {
     billing: s.billing ? { currency: s.billing.currency, amount: s.billing.format() } : null,
     price_per_month: s.price ? formatPricePair(s.price) : null,
     expires_at: s.expiresAt ? s.expiresAt.toISOString() : null,
+    suspended_at: s.suspendedAt ? s.suspendedAt.toISOString() : null,
+    release_at: s.releaseAt ? s.releaseAt.toISOString() : null,
     labels: { ...s.labels },
     delete_protection: s.deleteProtection,
     volume_ids: [...s.volumeIds],
     ssh_key_ids: [...s.sshKeyIds],
     created_at: s.createdAt.toISOString(),
     deleted_at: s.deletedAt ? s.deletedAt.toISOString() : null,
+    deleted_reason: s.deletedReason ?? null,
   };
 }

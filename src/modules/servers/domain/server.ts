@@ -1,8 +1,9 @@
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { Labels } from '../../prepaid/domain/labels';
+import { DeletedReason } from '../../prepaid/domain/term';
 
-export const SERVER_STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'rebooting', 'deleting', 'deleted'] as const;
+export const SERVER_STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'rebooting', 'suspended', 'deleting', 'deleted'] as const;
 export type ServerStatus = (typeof SERVER_STATUSES)[number];
 
 /** The hostname rule: 1-63 letters, digits, "." and "-", alphanumeric first and last. */
@@ -38,6 +39,13 @@ export interface Server {
   sshKeyIds: string[];
   createdAt: Date;
   deletedAt: Date | null;
+  /** Set while suspended (terms.md): when its term ended, and when it is released unless renewed. */
+  suspendedAt?: Date | null;
+  releaseAt?: Date | null;
+  /** While suspended: whether it ran when its term ended (a renewal powers it on again only then). Not shown. */
+  powerBefore?: 'running' | 'stopped' | null;
+  /** Why it was deleted (null while live, and for servers deleted before reasons were kept). */
+  deletedReason?: DeletedReason | null;
   /**
    * When the reconciliation sweep found this live server's instance gone at the compute provider
    * (null otherwise; cleared when the instance is seen again). Not shown in the API.

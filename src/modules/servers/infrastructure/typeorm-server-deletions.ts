@@ -32,8 +32,12 @@ export class TypeOrmServerDeletions extends ServerDeletions {
     await this.db.query('SELECT id FROM servers WHERE id = $1 FOR UPDATE', [serverId], 'servers_lock_for_deletion');
   }
 
-  async markDeleting(serverId: string): Promise<void> {
-    const { affected } = await this.db.exec(`UPDATE servers SET status = 'deleting' WHERE id = $1 AND deleted_at IS NULL`, [serverId], 'servers_mark_deleting');
+  async markDeleting(serverId: string, reason?: 'expired'): Promise<void> {
+    const { affected } = await this.db.exec(
+      `UPDATE servers SET status = 'deleting', deleted_reason = $2 WHERE id = $1 AND deleted_at IS NULL`,
+      [serverId, reason ?? null],
+      'servers_mark_deleting',
+    );
     if (affected !== 1) throw new Error(`Server ${serverId} is not live`);
   }
 

@@ -1,3 +1,4 @@
+import { assertNotSuspended } from '../../prepaid/domain/suspension';
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
@@ -84,6 +85,7 @@ export class DeploymentActionRunner {
         if (!server) throw notFound(`Server ${located.serverId} not found`);
         const busy = await this.deployments.unfinishedServerOperation(server.id);
         if (busy) throw serverBusy(server.id, busy);
+        if (!server.deleted) assertNotSuspended(server, 'Server', 'deploy to it');
         if (server.deleted || server.status !== 'running') {
           throw invalidState(`Server ${server.id} is ${server.deleted ? 'deleted' : server.status}; deployments need a running server`);
         }

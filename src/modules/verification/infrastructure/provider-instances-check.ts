@@ -11,8 +11,8 @@ interface ServerRow {
   busy: boolean;
 }
 
-/** The instance's power a settled server status expects (statuses in flight have an unfinished operation and are skipped). */
-const POWER: Record<string, string> = { running: 'running', stopped: 'stopped' };
+/** The instance's power a settled server status expects (statuses in flight have an unfinished operation and are skipped); a suspended server's instance is off once its vm.suspend ended. */
+const POWER: Record<string, string> = { running: 'running', stopped: 'stopped', suspended: 'stopped' };
 
 /**
  * servers.md "The compute provider and the operations": the provider's instances are the live

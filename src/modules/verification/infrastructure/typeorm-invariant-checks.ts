@@ -1,3 +1,4 @@
+import { SuspendedVolumeDetachedCheck, TermDeadlinesCheck } from './term-checks';
 import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
@@ -270,6 +271,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
       new ProviderInstancesCheck(db, compute),
+      new TermDeadlinesCheck(db, settings),
+      new SuspendedVolumeDetachedCheck(db),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }

@@ -8,6 +8,8 @@ import { RenewalQuote, RenewedTerms } from '../../prepaid/domain/term';
 import { Volume } from '../domain/volume';
 import { renewalParams } from '../../prepaid/application/renewal-params';
 import { VolumeRepository } from './volumes.port';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { presentVolume } from '../domain/volume-json';
 
 /**
  * Executes volume.renew: one step, `renewing`, with no external call, so the whole renewal is
@@ -26,6 +28,7 @@ export class RenewalExecutor implements OperationExecutor, OnModuleInit {
     private readonly volumes: VolumeRepository,
     private readonly executors: OperationExecutors,
     private readonly clock: Clock,
+    private readonly outbox: EventOutbox,
   ) {}
 
   onModuleInit(): void {
@@ -38,7 +41,11 @@ export class RenewalExecutor implements OperationExecutor, OnModuleInit {
     if (!volume) throw invalidState(`Volume ${operation.volumeId} no longer exists`);
     const terms = renewTerms(volume, quote, this.clock.now());
     await this.volumes.saveRenewal(volume.id, terms);
-    return resultOf(volume, terms);
+    if (volume.status !== 'suspended') return resultOf(volume, terms);
+    // terms.md "Renewal of a suspended resource": available again (not reattached), announced.
+    const resumed = await this.volumes.lockInOrg(volume.orgId, volume.id);
+    if (resumed) await this.outbox.record({ orgId: volume.orgId, type: 'volume.resumed', createdAt: this.clock.now(), data: presentVolume(resumed) });
+    return { ...resultOf(volume, terms), previous_server_id: volume.previousServerId ?? null };
   }
 
   /**
@@ -68,7 +75,8 @@ export class RenewalExecutor implements OperationExecutor, OnModuleInit {
     const results = new Map<string, JsonObject>();
     for (const [operationId, q] of quotes) {
       const volume = byId.get(q.volumeId);
-      if (!volume || volume.orgId !== q.operation.orgId || !isRenewable(volume)) continue;
+      // A suspended volume is resumed by renew() alone (its event).
+      if (!volume || volume.orgId !== q.operation.orgId || !isRenewable(volume) || volume.status === 'suspended') continue;
       const terms = renewTerms(volume, q.quote, now);
       renewals.push({ id: volume.id, terms });
       results.set(operationId, resultOf(volume, terms));

@@ -1,3 +1,4 @@
+import { assertNotSuspended } from '../../prepaid/domain/suspension';
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
@@ -130,6 +131,7 @@ export class AttachVolume {
         if (server.zoneId !== volume.zoneId) {
           throw invalidRequest(`server ${server.id} is in zone ${server.zoneId}; volume ${volume.id} is in ${volume.zoneId}`, { field: 'server_id' });
         }
+        assertNotSuspended({ id: server.id, status: server.status ?? '' }, 'Server', 'attach a disk to it');
         if (server.status === 'creating' || server.status === 'deleting') {
           throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
         }

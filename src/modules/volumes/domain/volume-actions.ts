@@ -1,3 +1,4 @@
+import { assertNotSuspended } from '../../prepaid/domain/suspension';
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationStep } from '../../operations/domain/operation';
 import { Volume } from './volume';
@@ -71,6 +72,7 @@ export function serverFull(serverId: string, limit: number): DomainError {
 
 /** Attach: the volume must be available (detached and ready). */
 export function assertAttachable(volume: Volume): void {
+  assertNotSuspended(volume, 'Volume', 'attach it');
   if (volume.status !== 'available') {
     throw invalidState(`Volume ${volume.id} is ${volume.status}; only an available (detached) volume can be attached`);
   }
@@ -78,6 +80,7 @@ export function assertAttachable(volume: Volume): void {
 
 /** Detach: the volume must be attached. */
 export function assertDetachable(volume: Volume): void {
+  assertNotSuspended(volume, 'Volume', 'detach it');
   if (volume.status !== 'attached') {
     throw invalidState(`Volume ${volume.id} is ${volume.status}; only an attached volume can be detached`);
   }

@@ -18,11 +18,15 @@ export function presentVolume(v: Volume) {
     billing: { currency: v.billing.currency, amount: v.billing.format() },
     price_per_gb_month: formatPricePair(v.price),
     expires_at: v.expiresAt.toISOString(),
+    suspended_at: v.suspendedAt ? v.suspendedAt.toISOString() : null,
+    release_at: v.releaseAt ? v.releaseAt.toISOString() : null,
+    previous_server_id: v.previousServerId ?? null,
     note: v.note,
     labels: { ...v.labels },
     delete_protection: v.deleteProtection,
     created_at: v.createdAt.toISOString(),
     deleted_at: v.deletedAt ? v.deletedAt.toISOString() : null,
+    deleted_reason: v.deletedReason ?? null,
   };
 }
 

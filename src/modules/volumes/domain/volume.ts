@@ -2,9 +2,9 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
 import { Labels, matchesLabels } from '../../prepaid/domain/labels';
-import { TermMonths, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, TermMonths, termAmount } from '../../prepaid/domain/term';
 
-export const VOLUME_STATUSES = ['creating', 'available', 'attached', 'deleting', 'deleted'] as const;
+export const VOLUME_STATUSES = ['creating', 'available', 'attached', 'suspended', 'deleting', 'deleted'] as const;
 export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
 export interface Volume {
   id: string;
@@ -29,6 +29,13 @@ export interface Volume {
   deleteProtection: boolean;
   createdAt: Date;
   deletedAt: Date | null;
+  /** Set while suspended (terms.md): when its term ended, and when it is released unless renewed. */
+  suspendedAt?: Date | null;
+  releaseAt?: Date | null;
+  /** Why it was deleted (null while live, and for volumes deleted before reasons were kept). */
+  deletedReason?: DeletedReason | null;
+  /** The server its suspension detached it from, else null. */
+  previousServerId?: string | null;
   /** Set when the reconciliation sweep found the volume's disk gone at the provider: renewal and attach are refused (409). */
   diskMissingSince?: Date | null;
 }

@@ -5,7 +5,7 @@ import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { VolumeType } from '../../options/domain/catalog';
 import { NewVolume, ServerRepository, VolumeChanges, VolumeRepository } from '../application/volumes.port';
-import { RenewedTerms } from '../../prepaid/domain/term';
+import { DeletedReason, RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
 import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
@@ -37,6 +37,10 @@ export interface VolumeRow {
   created_at: Date;
   deleted_at: Date | null;
   disk_missing_since?: Date | null;
+  suspended_at?: Date | null;
+  release_at?: Date | null;
+  deleted_reason?: DeletedReason | null;
+  previous_server_id?: string | null;
 }
 
 /** SELECT list of a volume joined with its server's name: `FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`. */
@@ -44,7 +48,8 @@ export const VOLUME_SELECT = `
   SELECT v.id, v.org_id, v.name, v.status, v.type, v.region_id, v.zone_id, v.size_gb, v.server_id,
          s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
          v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
-         v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since
+         v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since,
+         v.suspended_at, v.release_at, v.deleted_reason, v.previous_server_id
     FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
 
 export function toVolume(r: VolumeRow): Volume {
@@ -70,6 +75,10 @@ export function toVolume(r: VolumeRow): Volume {
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
     diskMissingSince: r.disk_missing_since ?? null,
+    suspendedAt: r.suspended_at ?? null,
+    releaseAt: r.release_at ?? null,
+    deletedReason: r.deleted_reason ?? null,
+    previousServerId: r.previous_server_id ?? null,
   };
 }
 
@@ -180,7 +189,10 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
     const { affected } = await this.db.exec(
-      `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5 WHERE id = $1`,
+      // A suspended volume renewed is live again (terms.md): available, or attached should its suspension have left it on its server.
+      `UPDATE volumes SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5,
+              status = CASE WHEN status <> 'suspended' THEN status WHEN server_id IS NULL THEN 'available' ELSE 'attached' END
+        WHERE id = $1`,
       [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
       'volumes_save_renewal',
     );

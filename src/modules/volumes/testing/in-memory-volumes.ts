@@ -102,7 +102,8 @@ export class InMemoryVolumeRepository extends VolumeRepository {
   async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
     const v = this.volumes.get(id);
     if (!v) throw new Error(`Volume ${id} does not exist`);
-    this.volumes.set(id, { ...v, termMonths: terms.termMonths, billing: terms.billing, expiresAt: terms.expiresAt });
+    const resumed = v.status === 'suspended' ? { status: v.server ? ('attached' as const) : ('available' as const), suspendedAt: null, releaseAt: null } : {};
+    this.volumes.set(id, { ...v, termMonths: terms.termMonths, billing: terms.billing, expiresAt: terms.expiresAt, ...resumed });
   }
 
   async saveRenewals(renewals: readonly { id: string; terms: RenewedTerms }[]): Promise<void> {

@@ -6,6 +6,9 @@
  * - `wallet.top_up.succeeded`, `wallet.top_up.failed`, `wallet.top_up.expired`: a top-up as GET /v1/wallet/top-ups/{id} returns it.
  * - `wallet.credited`: a wallet transaction as GET /v1/wallet/transactions lists it (every credit).
  * - `server.deleted`: a Server as GET /v1/servers/{id} returns it (every move to `deleted`).
+ * - `server.suspended`, `volume.suspended`: the Server or Volume as its GET returns it when its term ended and it was suspended (terms.md).
+ * - `server.resumed`, `volume.resumed`: the Server or Volume as its GET returns it once a renewal of it while suspended succeeded.
+ * - `server.expiring`, `volume.expiring`: `{id, name, expires_at, days_left, auto_renew}`, an expiry notice (terms.md "Notices").
  * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
  */
 export const EVENT_TYPES = [
@@ -17,6 +20,12 @@ export const EVENT_TYPES = [
   'wallet.top_up.expired',
   'wallet.credited',
   'server.deleted',
+  'server.suspended',
+  'volume.suspended',
+  'server.resumed',
+  'volume.resumed',
+  'server.expiring',
+  'volume.expiring',
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

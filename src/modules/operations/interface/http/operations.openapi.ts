@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -103,6 +103,36 @@ export class VmRenewResultResponse {
 
   @ApiProperty({ type: () => ChargeResponse })
   charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VmSuspendResult', description: 'result of a succeeded vm.suspend (the term ended): the instance is off' })
+export class VmSuspendResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-12-21T00:00:03.000Z' })
+  suspended_at: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the server is released unless renewed', example: '2026-12-28T00:00:03.000Z' })
+  release_at: string;
+
+  @ApiProperty({ enum: ['running', 'stopped'], description: 'Whether it ran when its term ended (a renewal powers it on again if it did)', example: 'running' })
+  power_before: string;
+}
+
+@ApiSchema({ name: 'VolumeSuspendResult', description: 'result of a succeeded volume.suspend (the term ended): the disk is detached from every server' })
+export class VolumeSuspendResultResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  volume_id: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-12-21T00:00:03.000Z' })
+  suspended_at: string;
+
+  @ApiProperty({ format: 'date-time', description: 'When the volume is released unless renewed', example: '2026-12-28T00:00:03.000Z' })
+  release_at: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The server its suspension detached it from; null when it was available', example: 'vm_demoweb1' })
+  previous_server_id: string | null;
 }
 
 @ApiSchema({ name: 'VmStartResult', description: 'result of a succeeded vm.start' })
@@ -215,6 +245,8 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'vm.reboot', result: VmRebootResultResponse },
   { type: 'vm.renew', result: VmRenewResultResponse },
   { type: 'vm.delete', result: VmDeleteResultResponse },
+  { type: 'vm.suspend', result: VmSuspendResultResponse },
+  { type: 'volume.suspend', result: VolumeSuspendResultResponse },
   { type: 'template.deploy', result: TemplateDeployResultResponse },
   { type: 'template.update', result: TemplateUpdateResultResponse },
   { type: 'template.health', result: TemplateHealthResultResponse },
@@ -248,7 +280,7 @@ export class OperationResponse {
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; template.*: Template<Type>Result); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

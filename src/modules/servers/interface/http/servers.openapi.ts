@@ -55,6 +55,12 @@ export class ServerResponse {
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-12-21T00:00:00.000Z' })
   expires_at: string | null;
 
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When its term ended and it was suspended; null unless suspended', example: null })
+  suspended_at: string | null;
+
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When it is released (deleted) unless renewed: suspended_at + the retention; null unless suspended', example: null })
+  release_at: string | null;
+
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { env: 'prod' } })
   labels: Record<string, string>;
 
@@ -76,6 +82,9 @@ export class ServerResponse {
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: null })
   deleted_at: string | null;
+
+  @ApiProperty({ type: String, enum: ['customer', 'expired', 'purchase_failed', null], nullable: true, description: 'Why it was deleted: its owner, its term ended unrenewed, its purchase failed; null while live', example: null })
+  deleted_reason: string | null;
 }
 
 @ApiSchema({ name: 'ServerList' })

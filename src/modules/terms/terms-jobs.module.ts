@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { TermSweepJob } from './interface/jobs/term-sweep.job';
+import { TermsModule } from './terms.module';
+
+/** The term sweep, every TERM_SWEEP_MS in worker processes (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
+@Module({
+  imports: [TermsModule],
+  providers: [TermSweepJob],
+})
+export class TermsJobsModule {}
