@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { AdminModule } from './modules/admin/admin.module';
 import { AccessModule } from './modules/access/access.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
@@ -63,6 +64,7 @@ export class AppModule {
         WebhooksWorkerModule,
         VerificationModule,
         FundingModule,
+        AdminModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

@@ -1,4 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { AdminCoreModule } from '../modules/admin/admin.module';
 import { AuditModule } from '../modules/audit/audit.module';
 import { AuthModule } from '../modules/auth/auth.module';
 import { OperatorModule } from '../modules/operator/operator.module';
@@ -13,7 +14,7 @@ export class CliModule {
   static forRoot(settings: Settings): DynamicModule {
     return {
       module: CliModule,
-      imports: [SharedModule.forRoot(settings), DatabaseModule, AuditModule, AuthModule, OperatorModule, VerificationModule],
+      imports: [SharedModule.forRoot(settings), DatabaseModule, AuditModule, AuthModule, OperatorModule, VerificationModule, AdminCoreModule],
     };
   }
 }

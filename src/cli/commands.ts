@@ -13,6 +13,8 @@ import { Settings } from '../shared/config/settings';
 import { invalidRequest } from '../shared/kernel/errors/domain-error';
 import { VerifyInvariants } from '../modules/verification/application/verify-invariants.use-case';
 import { CliModule } from './cli.module';
+import { StaffAccounts } from '../modules/admin/application/staff.use-cases';
+import { presentStaff, presentStaffToken } from '../modules/admin/domain/staff';
 
 /**
  * A command that ran and found something wrong (verify): its report still goes to stdout,
@@ -207,6 +209,24 @@ export const COMMANDS: CommandSpec[] = [
       return withContext(settings, (ctx) => ctx.get(SetPurchasesPaused).execute(input), host);
     },
   })),
+  {
+    name: 'staff:create',
+    summary: 'Create a staff member of the admin API (the first superadmin, typically) and print its token once',
+    options: [
+      { flag: 'email', value: 'email', description: "the staff member's email" },
+      { flag: 'name', value: 'name', description: "the staff member's name" },
+      { flag: 'role', value: 'role', description: 'support, billing, operator or superadmin' },
+      { flag: 'expires-at', value: 'timestamp', description: 'when the token stops working (ISO 8601, at most 90 days away; default 90 days)', optional: true },
+    ],
+    examples: ['staff:create --email ana@support.example --name Ana --role superadmin'],
+    run: ({ opts }, settings, host) => {
+      const input = { email: required(opts, 'email'), name: required(opts, 'name'), role: required(opts, 'role'), expiresAt: opts.expiresAt };
+      return withContext(settings, async (ctx) => {
+        const { staff, token, tokenRecord } = await ctx.get(StaffAccounts).create(input);
+        return { staff: presentStaff(staff), token, staff_token: presentStaffToken(tokenRecord) };
+      }, host);
+    },
+  },
   {
     name: 'verify',
     summary: 'Check every invariant, read-only, in one snapshot; exit 1 naming each violation',

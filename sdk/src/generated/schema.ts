@@ -101,18 +101,24 @@ export interface components {
             /** @example key_9dLx2QmV7cPa4TzR8wKy3nHb */
             id: string;
         };
-        /** @description Who did it: a user (with the email), an API key (with the name), or the service itself (system: operator CLI) */
+        /** @description Who did it: a user (with the email), an API key (with the name), the service itself (system: operator CLI), or the service's staff (staff: only the role, never who; data.justification says why) */
         AuditActor: {
             /**
              * @example user
              * @enum {string}
              */
-            type: "user" | "api_key" | "system";
+            type: "user" | "api_key" | "system" | "staff";
             /**
-             * @description User or API key id; null for system
+             * @description User or API key id; null for system; absent for staff
              * @example usr_5mQe8RZk2VtL9xPa3HcW7nJd
              */
-            id: string | null;
+            id?: string | null;
+            /**
+             * @description Staff only: the role of the staff member who acted
+             * @example support
+             * @enum {string|null}
+             */
+            role?: "support" | "billing" | "operator" | "superadmin" | null;
             /**
              * @description Users only: the email
              * @example owner@demo.test
@@ -551,11 +557,11 @@ export interface components {
             /** @example wtx_3f9c1e0b7a2d4c6e8f0a1b2c3d4e5f60 */
             id: string;
             /**
-             * @description credit: available +; hold: available −, reserved +; capture: reserved −; release: reserved −, available +
+             * @description credit: available +; hold: available −, reserved +; capture: reserved −; release: reserved −, available +; adjustment: available + or − by the service's billing staff (direction, reason); refund: available − for a refunded top-up (reason)
              * @example credit
              * @enum {string}
              */
-            type: "credit" | "hold" | "capture" | "release";
+            type: "credit" | "hold" | "capture" | "release" | "adjustment" | "refund";
             /**
              * @example USD
              * @enum {string}
@@ -597,6 +603,27 @@ export interface components {
              * @example 2026-11-21T10:00:00.000Z
              */
             created_at: string;
+            /**
+             * @description Adjustments and refunds only: which way available moved
+             * @example credit
+             * @enum {string}
+             */
+            direction?: "credit" | "debit";
+            /**
+             * @description Adjustments and refunds only: the reason given by the service
+             * @example Goodwill credit for the outage of 2026-11-20
+             */
+            reason?: string | null;
+            /**
+             * @description Adjustments only: the adjustment
+             * @example adj_Z9y8X7w6V5u4T3s2R1q0P9o8
+             */
+            adjustment_id?: string;
+            /**
+             * @description Refunds only: the refund
+             * @example rfd_Z9y8X7w6V5u4T3s2R1q0P9o8
+             */
+            refund_id?: string;
         };
         WalletTransactionPage: {
             transactions: components["schemas"]["WalletTransaction"][];

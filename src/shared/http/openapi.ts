@@ -1,4 +1,5 @@
-import { INestApplication, Injectable, applyDecorators } from '@nestjs/common';
+import { INestApplication, Injectable, Type, applyDecorators } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import {
   ApiBearerAuth,
   ApiExtension,
@@ -357,7 +358,7 @@ responses carry X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset; a 4
 **Money.** Amounts are decimal strings: USD with five decimals (\`"2.00000"\`), IDR whole rupiah (\`"32000"\`).`;
 
 /** Builds the OpenAPI 3 document of the application from its controllers' decorators. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, options: { exclude?: Type<unknown>[] } = {}): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.0.3')
     .setTitle('Cloud Disk Service API')
@@ -394,7 +395,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Webhook endpoints', 'Where events are delivered, signed, and the log of their deliveries')
     .addTag('Payment provider callbacks', "Called by the payment provider (signed), not by API clients: the hosted checkout's events")
     .build();
+  const excluded = new Set(options.exclude ?? []);
+  const include = excluded.size === 0 ? [] : [...app.get(ModulesContainer).values()].map((m) => m.metatype).filter((m) => !excluded.has(m));
   const document = SwaggerModule.createDocument(app, config, {
+    include,
     // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the
     // method and the controller: VolumesController.list -> listVolumes.
     operationIdFactory: (controllerKey: string, methodKey: string) => `${methodKey}${controllerKey.replace(/Controller$/, '')}`,

@@ -13,6 +13,10 @@ export function presentWalletTransaction(t: WalletTransaction) {
     operation_id: t.operationId,
     top_up_id: t.topUpId,
     created_at: t.createdAt.toISOString(),
+    // Adjustments and refunds only: which way, why (shown to the customer), and the record behind it.
+    ...(t.direction === undefined ? {} : { direction: t.direction, reason: t.reason ?? null }),
+    ...(t.adjustmentId ? { adjustment_id: t.adjustmentId } : {}),
+    ...(t.refundId ? { refund_id: t.refundId } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { invalidRequest } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, isCurrency } from '../../../shared/kernel/money/money';
 
-export const TRANSACTION_TYPES = ['credit', 'hold', 'capture', 'release'] as const;
+export const TRANSACTION_TYPES = ['credit', 'hold', 'capture', 'release', 'adjustment', 'refund'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 /** One movement of the wallet (one ledger row), with the balance of its currency right after it. */
@@ -17,6 +17,12 @@ export interface WalletTransaction {
   operationId: string | null;
   topUpId: string | null;
   createdAt: Date;
+  /** Adjustments: credit or debit; refunds: debit. Absent for the other types. */
+  direction?: 'credit' | 'debit';
+  /** Adjustments and refunds: the reason staff gave, shown to the customer. */
+  reason?: string | null;
+  adjustmentId?: string | null;
+  refundId?: string | null;
 }
 
 export interface WalletTransactionFilter {

@@ -4,10 +4,13 @@ import { Currency, Money } from '../../../shared/kernel/money/money';
 import { WalletHistory } from '../application/wallet-history.port';
 import { TransactionType, WalletTransaction, WalletTransactionCursor, WalletTransactionFilter } from '../domain/wallet-transaction';
 
+/** The ledger's kinds: the wire's types, adjustments stored by direction. */
+export type LedgerKind = Exclude<TransactionType, 'adjustment'> | 'adjustment_credit' | 'adjustment_debit';
+
 export interface WalletLedgerRow {
   seq: string;
   public_id: string;
-  kind: TransactionType;
+  kind: LedgerKind;
   currency: Currency;
   amount: string;
   available_after: string;
@@ -15,12 +18,15 @@ export interface WalletLedgerRow {
   operation_id: string | null;
   top_up_id: string | null;
   created_at: Date;
+  memo?: string | null;
+  adjustment_id?: string | null;
+  refund_id?: string | null;
 }
 
 export function toTransaction(r: WalletLedgerRow): WalletTransaction {
   return {
     id: r.public_id,
-    type: r.kind,
+    type: r.kind === 'adjustment_credit' || r.kind === 'adjustment_debit' ? 'adjustment' : r.kind,
     currency: r.currency,
     amount: Money.ofMinor(r.currency, BigInt(r.amount)),
     availableAfter: Money.ofMinor(r.currency, BigInt(r.available_after)),
@@ -29,6 +35,9 @@ export function toTransaction(r: WalletLedgerRow): WalletTransaction {
     operationId: r.operation_id,
     topUpId: r.top_up_id,
     createdAt: r.created_at,
+    ...(r.kind === 'adjustment_credit' || r.kind === 'adjustment_debit' || r.kind === 'refund'
+      ? { direction: r.kind === 'adjustment_credit' ? 'credit' : 'debit', reason: r.memo ?? null, adjustmentId: r.adjustment_id ?? null, refundId: r.refund_id ?? null }
+      : {}),
   };
 }
 
@@ -61,7 +70,8 @@ export class TypeOrmWalletHistory extends WalletHistory {
       where.push(sql(`$${params.length}`));
     };
     if (filter.currency !== undefined) add((p) => `l.currency = ${p}`, filter.currency);
-    if (filter.type !== undefined) add((p) => `l.kind = ${p}`, filter.type);
+    if (filter.type === 'adjustment') where.push(`l.kind IN ('adjustment_credit', 'adjustment_debit')`);
+    else if (filter.type !== undefined) add((p) => `l.kind = ${p}`, filter.type);
     if (filter.operationId !== undefined) add((p) => `l.operation_id = ${p}`, filter.operationId);
     if (filter.topUpId !== undefined) add((p) => `l.top_up_id = ${p}`, filter.topUpId);
     const firstSeqAt = (p: string) =>
@@ -72,7 +82,8 @@ export class TypeOrmWalletHistory extends WalletHistory {
     params.push(limit + 1);
     const sql = `SELECT l.seq::text AS seq, l.public_id, l.kind, l.currency, l.amount::text AS amount,
               l.available_after::text AS available_after, l.reserved_after::text AS reserved_after,
-              l.operation_id, l.top_up_id, l.created_at
+              l.operation_id, l.top_up_id, l.created_at,
+              CASE WHEN l.kind IN ('adjustment_credit', 'adjustment_debit', 'refund') THEN l.memo END AS memo, l.adjustment_id, l.refund_id
          FROM wallet_ledger l
         WHERE ${where.join(' AND ')}
         ORDER BY l.seq DESC

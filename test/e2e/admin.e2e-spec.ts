@@ -1,0 +1,214 @@
+import request from 'supertest';
+import { adminServerOf } from '../../src/app.factory';
+import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
+import { FixedClock } from '../../src/shared/kernel/clock/clock';
+import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { TestApp, startTestApp } from '../support/test-app';
+
+/**
+ * The admin API (admin.md) on one app with both listeners: staff tokens and roles, the
+ * justification, the staff audit and what the customer sees of it, organizations, wallet
+ * adjustments, suspension and limits.
+ */
+const NOW = '2026-11-22T10:00:00.000Z';
+
+describe('admin API', () => {
+  let t: TestApp;
+  let admin: ReturnType<typeof request>;
+  const clock = new FixedClock(new Date(NOW));
+  const customer = bearer(apiToken('ad', 'rw'));
+  const tokens: Record<string, string> = {};
+  const staffIds: Record<string, string> = {};
+  let keySeq = 0;
+  const key = () => ({ 'Idempotency-Key': `k-${++keySeq}` });
+  const as = (role: string) => bearer(tokens[role]);
+  const why = { 'X-Justification': 'TICKET-42' };
+
+  beforeAll(async () => {
+    t = await startTestApp({ adminPort: 1 }, clock);
+    admin = request(adminServerOf(t.app)!);
+    await t.seed({
+      regions: [region()],
+      organizations: [
+        { ...organization('ad'), api_keys: [...organization('ad').api_keys, { name: 'audit', scopes: ['audit:read', 'billing:read', 'vm:read'], token: apiToken('ad', 'audit') }] },
+        organization('ae'),
+      ],
+    });
+    const accounts = t.app.get(StaffAccounts);
+    for (const role of ['superadmin', 'support', 'billing', 'operator']) {
+      const created = await accounts.create({ email: `${role}@staff.test`, name: `Staff ${role}`, role });
+      tokens[role] = created.token;
+      staffIds[role] = created.staff.id;
+    }
+  });
+  afterAll(async () => t?.close());
+
+  /** Polls `read` until `done` holds or 5 s pass (the staff audit is written once the answer is sent). */
+  async function eventually<T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const value = await read();
+      if (done(value) || Date.now() > deadline) return value;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  describe('listeners and tokens', () => {
+    it('answers admin paths only on the admin listener, and nothing else there', async () => {
+      const pub = await t.http.get('/admin/v1/staff').set(as('superadmin'));
+      expect(pub.status).toBe(404);
+      expect(pub.body).toEqual({ error: { code: 'not_found', message: 'Cannot GET /admin/v1/staff', details: {}, request_id: expect.any(String) } });
+      const other = await admin.get('/v1/volumes').set(customer);
+      expect(other.status).toBe(404);
+      expect(other.body.error.code).toBe('not_found');
+    });
+
+    it('refuses a customer token on the admin port and a staff token on the public port (401)', async () => {
+      const res = await admin.get('/admin/v1/staff').set(customer);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('staff token'), details: {}, request_id: expect.any(String) } });
+      expect((await admin.get('/admin/v1/staff')).status).toBe(401);
+      const pub = await t.http.get('/v1/volumes').set(as('support'));
+      expect(pub.status).toBe(401);
+    });
+
+    it('serves its own OpenAPI document with the admin routes only', async () => {
+      const res = await admin.get('/admin/v1/openapi.json');
+      expect(res.status).toBe(200);
+      const paths = Object.keys(res.body.paths as object);
+      expect(paths.length).toBeGreaterThan(3);
+      expect(paths.every((p) => p.startsWith('/admin/v1/'))).toBe(true);
+      expect(Object.keys(t.document.paths).some((p) => p.startsWith('/admin'))).toBe(false);
+    });
+  });
+
+  describe('staff', () => {
+    it('superadmin creates, lists, changes the role of, and disables staff; others get 403', async () => {
+      for (const role of ['support', 'billing', 'operator']) {
+        const res = await admin.get('/admin/v1/staff').set(as(role));
+        expect(res.status).toBe(403);
+        expect(res.body.error.code).toBe('forbidden');
+      }
+      const noKey = await admin.post('/admin/v1/staff').set(as('superadmin')).send({ email: 'x@staff.test', name: 'X', role: 'support' });
+      expect(noKey.status).toBe(400);
+      expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
+      const k = key();
+      const created = await admin.post('/admin/v1/staff').set(as('superadmin')).set(k).send({ email: 'Temp@Staff.test', name: 'Temp', role: 'support' });
+      expect(created.status).toBe(201);
+      expect(created.body).toEqual({
+        staff: { id: expect.stringMatching(/^stf_/), email: 'temp@staff.test', name: 'Temp', role: 'support', created_at: NOW, disabled_at: null },
+        token: expect.stringMatching(/^cds_staff_[A-Za-z0-9]{32}$/),
+        staff_token: { id: expect.stringMatching(/^stk_/), staff_id: created.body.staff.id, token_prefix: created.body.token.slice(0, 14), created_at: NOW, expires_at: '2027-02-20T10:00:00.000Z', revoked_at: null },
+      });
+      const replay = await admin.post('/admin/v1/staff').set(as('superadmin')).set(k).send({ email: 'Temp@Staff.test', name: 'Temp', role: 'support' });
+      expect(replay.status).toBe(201);
+      expect(replay.headers['idempotent-replayed']).toBe('true');
+      expect(replay.body.token).toBe(created.body.token);
+      const temp = bearer(created.body.token);
+      expect((await admin.get('/admin/v1/organizations?q=org_ad').set(temp)).status).toBe(200);
+
+      const patched = await admin.patch(`/admin/v1/staff/${created.body.staff.id}`).set(as('superadmin')).set(key()).send({ role: 'nobody' });
+      expect(patched.status).toBe(400);
+      expect(patched.body.error.details).toEqual({ field: 'role' });
+      const disabled = await admin.delete(`/admin/v1/staff/${created.body.staff.id}`).set(as('superadmin')).set(key());
+      expect(disabled.status).toBe(200);
+      expect(disabled.body.staff.disabled_at).toBe(NOW);
+      // Refused within 1 s (the token cache lives at most 1 s).
+      const refused = await eventually(() => admin.get('/admin/v1/organizations?q=org_ad').set(temp), (r) => r.status === 401);
+      expect(refused.status).toBe(401);
+      const [row] = await t.sql<{ n: string }>('SELECT count(*)::text AS n FROM staff_tokens WHERE staff_id = $1', [created.body.staff.id]);
+      expect(row.n).toBe('1');
+    });
+  });
+
+  describe('organizations', () => {
+    it('searches by id, name prefix and member email', async () => {
+      for (const q of ['org_ad', 'ORG A', 'owner@ad.test']) {
+        const res = await admin.get(`/admin/v1/organizations?q=${encodeURIComponent(q)}`).set(as('support'));
+        expect(res.status).toBe(200);
+        const ids = (res.body.organizations as { id: string }[]).map((o) => o.id);
+        expect(ids).toContain('org_ad');
+        if (q !== 'ORG A') expect(ids).toEqual(['org_ad']);
+      }
+      const page = await admin.get('/admin/v1/organizations?limit=1').set(as('support'));
+      expect(page.status).toBe(200);
+      expect(page.body).toEqual({ organizations: [{ id: 'org_ad', name: 'Org ad', created_at: expect.any(String), suspended: false }], next_cursor: expect.any(String) });
+      const next = await admin.get(`/admin/v1/organizations?limit=1&cursor=${page.body.next_cursor}`).set(as('support'));
+      expect(next.body.organizations.map((o: { id: string }) => o.id)).toEqual(['org_ae']);
+    });
+
+    it('needs X-Justification to name an organization (400 naming it)', async () => {
+      const res = await admin.get('/admin/v1/organizations/org_ad').set(as('support'));
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining('X-Justification'), details: { field: 'X-Justification' }, request_id: expect.any(String) } });
+      const bad = await admin.get('/admin/v1/organizations/org_ad/servers').set(as('support')).set({ 'X-Justification': 'tab\there' });
+      expect(bad.status).toBe(400);
+    });
+
+    it('shows the detail: members, balances, counts, limits, suspension', async () => {
+      const res = await admin.get('/admin/v1/organizations/org_ad').set(as('support')).set(why);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        organization: {
+          id: 'org_ad', name: 'Org ad', created_at: expect.any(String), suspended: false, suspended_at: null, suspension_reason: null,
+          members: [{ user_id: expect.stringMatching(/^usr_/), email: 'owner@ad.test', role: 'owner', joined_at: expect.any(String) }],
+          wallet: { balances: [{ currency: 'IDR', available: '1500000', reserved: '0' }, { currency: 'USD', available: '100.00000', reserved: '0.00000' }] },
+          live_servers: 1, live_volumes: 1,
+          limits: { servers: 25, api_keys: 20, firewall_rules: 100, overrides: { servers: null, api_keys: null, firewall_rules: null } },
+          usage: { servers: 1, api_keys: 2, firewall_rules: 0 },
+        },
+      });
+      expect((await admin.get('/admin/v1/organizations/org_nope').set(as('support')).set(why)).status).toBe(404);
+    });
+
+    it("reads an organization's servers in the public shape; the customer sees a staff.access entry with the justification and no name", async () => {
+      const res = await admin.get('/admin/v1/organizations/org_ad/servers').set(as('support')).set({ 'X-Justification': 'SUP-1234 disk slow' });
+      expect(res.status).toBe(200);
+      const pub = await t.http.get('/v1/servers').set(customer);
+      expect(res.body).toEqual(pub.body);
+      expect(res.body.servers.map((s: { id: string }) => s.id)).toEqual(['vm_adweb1']);
+      const log = await eventually(
+        () => t.http.get('/v1/audit-log?action=staff.access').set(bearer(apiToken('ad', 'audit'))),
+        (r) => r.body.entries?.some((e: { data: { route: string } }) => e.data.route === '/admin/v1/organizations/:id/servers'),
+      );
+      expect(log.status).toBe(200);
+      const entry = log.body.entries.find((e: { data: { route: string } }) => e.data.route === '/admin/v1/organizations/:id/servers');
+      expect(entry).toEqual({
+        id: expect.stringMatching(/^aud_/), created_at: expect.any(String), action: 'staff.access', actor: { type: 'staff', role: 'support' },
+        target: { type: 'organization', id: 'org_ad' }, ip: null, request_id: res.headers['x-request-id'], client_request_id: null,
+        data: { justification: 'SUP-1234 disk slow', route: '/admin/v1/organizations/:id/servers' },
+      });
+      expect(JSON.stringify(log.body)).not.toContain('Staff support');
+      expect(JSON.stringify(log.body)).not.toContain('support@staff.test');
+      // The other organization sees nothing of it.
+      const [other] = await t.sql<{ n: string }>("SELECT count(*)::text AS n FROM audit_log WHERE org_id = 'org_ae' AND action = 'staff.access'");
+      expect(other.n).toBe('0');
+      // The staff audit holds the request (superadmin reads it, filtered by organization).
+      const audit = await eventually(
+        () => admin.get(`/admin/v1/staff-audit?organization_id=org_ad&staff_id=${staffIds.support}`).set(as('superadmin')),
+        (r) => r.body.entries?.some((e: { request_id: string }) => e.request_id === res.headers['x-request-id']),
+      );
+      expect(audit.body.entries.find((e: { request_id: string }) => e.request_id === res.headers['x-request-id'])).toEqual({
+        id: expect.stringMatching(/^sau_/), staff_id: staffIds.support, role: 'support', method: 'GET', route: '/admin/v1/organizations/:id/servers',
+        organization_id: 'org_ad', target_type: 'organization', target_id: 'org_ad', justification: 'SUP-1234 disk slow', request_id: res.headers['x-request-id'],
+        ip: expect.any(String), status: 200, created_at: expect.any(String),
+      });
+      expect((await admin.get('/admin/v1/staff-audit').set(as('support'))).status).toBe(403);
+    });
+
+    it('reads volumes, operations, wallet history, top-ups, audit log and webhook endpoints in the public shapes', async () => {
+      for (const [path, pub] of [
+        ['volumes', '/v1/volumes'],
+        ['operations', '/v1/operations'],
+        ['wallet/transactions', '/v1/wallet/transactions'],
+        ['webhook-endpoints', null],
+        ['top-ups', null],
+        ['audit-log', null],
+      ] as const) {
+        const res = await admin.get(`/admin/v1/organizations/org_ad/${path}`).set(as('support')).set(why);
+        expect([path, res.status]).toEqual([path, 200]);
+        if (pub) expect(res.body).toEqual((await t.http.get(pub).set(customer)).body);
+      }
+    });
+  });
+});
