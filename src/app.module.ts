@@ -6,6 +6,7 @@ import { AccessModule } from './modules/access/access.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { OrganizationPolicyModule } from './modules/auth/organization-policy.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { FundingModule } from './modules/funding/funding.module';
 import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
@@ -43,6 +44,7 @@ export class AppModule {
         ObservabilityModule,
         ScheduleModule.forRoot(),
         AuditModule,
+        OrganizationPolicyModule,
         AuthModule,
         WalletModule,
         OptionsModule,

@@ -6,6 +6,8 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { CreateApiKey, OPERATOR, RevokeApiKey } from '../modules/auth/application/api-keys.use-cases';
 import { CreditWallet } from '../modules/operator/credit-wallet.use-case';
+import { AdjustWallet } from '../modules/operator/adjust-wallet.use-case';
+import { presentAdjustment } from '../modules/admin/interface/http/money.controller';
 import { LoadSeed } from '../modules/operator/load-seed.use-case';
 import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from '../modules/options/application/catalog-admin.use-cases';
 import { parseSeedFile } from '../modules/operator/seed-file';
@@ -209,6 +211,26 @@ export const COMMANDS: CommandSpec[] = [
       return withContext(settings, (ctx) => ctx.get(SetPurchasesPaused).execute(input), host);
     },
   })),
+  {
+    name: 'wallet:adjust',
+    summary: "Adjust an organization's wallet (credit or debit) with a reason shown to the customer (audited; the admin API's use case)",
+    options: [
+      { flag: 'org', value: 'id', description: 'organization id (org_…)' },
+      { flag: 'currency', value: 'currency', description: 'USD or IDR' },
+      { flag: 'amount', value: 'decimal', description: 'amount, e.g. 25.5' },
+      { flag: 'direction', value: 'direction', description: 'credit or debit (a debit above available is refused)' },
+      { flag: 'reason', value: 'text', description: 'why (1-500 characters), shown in the wallet history' },
+      { flag: 'reference', value: 'text', description: 'your reference (ticket, invoice)', optional: true },
+    ],
+    examples: ['wallet:adjust --org org_demo --currency USD --amount 5 --direction credit --reason "Goodwill credit"'],
+    run: ({ opts }, settings, host) => {
+      const input = {
+        orgId: required(opts, 'org'), currency: required(opts, 'currency'), amount: required(opts, 'amount'), direction: required(opts, 'direction'),
+        reason: required(opts, 'reason'), reference: opts.reference,
+      };
+      return withContext(settings, async (ctx) => presentAdjustment(await ctx.get(AdjustWallet).execute(input, { type: 'system' })), host);
+    },
+  },
   {
     name: 'staff:create',
     summary: 'Create a staff member of the admin API (the first superadmin, typically) and print its token once',

@@ -211,4 +211,70 @@ describe('admin API', () => {
       }
     });
   });
+
+  describe('wallet adjustments', () => {
+    const adjust = (role: string, body: object, headers: Record<string, string> = why) => admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as(role)).set(key()).set(headers).send(body);
+    const balances = async () => (await t.sql<{ currency: string; available: string }>("SELECT currency, available::text FROM wallet_balances WHERE org_id = 'org_ad' ORDER BY currency")).map((r) => `${r.currency}:${r.available}`);
+
+    it('is for billing and superadmin only, with a justification and an Idempotency-Key', async () => {
+      const body = { currency: 'USD', amount: '5', direction: 'credit', reason: 'Goodwill' };
+      for (const role of ['support', 'operator']) {
+        const res = await adjust(role, body);
+        expect([role, res.status, res.body.error.code]).toEqual([role, 403, 'forbidden']);
+      }
+      expect((await adjust('billing', body, {})).status).toBe(400);
+      const noKey = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(why).send(body);
+      expect(noKey.status).toBe(400);
+      expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
+      const bad = await adjust('billing', { ...body, direction: 'sideways' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details).toEqual({ field: 'direction' });
+      expect(await balances()).toEqual(['IDR:1500000', 'USD:10000000']);
+    });
+
+    it('credits with a reason the customer sees in the wallet history and the audit log; a replay changes nothing', async () => {
+      const k = key();
+      const body = { currency: 'USD', amount: '12.5', direction: 'credit', reason: 'Goodwill credit for the outage of 2026-11-20', reference: 'SUP-77' };
+      const res = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(k).set(why).send(body);
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({
+        adjustment: { id: expect.stringMatching(/^adj_/), organization_id: 'org_ad', currency: 'USD', amount: '12.50000', direction: 'credit', reason: body.reason, reference: 'SUP-77', created_at: expect.any(String) },
+        transaction: {
+          id: expect.stringMatching(/^wtx_/), type: 'adjustment', currency: 'USD', amount: '12.50000', available_after: '112.50000', reserved_after: '0.00000', source: null,
+          operation_id: null, top_up_id: null, created_at: expect.any(String), direction: 'credit', reason: body.reason, adjustment_id: res.body.adjustment.id,
+        },
+        balance: { currency: 'USD', available: '112.50000', reserved: '0.00000' },
+      });
+      const again = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(k).set(why).send(body);
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(await balances()).toEqual(['IDR:1500000', 'USD:11250000']);
+      const history = await t.http.get('/v1/wallet/transactions?type=adjustment').set(customer);
+      expect(history.status).toBe(200);
+      expect(history.body.transactions).toEqual([res.body.transaction]);
+      const log = await t.http.get('/v1/audit-log?action=wallet.adjustment').set(bearer(apiToken('ad', 'audit')));
+      expect(log.body.entries).toEqual([
+        {
+          id: expect.stringMatching(/^aud_/), created_at: expect.any(String), action: 'wallet.adjustment', actor: { type: 'staff', role: 'billing' },
+          target: { type: 'wallet_adjustment', id: res.body.adjustment.id }, ip: null, request_id: res.headers['x-request-id'], client_request_id: null,
+          data: { currency: 'USD', amount: '12.50000', direction: 'credit', reason: body.reason, reference: 'SUP-77', justification: 'TICKET-42' },
+        },
+      ]);
+    });
+
+    it('debits within available; a debit larger than available is 409 and changes nothing', async () => {
+      const before = await t.sql("SELECT count(*)::text AS n FROM wallet_ledger WHERE org_id = 'org_ad'");
+      const refused = await adjust('superadmin', { currency: 'USD', amount: '112.50001', direction: 'debit', reason: 'Chargeback' });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({
+        error: { code: 'conflict', message: expect.stringContaining('larger than the available 112.50000'), details: { field: 'amount', available: '112.50000', currency: 'USD' }, request_id: expect.any(String) },
+      });
+      expect(await t.sql("SELECT count(*)::text AS n FROM wallet_ledger WHERE org_id = 'org_ad'")).toEqual(before);
+      expect(await t.sql('SELECT count(*)::text AS n FROM wallet_adjustments WHERE direction = $1', ['debit'])).toEqual([{ n: '0' }]);
+      const ok = await adjust('billing', { currency: 'USD', amount: '2.5', direction: 'debit', reason: 'Duplicate credit reversed' });
+      expect(ok.status).toBe(201);
+      expect(ok.body.transaction).toMatchObject({ type: 'adjustment', direction: 'debit', amount: '2.50000', available_after: '110.00000' });
+      expect(await balances()).toEqual(['IDR:1500000', 'USD:11000000']);
+    });
+  });
 });

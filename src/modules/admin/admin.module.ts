@@ -9,6 +9,8 @@ import { AdminGuard, StaffTokenCache } from './interface/http/admin.guard';
 import { OrganizationsAdmin } from './application/organizations-admin.port';
 import { TypeOrmOrganizationsAdmin } from './infrastructure/typeorm-organizations-admin';
 import { AdminOrganizationsController } from './interface/http/organizations.controller';
+import { AdminMoneyController } from './interface/http/money.controller';
+import { OperatorModule } from '../operator/operator.module';
 import { StaffController } from './interface/http/staff.controller';
 import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admin-openapi';
 
@@ -17,8 +19,8 @@ import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admi
  * staff tokens only, roles per route, every request in the staff audit.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IdempotencyModule],
-  controllers: [StaffController, AdminOrganizationsController, AdminDocsController],
+  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule],
+  controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminDocsController],
   providers: [
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },
     { provide: StaffTokenCache, useFactory: () => new StaffTokenCache() },

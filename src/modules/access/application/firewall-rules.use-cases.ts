@@ -1,3 +1,4 @@
+import { OrganizationPolicy, limitsOf } from '../../auth/application/organization-policy';
 import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -38,6 +39,7 @@ export class CreateFirewallRule {
     private readonly audit: AuditTrail,
     /** Absent where the use case is built by hand (unit tests): the rules then live in the table only, which is all the simulated provider reads. */
     @Optional() private readonly enforcement?: FirewallEnforcement,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   /**
@@ -57,8 +59,9 @@ export class CreateFirewallRule {
       await this.rules.lockOrganization(orgId);
       const same = await this.rules.findByDigest(orgId, digest);
       if (same) throw duplicateRule(same);
-      if ((await this.rules.count(orgId)) >= MAX_FIREWALL_RULES_PER_ORG) {
-        throw new DomainError('quota_exceeded', `An organization may hold at most ${MAX_FIREWALL_RULES_PER_ORG} firewall rules; delete one first`, { limit: MAX_FIREWALL_RULES_PER_ORG });
+      const limit = (await limitsOf(this.policy, orgId)).firewallRules;
+      if ((await this.rules.count(orgId)) >= limit) {
+        throw new DomainError('quota_exceeded', `An organization may hold at most ${limit} firewall rules; delete one first`, { limit });
       }
       const rule = await this.rules.insert({ ...canonical, id: newId('fwr'), orgId, digest });
       if (!rule) {
