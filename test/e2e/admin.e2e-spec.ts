@@ -2,7 +2,8 @@ import request from 'supertest';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
-import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { apiToken, bearer, organization } from '../support/fixtures';
+import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
 
 /**
@@ -28,10 +29,13 @@ describe('admin API', () => {
     t = await startTestApp({ adminPort: 1 }, clock);
     admin = request(adminServerOf(t.app)!);
     await t.seed({
-      regions: [region()],
+      server_plans: SERVER_PLANS,
+      images: IMAGES,
+      regions: [serverRegion('id-jkt', 256)],
       organizations: [
         { ...organization('ad'), api_keys: [...organization('ad').api_keys, { name: 'audit', scopes: ['audit:read', 'billing:read', 'vm:read'], token: apiToken('ad', 'audit') }] },
-        organization('ae'),
+        { ...organization('ae'), api_keys: [...organization('ae').api_keys, { name: 'bill', scopes: ['billing:write'], token: apiToken('ae', 'bill') }] },
+        organization('al', { volumes: [], servers: Array.from({ length: 25 }, (_, i) => ({ id: `vm_al${i}`, name: `s-${i}`, region: 'id-jkt', zone: 'id-jkt-a' })) }),
       ],
     });
     const accounts = t.app.get(StaffAccounts);
@@ -275,6 +279,69 @@ describe('admin API', () => {
       expect(ok.status).toBe(201);
       expect(ok.body.transaction).toMatchObject({ type: 'adjustment', direction: 'debit', amount: '2.50000', available_after: '110.00000' });
       expect(await balances()).toEqual(['IDR:1500000', 'USD:11000000']);
+    });
+  });
+
+  describe('suspension and limits', () => {
+    const buy = (org: string, name: string) =>
+      t.http.post('/v1/servers').set(bearer(apiToken(org, 'rw'))).send({ name, region: 'id-jkt', plan: 'cx1', image: 'ubuntu-24.04', term_months: 1, currency: 'USD' });
+
+    it('operator suspends: purchases, actions and top-ups are 403 organization_suspended, reads work; unsuspend restores', async () => {
+      for (const role of ['support', 'billing']) {
+        const res = await admin.post('/admin/v1/organizations/org_ae/suspend').set(as(role)).set(key()).set(why).send({ reason: 'Abuse' });
+        expect([role, res.status]).toEqual([role, 403]);
+      }
+      const res = await admin.post('/admin/v1/organizations/org_ae/suspend').set(as('operator')).set(key()).set(why).send({ reason: 'Abuse report SUP-99' });
+      expect(res.status).toBe(200);
+      expect(res.body.organization).toMatchObject({ id: 'org_ae', suspended: true, suspended_at: NOW, suspension_reason: 'Abuse report SUP-99' });
+      const rw = bearer(apiToken('ae', 'rw'));
+      const refused = [
+        await buy('ae', 'web-9'),
+        await t.http.post('/v1/servers/vm_aeweb1/reboot').set(rw),
+        await t.http.post('/v1/wallet/top-ups').set(bearer(apiToken('ae', 'bill'))).send({ currency: 'USD', amount: '10' }),
+        await t.http.patch('/v1/volumes/vol_aedata1').set(rw).send({ name: 'x' }),
+      ];
+      for (const r of refused) {
+        expect(r.status).toBe(403);
+        expect(r.body.error).toEqual({ code: 'forbidden', message: expect.stringContaining('suspended'), details: { reason: 'organization_suspended' }, request_id: expect.any(String) });
+      }
+      expect((await t.http.get('/v1/servers').set(rw)).status).toBe(200);
+      expect((await t.http.get('/v1/volumes/vol_aedata1').set(rw)).status).toBe(200);
+      // Other organizations are untouched.
+      expect((await t.http.patch('/v1/volumes/vol_addata1').set(customer).send({ note: 'fine' })).status).toBe(200);
+      const log = await t.sql<{ action: string; actor_type: string; actor_id: string; data: Record<string, unknown> }>(
+        "SELECT action, actor_type, actor_id, data FROM audit_log WHERE org_id = 'org_ae' AND action LIKE 'organization.%'",
+      );
+      expect(log).toEqual([{ action: 'organization.suspend', actor_type: 'staff', actor_id: 'operator', data: { reason: 'Abuse report SUP-99', justification: 'TICKET-42' } }]);
+      const lifted = await admin.post('/admin/v1/organizations/org_ae/unsuspend').set(as('operator')).set(key()).set(why);
+      expect(lifted.status).toBe(200);
+      expect(lifted.body.organization).toMatchObject({ suspended: false, suspended_at: null, suspension_reason: null });
+      expect((await t.http.patch('/v1/volumes/vol_aedata1').set(rw).send({ note: 'back' })).status).toBe(200);
+    });
+
+    it('limits: 409 below what is in use, 400 naming a bad field; a raised server limit lets a 26th server be bought, null restores 25', async () => {
+      const put = (role: string, body: object) => admin.put('/admin/v1/organizations/org_al/limits').set(as(role)).set(key()).set(why).send(body);
+      expect((await put('billing', { servers: 30 })).status).toBe(403);
+      const bad = await put('operator', { servers: -1 });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details).toEqual({ field: 'servers' });
+      const below = await put('operator', { servers: 24 });
+      expect(below.status).toBe(409);
+      expect(below.body.error).toMatchObject({ code: 'conflict', details: { field: 'servers', in_use: 25 } });
+      const full = await buy('al', 'web-26');
+      expect(full.status).toBe(409);
+      expect(full.body.error).toMatchObject({ code: 'quota_exceeded', details: { limit: 25 } });
+      const raised = await put('operator', { servers: 26, api_keys: 3 });
+      expect(raised.status).toBe(200);
+      expect(raised.body.organization.limits).toEqual({ servers: 26, api_keys: 3, firewall_rules: 100, overrides: { servers: 26, api_keys: 3, firewall_rules: null } });
+      const bought = await buy('al', 'web-26');
+      expect(bought.status).toBe(202);
+      const over = await buy('al', 'web-27');
+      expect(over.status).toBe(409);
+      expect(over.body.error).toMatchObject({ code: 'quota_exceeded', details: { limit: 26 } });
+      expect((await put('operator', { servers: null })).status).toBe(409);
+      const restored = await put('superadmin', { api_keys: null });
+      expect(restored.body.organization.limits.api_keys).toBe(20);
     });
   });
 });

@@ -66,6 +66,14 @@ export interface components {
              */
             instance_missing_since: string;
         };
+        /** @description forbidden because of the organization, not the caller: organization_suspended (every write refused, reads work; contact support) */
+        ForbiddenReasonDetails: {
+            /**
+             * @example organization_suspended
+             * @enum {string}
+             */
+            reason: "organization_suspended";
+        };
         /** @description What went wrong; `code` is stable, `message` is for people */
         ErrorBody: {
             /**
@@ -82,10 +90,10 @@ export interface components {
              */
             request_id: string;
             /**
-             * @description Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, `{}` for the others
+             * @description Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, ForbiddenReasonDetails for a write of a suspended organization, `{}` for the others
              * @example {}
              */
-            details: components["schemas"]["FieldErrorDetails"] | components["schemas"]["InsufficientBalanceDetails"] | components["schemas"]["QuotaExceededDetails"] | components["schemas"]["OperationInTheWayDetails"] | components["schemas"]["ConflictDetails"] | components["schemas"]["ResourceStateDetails"] | components["schemas"]["InstanceMissingDetails"] | Record<string, never>;
+            details: components["schemas"]["FieldErrorDetails"] | components["schemas"]["InsufficientBalanceDetails"] | components["schemas"]["QuotaExceededDetails"] | components["schemas"]["OperationInTheWayDetails"] | components["schemas"]["ConflictDetails"] | components["schemas"]["ResourceStateDetails"] | components["schemas"]["InstanceMissingDetails"] | components["schemas"]["ForbiddenReasonDetails"] | Record<string, never>;
         };
         /** @description The body of every error response */
         ErrorEnvelope: {
@@ -3166,6 +3174,7 @@ export type OperationInTheWayDetails = components['schemas']["OperationInTheWayD
 export type ConflictDetails = components['schemas']["ConflictDetails"];
 export type ResourceStateDetails = components['schemas']["ResourceStateDetails"];
 export type InstanceMissingDetails = components['schemas']["InstanceMissingDetails"];
+export type ForbiddenReasonDetails = components['schemas']["ForbiddenReasonDetails"];
 export type ErrorBody = components['schemas']["ErrorBody"];
 export type ErrorEnvelope = components['schemas']["ErrorEnvelope"];
 export type AuditTarget = components['schemas']["AuditTarget"];

@@ -6,6 +6,7 @@ import { StaffDirectory } from './application/staff.port';
 import { StaffAccounts } from './application/staff.use-cases';
 import { TypeOrmStaffDirectory } from './infrastructure/typeorm-staff';
 import { AdminGuard, StaffTokenCache } from './interface/http/admin.guard';
+import { OrganizationControls } from './application/organization-controls';
 import { OrganizationsAdmin } from './application/organizations-admin.port';
 import { TypeOrmOrganizationsAdmin } from './infrastructure/typeorm-organizations-admin';
 import { AdminOrganizationsController } from './interface/http/organizations.controller';
@@ -25,6 +26,7 @@ import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admi
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },
     { provide: StaffTokenCache, useFactory: () => new StaffTokenCache() },
     StaffAccounts,
+    OrganizationControls,
     { provide: OrganizationsAdmin, useClass: TypeOrmOrganizationsAdmin },
     AdminGuard,
     AdminOpenApiDocument,

@@ -116,6 +116,13 @@ export class InstanceMissingDetailsDto {
   instance_missing_since: string;
 }
 
+/** Why a request was refused (forbidden because the organization is suspended by the service's staff). */
+@ApiSchema({ name: 'ForbiddenReasonDetails', description: 'forbidden because of the organization, not the caller: organization_suspended (every write refused, reads work; contact support)' })
+export class ForbiddenReasonDetailsDto {
+  @ApiProperty({ enum: ['organization_suspended'], example: 'organization_suspended' })
+  reason: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -132,7 +139,7 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, ForbiddenReasonDetails for a write of a suspended organization, `{}` for the others',
     anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
@@ -141,6 +148,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(ConflictDetailsDto) },
       { $ref: getSchemaPath(ResourceStateDetailsDto) },
       { $ref: getSchemaPath(InstanceMissingDetailsDto) },
+      { $ref: getSchemaPath(ForbiddenReasonDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -149,7 +157,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto, ForbiddenReasonDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;

@@ -1,8 +1,12 @@
-import { Controller, Get, Param, Query, Req, Type } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query, Req, Res, Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
-import { IsOptional, IsString } from 'class-validator';
-import type { Request } from 'express';
+import { ApiOperation, ApiProperty, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { Allow, IsDefined, IsOptional, IsString } from 'class-validator';
+import type { Request, Response } from 'express';
+import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
+import { jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
+import { OrganizationControls } from '../../application/organization-controls';
+import { adminIdempotencyScope } from './admin-idempotency';
 import { notFound } from '../../../../shared/kernel/errors/domain-error';
 import { Money, isCurrency } from '../../../../shared/kernel/money/money';
 import { AuditLogQueryDto } from '../../../audit/interface/http/audit-log.openapi';
@@ -19,8 +23,8 @@ import { WalletController } from '../../../wallet/interface/http/wallet.controll
 import { ListWebhookEndpointsQuery } from '../../../webhooks/interface/http/webhooks.openapi';
 import { WebhookEndpointsController } from '../../../webhooks/interface/http/webhook-endpoints.controller';
 import { OrganizationDetail, OrganizationsAdmin } from '../../application/organizations-admin.port';
-import { ALL_STAFF } from '../../domain/staff';
-import { AdminController, AdminRoute, auditTarget } from './admin.decorators';
+import { ALL_STAFF, OPERATOR, StaffPrincipal } from '../../domain/staff';
+import { AdminController, AdminRoute, CurrentStaff, auditTarget } from './admin.decorators';
 import { decodeCursor, encodeCursor, pageLimit } from './admin-query';
 
 /** The defaults of the per-organization limits (null override). */
@@ -63,6 +67,23 @@ export function presentOrganizationDetail(o: OrganizationDetail) {
   };
 }
 
+export class OrganizationLimitsDto {
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, maximum: 100000, description: 'Live servers (default 25); null restores the default' })
+  @Allow() servers?: number | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, maximum: 100000, description: 'Active API keys (default 20); null restores the default' })
+  @Allow() api_keys?: number | null;
+  @ApiPropertyOptional({ type: 'integer', nullable: true, minimum: 0, maximum: 100000, description: 'Firewall rules (default 100); null restores the default' })
+  @Allow() firewall_rules?: number | null;
+}
+
+export class SuspendOrganizationDto {
+  @ApiProperty({ minLength: 1, maxLength: 500, example: 'Abuse report SUP-99: outbound spam' })
+  @IsString({ message: 'reason must be 1 to 500 characters' }) @IsDefined({ message: 'reason is required' })
+  reason: string;
+}
+
+type Staff = StaffPrincipal & { justification: string | null };
+
 /**
  * Organizations for staff: search, detail, and a read-through of its resources in the public
  * routes' own shapes (the public controllers answer, for a read-only stand-in of the organization).
@@ -74,7 +95,47 @@ export class AdminOrganizationsController {
   constructor(
     private readonly organizations: OrganizationsAdmin,
     private readonly moduleRef: ModuleRef,
+    private readonly controls: OrganizationControls,
+    private readonly idempotent: IdempotentExecution,
   ) {}
+
+  @Put(':id/limits')
+  @AdminRoute({ roles: OPERATOR, justification: true })
+  @ApiOperation({ operationId: 'setOrganizationLimits', summary: 'Per-organization limits: servers, API keys, firewall rules (null restores the default; below what is in use: 409 conflict)' })
+  async setLimits(@Param('id') id: string, @Body() body: OrganizationLimitsDto, @CurrentStaff() staff: Staff, @Req() req: Request, @Res() res: Response): Promise<void> {
+    await this.write(req, res, id, () => this.controls.setLimits(id, { ...body }, staff));
+  }
+
+  @Post(':id/suspend')
+  @HttpCode(200)
+  @AdminRoute({ roles: OPERATOR, justification: true })
+  @ApiOperation({ operationId: 'suspendOrganization', summary: "Suspend an organization: its resources and reads remain, every customer write is 403 organization_suspended" })
+  async suspend(@Param('id') id: string, @Body() body: SuspendOrganizationDto, @CurrentStaff() staff: Staff, @Req() req: Request, @Res() res: Response): Promise<void> {
+    await this.write(req, res, id, () => this.controls.suspend(id, body.reason, staff));
+  }
+
+  @Post(':id/unsuspend')
+  @HttpCode(200)
+  @AdminRoute({ roles: OPERATOR, justification: true })
+  @ApiOperation({ operationId: 'unsuspendOrganization', summary: 'Lift a suspension' })
+  async unsuspend(@Param('id') id: string, @CurrentStaff() staff: Staff, @Req() req: Request, @Res() res: Response): Promise<void> {
+    await this.write(req, res, id, () => this.controls.unsuspend(id, staff));
+  }
+
+  /** A change, at most once per Idempotency-Key; the answer is the organization after it. */
+  private async write(req: Request, res: Response, id: string, change: () => Promise<void>): Promise<void> {
+    const outcome = await this.idempotent.run(
+      adminIdempotencyScope(req),
+      async () => {
+        await change();
+        const detail = await this.organizations.detail(id);
+        if (!detail) throw notFound(`Organization ${id} not found`);
+        return jsonResponse(200, { organization: presentOrganizationDetail(detail) });
+      },
+      storableErrors(req, ['not_found', 'conflict']),
+    );
+    sendOutcome(res, outcome);
+  }
 
   @Get()
   @AdminRoute({ roles: ALL_STAFF })

@@ -1,4 +1,5 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
+import { OrganizationPolicy } from '../../application/organization-policy';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, forbidden } from '../../../../shared/kernel/errors/domain-error';
@@ -87,6 +88,7 @@ export class PermissionGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: Authenticate,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -100,6 +102,8 @@ export class PermissionGuard implements CanActivate {
     req.principal = principal;
     const verdict = checkAccess(principal, declaration);
     if (!verdict.allowed) throw forbidden(verdict.reason);
+    // A suspended organization keeps its reads; every write is 403 organization_suspended (admin.md).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') await this.policy?.assertWritable(principal.orgId);
     return true;
   }
 }
