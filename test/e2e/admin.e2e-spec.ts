@@ -344,4 +344,24 @@ describe('admin API', () => {
       expect(restored.body.organization.limits.api_keys).toBe(20);
     });
   });
+
+  describe('operations and verify', () => {
+    it('lists operations across organizations with filters; verify as JSON for operators only, and sound after everything above', async () => {
+      const all = await admin.get('/admin/v1/operations?type=vm.create').set(as('support'));
+      expect(all.status).toBe(200);
+      expect(all.body.operations.map((o: { organization_id: string }) => o.organization_id)).toContain('org_al');
+      expect(all.body.operations[0]).toEqual({
+        id: expect.stringMatching(/^op_/), organization_id: 'org_al', type: 'vm.create', status: 'pending', created_at: NOW, finished_at: null, error: null,
+      });
+      const none = await admin.get('/admin/v1/operations?organization_id=org_ae&status=failed').set(as('support'));
+      expect(none.body).toEqual({ operations: [], next_cursor: null });
+      expect((await admin.get('/admin/v1/operations?status=lost').set(as('support'))).body.error.details).toEqual({ field: 'status' });
+      expect((await admin.get('/admin/v1/verify').set(as('support'))).status).toBe(403);
+      const report = await admin.get('/admin/v1/verify').set(as('operator'));
+      expect(report.status).toBe(200);
+      expect(report.body.violations).toEqual([]);
+      expect(report.body.ok).toBe(true);
+      expect(report.body.checks.map((c: { name: string }) => c.name)).toContain('wallet.adjustments_once');
+    });
+  });
 });

@@ -12,6 +12,8 @@ import { TypeOrmOrganizationsAdmin } from './infrastructure/typeorm-organization
 import { AdminOrganizationsController } from './interface/http/organizations.controller';
 import { AdminMoneyController } from './interface/http/money.controller';
 import { OperatorModule } from '../operator/operator.module';
+import { AdminOperationsController } from './interface/http/operations.controller';
+import { VerificationModule } from '../verification/verification.module';
 import { StaffController } from './interface/http/staff.controller';
 import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admin-openapi';
 
@@ -20,8 +22,8 @@ import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admi
  * staff tokens only, roles per route, every request in the staff audit.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule],
-  controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminDocsController],
+  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule],
+  controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminOperationsController, AdminDocsController],
   providers: [
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },
     { provide: StaffTokenCache, useFactory: () => new StaffTokenCache() },

@@ -9,7 +9,6 @@ import { Actor } from '../../auth/application/api-keys.use-cases';
 import {
   DIRECTIONS, Direction, FirewallRule, PROTOCOLS, Protocol, RuleInput, canonicalPort, canonicalRule, parseCidr, ruleDigest, verdict,
 } from '../domain/firewall-rule';
-import { MAX_FIREWALL_RULES_PER_ORG } from '../domain/ssh-key';
 import { FirewallRuleRepository, ServerDirectory } from './access.ports';
 import { FirewallEnforcement } from './firewall-enforcement';
 
