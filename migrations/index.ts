@@ -32,6 +32,7 @@ import { Invitations1764000000260 } from './1764000000260-invitations';
 import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 import { TermsSuspension1764000000340 } from './1764000000340-terms-suspension';
 import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
+import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 export const MIGRATIONS = [
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   WebhookDeliveriesInFlight1764000000330,
   TermsSuspension1764000000340,
   ExpiryNotices1764000000341,
+  AdminApi1764000000370,
   AgentPlacements1764000000440,
   ServerSshKeyIds1764000000360,
 ];

@@ -1,4 +1,4 @@
-import type { Server as HttpServer } from 'node:http';
+import { type Server as HttpServer, createServer } from 'node:http';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -6,6 +6,10 @@ import compression from 'compression';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
+import { AdminModule } from './modules/admin/admin.module';
+import { AdminOpenApiDocument, buildAdminOpenApiDocument } from './modules/admin/interface/http/admin-openapi';
+import { errorEnvelope } from './shared/http/error-envelope';
+import { requestIdOf } from './shared/http/request-id';
 import { Settings } from './shared/config/settings';
 import { paymentEventsRawBody } from './modules/funding/interface/http/payment-events-body';
 import { answerClientErrors } from './shared/http/client-errors';
@@ -53,15 +57,48 @@ export async function createApp(settings: Settings, options: { clock?: Clock; lo
   const compress = compression();
   app.use((req: Request, res: Response, next: NextFunction) => (req.headers['accept-encoding'] ? compress(req, res, next) : next()));
   app.use(requestLifecycle(app.get(Metrics), app.get(RequestLog)));
+  // The admin API answers only on its own listener, and that listener answers nothing else.
+  app.use(separateListeners);
   app.use(redirectRootToDocs);
   // The payment provider's callback keeps its exact bytes (its signature covers them; it has no
   // bearer token and is authenticated by that signature): read raw, never inflated, at most 256 KiB.
   app.use('/v1/payment-events', paymentEventsRawBody());
   // No other body parser here: a request body is read only after authentication, the rate limit and the
   // access check, by the last global guard (BodyErrorGuard, shared/http/body-parsing.ts).
-  app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app));
+  app.get(OpenApiDocument).buildWith(() => buildOpenApiDocument(app, { exclude: [AdminModule] }));
+  app.get(AdminOpenApiDocument).buildWith(() => buildAdminOpenApiDocument(app, AdminModule));
+  // ADMIN_PORT (0 = off): a second HTTP server on the same application, its requests marked as the admin listener's.
+  if (settings.adminPort !== 0) {
+    const express = app.getHttpAdapter().getInstance() as Express;
+    const admin = createServer((req, res) => {
+      (req as Request).adminListener = true;
+      express(req as Request, res as Response);
+    });
+    admin.keepAliveTimeout = settings.httpKeepAliveTimeoutMs;
+    admin.headersTimeout = settings.httpKeepAliveTimeoutMs + 1_000;
+    answerClientErrors(admin);
+    adminServers.set(app, admin);
+    http.once('close', () => admin.close());
+  }
   // Signals (SIGTERM, SIGINT) are handled by main.ts (graceful-shutdown.ts): drain HTTP, close, exit 0.
   return app;
+}
+
+const adminServers = new WeakMap<INestApplication, HttpServer>();
+
+/** The admin listener's HTTP server (not listening yet: main.ts opens it on ADMIN_PORT), or undefined when ADMIN_PORT is 0. */
+export function adminServerOf(app: INestApplication): HttpServer | undefined {
+  return adminServers.get(app);
+}
+
+/** `/admin/…` only on the admin listener (else 404, as an unknown path), and nothing else there. */
+function separateListeners(req: Request, res: Response, next: NextFunction): void {
+  const adminPath = req.path === '/admin' || req.path.startsWith('/admin/');
+  if (adminPath === (req.adminListener === true)) {
+    next();
+    return;
+  }
+  res.status(404).json(errorEnvelope('not_found', `Cannot ${req.method} ${req.path}`, requestIdOf(req)));
 }
 
 /** `/` is no part of the API: a browser opening it is sent to the interactive documentation. */

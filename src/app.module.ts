@@ -1,10 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER, APP_PIPE } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
+import { AdminModule } from './modules/admin/admin.module';
 import { AccessModule } from './modules/access/access.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
+import { OrganizationPolicyModule } from './modules/auth/organization-policy.module';
 import { DocsModule } from './modules/docs/docs.module';
 import { FundingModule } from './modules/funding/funding.module';
 import { IdempotencyJobsModule } from './modules/idempotency/idempotency-jobs.module';
@@ -44,6 +46,7 @@ export class AppModule {
         ObservabilityModule,
         ScheduleModule.forRoot(),
         AuditModule,
+        OrganizationPolicyModule,
         AuthModule,
         WalletModule,
         OptionsModule,
@@ -67,6 +70,7 @@ export class AppModule {
         WebhooksWorkerModule,
         VerificationModule,
         FundingModule,
+        AdminModule,
       ],
       providers: [
         { provide: APP_FILTER, useClass: HttpExceptionFilter },

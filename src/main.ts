@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { createApp } from './app.factory';
+import { adminServerOf, createApp } from './app.factory';
+import { StaffAccounts } from './modules/admin/application/staff.use-cases';
 import { seedDemoIfEmpty } from './demo/demo-seed';
 import { serveCli } from './cli/cli-socket';
 import { loadDotEnv } from './shared/config/dot-env';
@@ -16,6 +17,10 @@ async function bootstrap(): Promise<void> {
   const logger = new Logger('Bootstrap');
   const demo = settings.demoSeed ? await seedDemoIfEmpty(app.get(DataSource), app) : undefined;
   await app.listen(settings.port, settings.host);
+  const admin = adminServerOf(app);
+  if (admin) await new Promise<void>((resolve, reject) => admin.once('error', reject).listen(settings.adminPort, settings.adminHost, () => resolve()));
+  // The demo's staff token, printed once beside the demo API key (a superadmin of the admin API).
+  const demoStaff = demo && admin ? await app.get(StaffAccounts).create({ email: 'admin@staff.demo.test', name: 'Demo staff', role: 'superadmin' }) : undefined;
   // The embedded database takes one process: the operator CLI runs its commands here meanwhile.
   if (!settings.databaseUrl && settings.dataDir !== MEMORY_DATA_DIR) {
     await serveCli(app, settings, (close) => app.getHttpServer().once('close', close));
@@ -30,6 +35,12 @@ async function bootstrap(): Promise<void> {
       `\nDemo data loaded (organization ${demo.orgId}). Try:\n\n` +
         `  curl -s ${url}/v1/volumes -H "Authorization: Bearer ${demo.token}"\n\n`,
     );
+    if (demoStaff) {
+      process.stdout.write(
+        `Admin API on http://${settings.adminHost}:${settings.adminPort} (demo staff token, superadmin):\n\n` +
+          `  curl -s "http://${settings.adminHost}:${settings.adminPort}/admin/v1/organizations?q=${demo.orgId}" -H "Authorization: Bearer ${demoStaff.token}"\n\n`,
+      );
+    }
   }
 }
 

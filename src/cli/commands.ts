@@ -6,6 +6,8 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { CreateApiKey, OPERATOR, RevokeApiKey } from '../modules/auth/application/api-keys.use-cases';
 import { CreditWallet } from '../modules/operator/credit-wallet.use-case';
+import { AdjustWallet } from '../modules/operator/adjust-wallet.use-case';
+import { presentAdjustment } from '../modules/admin/interface/http/money.controller';
 import { LoadSeed } from '../modules/operator/load-seed.use-case';
 import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from '../modules/options/application/catalog-admin.use-cases';
 import { parseSeedFile } from '../modules/operator/seed-file';
@@ -13,6 +15,8 @@ import { Settings } from '../shared/config/settings';
 import { invalidRequest } from '../shared/kernel/errors/domain-error';
 import { VerifyInvariants } from '../modules/verification/application/verify-invariants.use-case';
 import { CliModule } from './cli.module';
+import { StaffAccounts } from '../modules/admin/application/staff.use-cases';
+import { presentStaff, presentStaffToken } from '../modules/admin/domain/staff';
 
 /**
  * A command that ran and found something wrong (verify): its report still goes to stdout,
@@ -207,6 +211,44 @@ export const COMMANDS: CommandSpec[] = [
       return withContext(settings, (ctx) => ctx.get(SetPurchasesPaused).execute(input), host);
     },
   })),
+  {
+    name: 'wallet:adjust',
+    summary: "Adjust an organization's wallet (credit or debit) with a reason shown to the customer (audited; the admin API's use case)",
+    options: [
+      { flag: 'org', value: 'id', description: 'organization id (org_…)' },
+      { flag: 'currency', value: 'currency', description: 'USD or IDR' },
+      { flag: 'amount', value: 'decimal', description: 'amount, e.g. 25.5' },
+      { flag: 'direction', value: 'direction', description: 'credit or debit (a debit above available is refused)' },
+      { flag: 'reason', value: 'text', description: 'why (1-500 characters), shown in the wallet history' },
+      { flag: 'reference', value: 'text', description: 'your reference (ticket, invoice)', optional: true },
+    ],
+    examples: ['wallet:adjust --org org_demo --currency USD --amount 5 --direction credit --reason "Goodwill credit"'],
+    run: ({ opts }, settings, host) => {
+      const input = {
+        orgId: required(opts, 'org'), currency: required(opts, 'currency'), amount: required(opts, 'amount'), direction: required(opts, 'direction'),
+        reason: required(opts, 'reason'), reference: opts.reference,
+      };
+      return withContext(settings, async (ctx) => presentAdjustment(await ctx.get(AdjustWallet).execute(input, { type: 'system' })), host);
+    },
+  },
+  {
+    name: 'staff:create',
+    summary: 'Create a staff member of the admin API (the first superadmin, typically) and print its token once',
+    options: [
+      { flag: 'email', value: 'email', description: "the staff member's email" },
+      { flag: 'name', value: 'name', description: "the staff member's name" },
+      { flag: 'role', value: 'role', description: 'support, billing, operator or superadmin' },
+      { flag: 'expires-at', value: 'timestamp', description: 'when the token stops working (ISO 8601, at most 90 days away; default 90 days)', optional: true },
+    ],
+    examples: ['staff:create --email ana@support.example --name Ana --role superadmin'],
+    run: ({ opts }, settings, host) => {
+      const input = { email: required(opts, 'email'), name: required(opts, 'name'), role: required(opts, 'role'), expiresAt: opts.expiresAt };
+      return withContext(settings, async (ctx) => {
+        const { staff, token, tokenRecord } = await ctx.get(StaffAccounts).create(input);
+        return { staff: presentStaff(staff), token, staff_token: presentStaffToken(tokenRecord) };
+      }, host);
+    },
+  },
   {
     name: 'verify',
     summary: 'Check every invariant, read-only, in one snapshot; exit 1 naming each violation',

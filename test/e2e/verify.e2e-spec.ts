@@ -35,6 +35,7 @@ const CHECKS = [
   'webhooks.deliveries_on_schedule',
   'wallet.ledger_chain',
   'top_ups.credited_once',
+  'wallet.adjustments_once',
   'provider.instances_match_servers',
   'terms.deadlines_met',
   'terms.suspended_volume_detached',
@@ -163,7 +164,7 @@ describe('verify: invariants of money, operations and servers', () => {
     expect(chain.map((v) => v.subject.split('/').slice(0, 2).join('/'))).toEqual(['org_av/USD', 'org_fr/USD', 'org_fr/USD', 'org_rs/IDR', 'org_us/USD', 'org_us/USD']);
     expect(report.checks).toEqual(
       checkSummary({
-        ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'accounts.organizations_per_user': 0,
+        ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'wallet.adjustments_once': 0, 'accounts.organizations_per_user': 0,
         // Broken in server-actions.e2e-spec (a server's ipv4); the unique index keeps the other from breaking.
         'servers.one_unfinished_operation': 0, 'servers.purchase_captured_once': 0, 'provider.instances_match_servers': 0,
         'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0,

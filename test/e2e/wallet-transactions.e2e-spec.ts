@@ -175,7 +175,7 @@ describe('GET /v1/wallet/transactions', () => {
   it.each([
     ['currency', '?currency=EUR', 'currency must be USD or IDR'],
     ['currency repeated', '?currency=USD&currency=USD', 'currency must be USD or IDR'],
-    ['type', '?type=debit', 'type must be one of credit, hold, capture, release'],
+    ['type', '?type=debit', 'type must be one of credit, hold, capture, release, adjustment, refund'],
     ['since', '?since=yesterday', 'since must be an ISO 8601 timestamp with a zone such as 2026-11-21T10:00:00Z'],
     ['until', '?until=2026-11-21T10:00:00', 'until must be an ISO 8601 timestamp with a zone such as 2026-11-21T10:00:00Z'],
     ['operation_id', '?operation_id=a%20b', 'operation_id must be an id (1 to 128 of A-Z a-z 0-9 _ . -)'],

@@ -51,7 +51,7 @@ export interface QueryParams {
     /** Only movements of this currency */
     currency?: "USD" | "IDR";
     /** Only movements of this type */
-    type?: "credit" | "hold" | "capture" | "release";
+    type?: "credit" | "hold" | "capture" | "release" | "adjustment" | "refund";
     /** Movements at or after this instant (ISO 8601 with a zone) */
     since?: string;
     /** Movements before this instant (ISO 8601 with a zone) */

@@ -8,6 +8,15 @@ import { Balance, WalletLedger } from '../wallet/application/wallet.port';
 import { presentWalletTransaction } from '../wallet/domain/wallet-transaction-json';
 import { EventOutbox } from '../webhooks/application/event-outbox.port';
 
+/** An amount to move: a currency of the wallet and a positive decimal of it (400 naming the field). */
+export function positiveAmount(currency: unknown, amount: unknown): Money {
+  if (typeof currency !== 'string' || !isCurrency(currency)) throw invalidRequest('currency must be USD or IDR', { field: 'currency' });
+  if (typeof amount !== 'string') throw invalidRequest('amount must be a decimal string such as "25.50"', { field: 'amount' });
+  const parsed = Money.parse(amount, currency, 'amount');
+  if (parsed.minor <= 0n) throw invalidRequest('amount must be greater than zero', { field: 'amount' });
+  return parsed;
+}
+
 /** Operator top-up of an organization's wallet (CLI wallet:credit); emits `wallet.credited` with the credit. */
 @Injectable()
 export class CreditWallet {
@@ -20,9 +29,7 @@ export class CreditWallet {
   ) {}
 
   async execute(input: { orgId: string; currency: string; amount: string }): Promise<Balance> {
-    if (!isCurrency(input.currency)) throw invalidRequest('currency must be USD or IDR', { field: 'currency' });
-    const amount = Money.parse(input.amount, input.currency, 'amount');
-    if (amount.minor <= 0n) throw invalidRequest('amount must be greater than zero', { field: 'amount' });
+    const amount = positiveAmount(input.currency, input.amount);
     return this.uow.run(async () => {
       if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
       const { balance, transaction } = await this.wallet.credit(input.orgId, amount, 'operator credit');

@@ -5,13 +5,14 @@ import { TemplateCatalogModule } from '../templates/templates.module';
 import { VolumesModule } from '../volumes/volumes.module';
 import { WalletModule } from '../wallet/wallet.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
+import { AdjustWallet } from './adjust-wallet.use-case';
 import { CreditWallet } from './credit-wallet.use-case';
 import { LoadSeed } from './load-seed.use-case';
 
 /** Operator use cases (seed, wallet credit), driven by the CLI and the first-run demo seed. */
 @Module({
   imports: [AuthModule, OptionsModule, VolumesModule, WalletModule, EventOutboxModule, TemplateCatalogModule],
-  providers: [LoadSeed, CreditWallet],
-  exports: [LoadSeed, CreditWallet],
+  providers: [LoadSeed, CreditWallet, AdjustWallet],
+  exports: [LoadSeed, CreditWallet, AdjustWallet],
 })
 export class OperatorModule {}

@@ -29,6 +29,12 @@ export interface Settings {
   /** Prefix of every Redis key this service writes (several deployments or test runs can share one Redis). */
   redisKeyPrefix: string;
   rateLimitPerMinute: number;
+  /** The admin API's own listener (admin.md): 0 = off (the default); the public port answers /admin/ paths 404. */
+  adminPort: number;
+  /** Interface the admin listener binds to: loopback by default. */
+  adminHost: string;
+  /** Requests a minute per staff token on the admin listener. */
+  adminRateLimitPerMinute: number;
   /** Invalid bearer tokens one client address may present a minute; the next ones are answered 429. */
   authFailuresPerMinute: number;
   workerIntervalMs: number;
@@ -358,6 +364,10 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     redisUrl: env.REDIS_URL || undefined,
     redisKeyPrefix: env.REDIS_KEY_PREFIX || 'cds:',
     rateLimitPerMinute: int(env, 'RATE_LIMIT_PER_MINUTE', 600, 1, 1_000_000),
+    // Off unless set; with the demo data (npm start) on 3001.
+    adminPort: int(env, 'ADMIN_PORT', demoSeed ? 3001 : 0, 0, 65535),
+    adminHost: env.ADMIN_HOST || '127.0.0.1',
+    adminRateLimitPerMinute: int(env, 'ADMIN_RATE_LIMIT_PER_MINUTE', 300, 1, 1_000_000),
     authFailuresPerMinute: int(env, 'AUTH_FAILURES_PER_MINUTE', 30, 1, 1_000_000),
     workerIntervalMs: int(env, 'WORKER_INTERVAL_MS', 500, 10, 3_600_000),
     workerEnabled: bool(env, 'WORKER_ENABLED', true),

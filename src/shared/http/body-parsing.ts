@@ -21,6 +21,27 @@ export const ANONYMOUS_BODY_LIMIT_BYTES = 16 * 1024;
 export const describeLimit = (bytes: number): string => (bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`);
 
 const BODY_LIMIT_METADATA = 'cds:body-limit';
+const BODY_DEFERRED_METADATA = 'cds:body-deferred';
+
+/**
+ * On a controller with its own authentication guard (the admin API): the global BodyErrorGuard
+ * leaves the body unread, and that guard calls readBodyAfterGuard once the caller is known.
+ */
+export const DeferBody = (): ClassDecorator => SetMetadata(BODY_DEFERRED_METADATA, true);
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    /** Set by BodyErrorGuard on a DeferBody controller: the body is read by that controller's guard. */
+    bodyDeferred?: boolean;
+  }
+}
+
+/** The body of a DeferBody route, read and checked as BodyErrorGuard reads every other one. */
+export function readBodyAfterGuard(context: ExecutionContext): boolean | Promise<boolean> {
+  const req = context.switchToHttp().getRequest<Request>();
+  req.bodyDeferred = false;
+  return new BodyErrorGuard().canActivate(context);
+}
 
 /** A route's own (smaller) body limit, in bytes: `@BodyLimit(ANONYMOUS_BODY_LIMIT_BYTES)` on signup and login. */
 export const BodyLimit = (bytes: number): MethodDecorator => SetMetadata(BODY_LIMIT_METADATA, bytes);
@@ -229,6 +250,11 @@ export function readJsonBody(req: Request, res: Response, limit: number = BODY_L
 export class BodyErrorGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     const req = context.switchToHttp().getRequest<Request>();
+    // A route whose own guard authenticates the caller reads the body itself, after that (readBodyAfterGuard).
+    if (req.bodyDeferred === undefined && Reflect.getMetadata(BODY_DEFERRED_METADATA, context.getClass()) === true) {
+      req.bodyDeferred = true;
+      return true;
+    }
     // No body to read (neither Content-Length nor Transfer-Encoding, as every GET sends): nothing to parse or refuse.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return true;
     return this.readBody(context, req);

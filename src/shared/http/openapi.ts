@@ -1,4 +1,5 @@
-import { INestApplication, Injectable, applyDecorators } from '@nestjs/common';
+import { INestApplication, Injectable, Type, applyDecorators } from '@nestjs/common';
+import { ModulesContainer } from '@nestjs/core';
 import {
   ApiBearerAuth,
   ApiExtension,
@@ -122,6 +123,13 @@ export class SuspendedDetailsDto {
   reason: string;
 }
 
+/** Why a request was refused (forbidden because the organization is suspended by the service's staff). */
+@ApiSchema({ name: 'ForbiddenReasonDetails', description: 'forbidden because of the organization, not the caller: organization_suspended (every write refused, reads work; contact support)' })
+export class ForbiddenReasonDetailsDto {
+  @ApiProperty({ enum: ['organization_suspended'], example: 'organization_suspended' })
+  reason: string;
+}
+
 /** `details` of every other code: an empty object. */
 export const NO_DETAILS_SCHEMA: SchemaObject = { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' };
 
@@ -138,7 +146,7 @@ export class ErrorBodyDto {
   request_id: string;
 
   @ApiProperty({
-    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, SuspendedDetails for an action refused on a suspended resource, `{}` for the others',
+    description: 'Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, SuspendedDetails for an action refused on a suspended resource, ForbiddenReasonDetails for a write of a suspended organization, `{}` for the others',
     anyOf: [
       { $ref: getSchemaPath(FieldErrorDetailsDto) },
       { $ref: getSchemaPath(InsufficientBalanceDetailsDto) },
@@ -148,6 +156,7 @@ export class ErrorBodyDto {
       { $ref: getSchemaPath(ResourceStateDetailsDto) },
       { $ref: getSchemaPath(InstanceMissingDetailsDto) },
       { $ref: getSchemaPath(SuspendedDetailsDto) },
+      { $ref: getSchemaPath(ForbiddenReasonDetailsDto) },
       NO_DETAILS_SCHEMA,
     ],
     example: {},
@@ -156,7 +165,7 @@ export class ErrorBodyDto {
 }
 
 @ApiSchema({ name: 'ErrorEnvelope', description: 'The body of every error response' })
-@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto, SuspendedDetailsDto)
+@ApiExtraModels(FieldErrorDetailsDto, InsufficientBalanceDetailsDto, QuotaExceededDetailsDto, OperationInTheWayDetailsDto, ConflictDetailsDto, ResourceStateDetailsDto, InstanceMissingDetailsDto, SuspendedDetailsDto, ForbiddenReasonDetailsDto)
 export class ErrorEnvelopeDto {
   @ApiProperty({ type: () => ErrorBodyDto })
   error: ErrorBodyDto;
@@ -367,7 +376,7 @@ responses carry X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset; a 4
 **Money.** Amounts are decimal strings: USD with five decimals (\`"2.00000"\`), IDR whole rupiah (\`"32000"\`).`;
 
 /** Builds the OpenAPI 3 document of the application from its controllers' decorators. */
-export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+export function buildOpenApiDocument(app: INestApplication, options: { exclude?: Type<unknown>[] } = {}): OpenAPIObject {
   const config = new DocumentBuilder()
     .setOpenAPIVersion('3.0.3')
     .setTitle('Cloud Disk Service API')
@@ -404,7 +413,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addTag('Webhook endpoints', 'Where events are delivered, signed, and the log of their deliveries')
     .addTag('Payment provider callbacks', "Called by the payment provider (signed), not by API clients: the hosted checkout's events")
     .build();
+  const excluded = new Set(options.exclude ?? []);
+  const include = excluded.size === 0 ? [] : [...app.get(ModulesContainer).values()].map((m) => m.metatype).filter((m) => !excluded.has(m));
   const document = SwaggerModule.createDocument(app, config, {
+    include,
     // Routes name their operationId (`@ApiOperation({ operationId: 'renewVolume' })`); the fallback is the
     // method and the controller: VolumesController.list -> listVolumes.
     operationIdFactory: (controllerKey: string, methodKey: string) => `${methodKey}${controllerKey.replace(/Controller$/, '')}`,

@@ -1,3 +1,4 @@
+import { OrganizationPolicy, limitsOf } from '../../auth/application/organization-policy';
 import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -8,7 +9,6 @@ import { Actor } from '../../auth/application/api-keys.use-cases';
 import {
   DIRECTIONS, Direction, FirewallRule, PROTOCOLS, Protocol, RuleInput, canonicalPort, canonicalRule, parseCidr, ruleDigest, verdict,
 } from '../domain/firewall-rule';
-import { MAX_FIREWALL_RULES_PER_ORG } from '../domain/ssh-key';
 import { FirewallRuleRepository, ServerDirectory } from './access.ports';
 import { FirewallEnforcement } from './firewall-enforcement';
 
@@ -38,6 +38,7 @@ export class CreateFirewallRule {
     private readonly audit: AuditTrail,
     /** Absent where the use case is built by hand (unit tests): the rules then live in the table only, which is all the simulated provider reads. */
     @Optional() private readonly enforcement?: FirewallEnforcement,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   /**
@@ -57,8 +58,9 @@ export class CreateFirewallRule {
       await this.rules.lockOrganization(orgId);
       const same = await this.rules.findByDigest(orgId, digest);
       if (same) throw duplicateRule(same);
-      if ((await this.rules.count(orgId)) >= MAX_FIREWALL_RULES_PER_ORG) {
-        throw new DomainError('quota_exceeded', `An organization may hold at most ${MAX_FIREWALL_RULES_PER_ORG} firewall rules; delete one first`, { limit: MAX_FIREWALL_RULES_PER_ORG });
+      const limit = (await limitsOf(this.policy, orgId)).firewallRules;
+      if ((await this.rules.count(orgId)) >= limit) {
+        throw new DomainError('quota_exceeded', `An organization may hold at most ${limit} firewall rules; delete one first`, { limit });
       }
       const rule = await this.rules.insert({ ...canonical, id: newId('fwr'), orgId, digest });
       if (!rule) {

@@ -1,5 +1,8 @@
-/** Who did it: a user (session), an API key, the service itself (operator CLI), or nobody known (a failed login). */
-export type ActorType = 'user' | 'api_key' | 'system' | 'anonymous';
+/**
+ * Who did it: a user (session), an API key, the service itself (operator CLI), nobody known (a
+ * failed login), or the service's staff (admin API: actorId holds the staff role, never who).
+ */
+export type ActorType = 'user' | 'api_key' | 'system' | 'anonymous' | 'staff';
 
 export interface AuditEntry {
   orgId: string | null;

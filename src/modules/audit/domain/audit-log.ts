@@ -5,7 +5,7 @@ export interface AuditLogEntry {
   id: string;
   createdAt: Date;
   action: string;
-  actor: { type: 'user' | 'api_key' | 'system' | 'anonymous'; id: string | null; email?: string | null; name?: string | null };
+  actor: { type: 'user' | 'api_key' | 'system' | 'anonymous'; id: string | null; email?: string | null; name?: string | null } | { type: 'staff'; role: string | null };
   target: { type: string; id: string } | null;
   ip: string | null;
   /** The server's id of the request (unique per request). */

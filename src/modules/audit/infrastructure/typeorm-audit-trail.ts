@@ -60,7 +60,7 @@ interface Row {
   public_id: string;
   created_at: Date;
   action: string;
-  actor_type: AuditLogEntry['actor']['type'];
+  actor_type: 'user' | 'api_key' | 'system' | 'anonymous' | 'staff';
   actor_id: string | null;
   actor_email: string | null;
   actor_name: string | null;
@@ -78,7 +78,9 @@ function toEntry(r: Row): AuditLogEntry {
       ? { type: 'user', id: r.actor_id, email: r.actor_email }
       : r.actor_type === 'api_key'
         ? { type: 'api_key', id: r.actor_id, name: r.actor_name }
-        : { type: r.actor_type, id: r.actor_id, name: null };
+        : r.actor_type === 'staff'
+          ? { type: 'staff', role: r.actor_id }
+          : { type: r.actor_type, id: r.actor_id, name: null };
   return {
     id: r.public_id,
     createdAt: r.created_at,

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { OrganizationPolicy, limitsOf } from './organization-policy';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -39,6 +40,7 @@ export class CreateApiKey {
     private readonly credentials: Credentials,
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   /**
@@ -62,10 +64,9 @@ export class CreateApiKey {
     return this.uow.run(async () => {
       if (!(await this.accounts.organizationExists(input.orgId))) throw notFound(`Organization ${input.orgId} not found`);
       const active = await this.credentials.countActiveApiKeysForUpdate(input.orgId, now);
-      if (active >= MAX_API_KEYS_PER_ORG) {
-        throw new DomainError('quota_exceeded', `An organization may hold at most ${MAX_API_KEYS_PER_ORG} active API keys; revoke one first`, {
-          limit: MAX_API_KEYS_PER_ORG,
-        });
+      const limit = (await limitsOf(this.policy, input.orgId)).apiKeys;
+      if (active >= limit) {
+        throw new DomainError('quota_exceeded', `An organization may hold at most ${limit} active API keys; revoke one first`, { limit });
       }
       const key = await this.credentials.createApiKey({
         id: input.id ?? newId('key'),

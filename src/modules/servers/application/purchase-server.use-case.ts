@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { OrganizationPolicy, limitsOf } from '../../auth/application/organization-policy';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
@@ -20,7 +21,7 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
 import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
-import { SERVER_QUOTA, checkUserData, computeUnavailable, createSteps, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
+import { checkUserData, computeUnavailable, createSteps, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
 import { ComputeHealth, ServableImages } from './compute-provider.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
@@ -86,6 +87,7 @@ export class PurchaseServer {
     private readonly health: ComputeHealth,
     private readonly clock: Clock,
     private readonly images: ServableImages,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   /** Every 400 of the body, including those the catalog, the SSH keys and the quote tell (read only). */
@@ -180,7 +182,8 @@ export class PurchaseServer {
         throw err;
       }
       if (!zone.available) throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new servers at the moment; choose another zone`);
-      if ((await this.lifecycle.lockOrgAndCountLive(principal.orgId)) > SERVER_QUOTA) throw serverQuotaReached();
+      const serverLimit = (await limitsOf(this.policy, principal.orgId)).servers;
+      if ((await this.lifecycle.lockOrgAndCountLive(principal.orgId)) > serverLimit) throw serverQuotaReached(serverLimit);
 
       const operation = Operation.create({
         id: newId('op'),

@@ -55,9 +55,9 @@ export function assertStatus(server: Server, type: OperationType, from: readonly
   }
 }
 
-/** 409 quota_exceeded: the organization holds SERVER_QUOTA live servers. */
-export const serverQuotaReached = (): DomainError =>
-  new DomainError('quota_exceeded', `The organization already holds ${SERVER_QUOTA} servers that are not deleted (creating and deleting ones included); delete one first`, { limit: SERVER_QUOTA });
+/** 409 quota_exceeded: the organization holds its limit of live servers (SERVER_QUOTA unless staff set another). */
+export const serverQuotaReached = (limit: number = SERVER_QUOTA): DomainError =>
+  new DomainError('quota_exceeded', `The organization already holds ${limit} servers that are not deleted (creating and deleting ones included); delete one first`, { limit });
 
 export const purchasesPaused = (regionId: string): DomainError =>
   new DomainError('purchases_paused', `Server purchases are paused in ${regionId} at the moment; nothing was reserved. Retry later`);

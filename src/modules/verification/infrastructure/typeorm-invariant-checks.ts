@@ -16,6 +16,7 @@ import { RegionVcpusUsedCheck } from './region-vcpus-check';
 import { DeletingServerHasOperationCheck, NoDiskOnDeletedServerCheck, SucceededServerDeletionCheck } from './server-deletion-checks';
 import { OneUnfinishedServerOperationCheck, ServerPurchasesCapturedOnceCheck } from './server-operations-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
+import { AdjustmentsInLedgerOnceCheck } from './adjustments-and-refunds-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
 
@@ -31,7 +32,7 @@ abstract class SqlCheck implements InvariantCheck {
 }
 
 /**
- * Per organization and currency, from the ledger: credits, captures, and the holds not yet
+ * Per organization and currency, from the ledger: credits (net of adjustments and refunds), captures, and the holds not yet
  * settled (no capture or release for their operation). A balance row without ledger rows, or
  * ledger rows without a balance row, count as zero on the missing side.
  */
@@ -40,7 +41,8 @@ const WALLET_SUMS = `
     SELECT DISTINCT operation_id FROM wallet_ledger WHERE kind IN ('capture', 'release')
   ), sums AS (
     SELECT l.org_id, l.currency,
-           coalesce(sum(l.amount) FILTER (WHERE l.kind = 'credit'), 0) AS credits,
+           -- Credits net of adjustments (either way) and refunds: every movement of available outside holds.
+           coalesce(sum(CASE WHEN l.kind IN ('credit', 'adjustment_credit') THEN l.amount WHEN l.kind IN ('adjustment_debit', 'refund') THEN -l.amount END), 0) AS credits,
            coalesce(sum(l.amount) FILTER (WHERE l.kind = 'capture'), 0) AS captures,
            coalesce(sum(l.amount) FILTER (WHERE l.kind = 'hold' AND s.operation_id IS NULL), 0) AS outstanding
       FROM wallet_ledger l LEFT JOIN settled s ON s.operation_id = l.operation_id
@@ -270,6 +272,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WebhookDeliveriesOnScheduleCheck(db, settings),
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
+      new AdjustmentsInLedgerOnceCheck(db),
       new ProviderInstancesCheck(db, compute),
       new TermDeadlinesCheck(db, settings),
       new SuspendedVolumeDetachedCheck(db),

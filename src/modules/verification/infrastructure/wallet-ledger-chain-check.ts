@@ -3,7 +3,7 @@ import { Finding, InvariantCheck } from '../application/invariant-checks.port';
 
 /**
  * wallet.ledger_chain: per organization and currency in `seq` order, each ledger row's
- * after-values are the previous row's plus its movement (credit: available +; hold: available −,
+ * after-values are the previous row's plus its movement (credit and adjustment credit: available +; adjustment debit and refund: available −; hold: available −,
  * reserved +; capture: reserved −; release: reserved −, available +), and the last row's are the
  * balance row's.
  */
@@ -18,9 +18,10 @@ export class WalletLedgerChainCheck implements InvariantCheck {
       `WITH chain AS (
          SELECT org_id, currency, seq, public_id, available_after, reserved_after,
                 coalesce(lag(available_after) OVER w, 0)
-                  + CASE kind WHEN 'credit' THEN amount WHEN 'hold' THEN -amount WHEN 'release' THEN amount ELSE 0 END AS expected_available,
+                  + CASE kind WHEN 'credit' THEN amount WHEN 'adjustment_credit' THEN amount WHEN 'hold' THEN -amount WHEN 'release' THEN amount
+                              WHEN 'adjustment_debit' THEN -amount WHEN 'refund' THEN -amount ELSE 0 END AS expected_available,
                 coalesce(lag(reserved_after) OVER w, 0)
-                  + CASE kind WHEN 'hold' THEN amount WHEN 'credit' THEN 0 ELSE -amount END AS expected_reserved,
+                  + CASE kind WHEN 'hold' THEN amount WHEN 'capture' THEN -amount WHEN 'release' THEN -amount ELSE 0 END AS expected_reserved,
                 row_number() OVER (PARTITION BY org_id, currency ORDER BY seq DESC) AS from_end
            FROM wallet_ledger
          WINDOW w AS (PARTITION BY org_id, currency ORDER BY seq)

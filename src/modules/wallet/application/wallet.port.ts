@@ -23,6 +23,21 @@ export interface Settlement {
   amount: Money;
 }
 
+/** A debit refused: available did not cover it (nothing written). */
+export interface DebitRefused {
+  refused: true;
+  available: Money;
+}
+
+/** A wallet adjustment by staff (or the operator CLI): one record and one ledger row, with its reason. */
+export interface AdjustmentInput {
+  id: string;
+  direction: 'credit' | 'debit';
+  reason: string;
+  reference: string | null;
+  staffId: string | null;
+}
+
 /**
  * The prepaid wallet: one balance per organization and currency, and its append-only ledger.
  * Every method writes the balance row and the ledger row together, in the active transaction.
@@ -35,6 +50,18 @@ export abstract class WalletLedger {
    * `created_at` and after-values assigned by the ledger's trigger), for the `wallet.credited` event.
    */
   abstract credit(orgId: string, amount: Money, memo: string, topUpId?: string): Promise<Credit>;
+  /**
+   * An adjustment (credit or debit of available) with its record (wallet_adjustments) and its
+   * ledger row (type adjustment, its reason). A debit takes the balance row's lock first and is
+   * refused (nothing written) when available is below the amount: available never goes below zero.
+   * The database refuses a second ledger row for one adjustment.
+   */
+  abstract adjust(orgId: string, amount: Money, adjustment: AdjustmentInput): Promise<Credit | DebitRefused>;
+  /**
+   * The debit of a top-up's refund (type refund): refused (nothing written) when available is
+   * below the amount. The database refuses a second ledger row for one refund id.
+   */
+  abstract debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused>;
   /** Every currency's balance of the organization; currencies never credited show zero. */
   abstract balances(orgId: string): Promise<Balance[]>;
   /**

@@ -31,14 +31,21 @@ function charge(s: TransactionSubject): string {
 /**
  * The line a customer reads on a statement for one wallet transaction: a credit names its source
  * (a top-up and its reference, or the operator); a capture is the charge itself ("Renewal of disk
- * data-1 for 1 month"); a hold reserves for it; a release gives the reservation back.
+ * data-1 for 1 month"); a hold reserves for it; a release gives the reservation back; a staff
+ * adjustment or a refund of a top-up gives its reason.
  */
 export function describeTransaction(t: {
-  type: 'credit' | 'hold' | 'capture' | 'release';
+  type: 'credit' | 'hold' | 'capture' | 'release' | 'adjustment_credit' | 'adjustment_debit' | 'refund';
   topUpId: string | null;
   operationId: string | null;
   subject: TransactionSubject | null;
+  /** An adjustment's or a refund's reason, as the staff gave it. */
+  reason?: string | null;
 }): string {
+  if (t.type === 'adjustment_credit' || t.type === 'adjustment_debit') {
+    return `${t.type === 'adjustment_credit' ? 'Credit' : 'Debit'} by support${t.reason ? `: ${t.reason}` : ''}`;
+  }
+  if (t.type === 'refund') return `Refund of top-up ${t.topUpId ?? 'unknown'}${t.reason ? `: ${t.reason}` : ''}`;
   if (t.type === 'credit') return t.topUpId !== null ? `Top-up ${t.topUpId}` : 'Credit added by the operator';
   const what = t.subject ? charge(t.subject) : `Operation ${t.operationId ?? 'unknown'}`;
   if (t.type === 'capture') return what;

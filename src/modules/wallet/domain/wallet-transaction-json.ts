@@ -14,6 +14,10 @@ export function presentWalletTransaction(t: WalletTransaction) {
     top_up_id: t.topUpId,
     description: t.description,
     created_at: t.createdAt.toISOString(),
+    // Adjustments and refunds only: which way, why (shown to the customer), and the record behind it.
+    ...(t.direction === undefined ? {} : { direction: t.direction, reason: t.reason ?? null }),
+    ...(t.adjustmentId ? { adjustment_id: t.adjustmentId } : {}),
+    ...(t.refundId ? { refund_id: t.refundId } : {}),
   };
 }
 

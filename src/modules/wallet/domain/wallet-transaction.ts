@@ -1,7 +1,7 @@
 import { invalidRequest } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, isCurrency } from '../../../shared/kernel/money/money';
 
-export const TRANSACTION_TYPES = ['credit', 'hold', 'capture', 'release'] as const;
+export const TRANSACTION_TYPES = ['credit', 'hold', 'capture', 'release', 'adjustment', 'refund'] as const;
 export type TransactionType = (typeof TRANSACTION_TYPES)[number];
 
 /** One movement of the wallet (one ledger row), with the balance of its currency right after it. */
@@ -19,6 +19,12 @@ export interface WalletTransaction {
   /** What a customer reads on a statement, such as "Renewal of disk data-1 for 1 month". */
   description: string;
   createdAt: Date;
+  /** Adjustments: credit or debit; refunds: debit. Absent for the other types. */
+  direction?: 'credit' | 'debit';
+  /** Adjustments and refunds: the reason staff gave, shown to the customer. */
+  reason?: string | null;
+  adjustmentId?: string | null;
+  refundId?: string | null;
 }
 
 export interface WalletTransactionFilter {

@@ -5,10 +5,13 @@ import { WalletHistory } from '../application/wallet-history.port';
 import { describeTransaction } from '../domain/transaction-description';
 import { TransactionType, WalletTransaction, WalletTransactionCursor, WalletTransactionFilter } from '../domain/wallet-transaction';
 
+/** The ledger's kinds: the wire's types, adjustments stored by direction. */
+export type LedgerKind = Exclude<TransactionType, 'adjustment'> | 'adjustment_credit' | 'adjustment_debit';
+
 export interface WalletLedgerRow {
   seq: string;
   public_id: string;
-  kind: TransactionType;
+  kind: LedgerKind;
   currency: Currency;
   amount: string;
   available_after: string;
@@ -21,12 +24,15 @@ export interface WalletLedgerRow {
   op_term?: string | null;
   target_name?: string | null;
   target_id?: string | null;
+  memo?: string | null;
+  adjustment_id?: string | null;
+  refund_id?: string | null;
 }
 
 export function toTransaction(r: WalletLedgerRow): WalletTransaction {
   return {
     id: r.public_id,
-    type: r.kind,
+    type: r.kind === 'adjustment_credit' || r.kind === 'adjustment_debit' ? 'adjustment' : r.kind,
     currency: r.currency,
     amount: Money.ofMinor(r.currency, BigInt(r.amount)),
     availableAfter: Money.ofMinor(r.currency, BigInt(r.available_after)),
@@ -37,12 +43,16 @@ export function toTransaction(r: WalletLedgerRow): WalletTransaction {
     description: describeTransaction({
       type: r.kind,
       topUpId: r.top_up_id,
+      reason: r.memo ?? null,
       operationId: r.operation_id,
       subject: r.op_type
         ? { operationType: r.op_type, termMonths: r.op_term != null && /^\d+$/.test(r.op_term) ? Number(r.op_term) : null, name: r.target_name ?? null, targetId: r.target_id ?? null }
         : null,
     }),
     createdAt: r.created_at,
+    ...(r.kind === 'adjustment_credit' || r.kind === 'adjustment_debit' || r.kind === 'refund'
+      ? { direction: r.kind === 'adjustment_credit' ? 'credit' : 'debit', reason: r.memo ?? null, adjustmentId: r.adjustment_id ?? null, refundId: r.refund_id ?? null }
+      : {}),
   };
 }
 
@@ -75,7 +85,8 @@ export class TypeOrmWalletHistory extends WalletHistory {
       where.push(sql(`$${params.length}`));
     };
     if (filter.currency !== undefined) add((p) => `l.currency = ${p}`, filter.currency);
-    if (filter.type !== undefined) add((p) => `l.kind = ${p}`, filter.type);
+    if (filter.type === 'adjustment') where.push(`l.kind IN ('adjustment_credit', 'adjustment_debit')`);
+    else if (filter.type !== undefined) add((p) => `l.kind = ${p}`, filter.type);
     if (filter.operationId !== undefined) add((p) => `l.operation_id = ${p}`, filter.operationId);
     if (filter.topUpId !== undefined) add((p) => `l.top_up_id = ${p}`, filter.topUpId);
     const firstSeqAt = (p: string) =>
@@ -88,7 +99,8 @@ export class TypeOrmWalletHistory extends WalletHistory {
               l.available_after::text AS available_after, l.reserved_after::text AS reserved_after,
               l.operation_id, l.top_up_id, l.created_at,
               o.type AS op_type, o.params->>'term_months' AS op_term, COALESCE(v.name, s.name) AS target_name,
-              COALESCE(o.volume_id, o.vm_id) AS target_id
+              COALESCE(o.volume_id, o.vm_id) AS target_id,
+              CASE WHEN l.kind IN ('adjustment_credit', 'adjustment_debit', 'refund') THEN l.memo END AS memo, l.adjustment_id, l.refund_id
          FROM wallet_ledger l
          LEFT JOIN operations o ON o.id = l.operation_id
          LEFT JOIN volumes v ON v.id = o.volume_id

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
-import { Balance, Credit, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+import { AdjustmentInput, Balance, Credit, DebitRefused, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
 import { WalletLedgerRow, toTransaction } from './typeorm-wallet-history';
 
 interface BalanceRow {
@@ -50,6 +50,62 @@ export class TypeOrmWalletLedger extends WalletLedger {
       [orgId, amount.currency, amount.minor.toString(), memo, topUpId ?? null],
     );
     return { balance: toBalance(row), transaction: toTransaction(written) };
+  }
+
+  async adjust(orgId: string, amount: Money, adjustment: AdjustmentInput): Promise<Credit | DebitRefused> {
+    if (amount.minor <= 0n) throw new RangeError('An adjustment must be positive');
+    const balance = adjustment.direction === 'credit' ? await this.addAvailable(orgId, amount) : await this.takeAvailable(orgId, amount);
+    if ('refused' in balance) return balance;
+    await this.db.query(
+      `INSERT INTO wallet_adjustments (id, org_id, staff_id, currency, amount, direction, reason, reference) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [adjustment.id, orgId, adjustment.staffId, amount.currency, amount.minor.toString(), adjustment.direction, adjustment.reason, adjustment.reference],
+    );
+    const transaction = await this.appendRow(orgId, amount, adjustment.direction === 'credit' ? 'adjustment_credit' : 'adjustment_debit', adjustment.reason, { adjustmentId: adjustment.id });
+    return { balance, transaction };
+  }
+
+  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused> {
+    if (amount.minor <= 0n) throw new RangeError('A refund must be positive');
+    const balance = await this.takeAvailable(orgId, amount);
+    if ('refused' in balance) return balance;
+    return { balance, transaction: await this.appendRow(orgId, amount, 'refund', reason, { refundId }) };
+  }
+
+  private async addAvailable(orgId: string, amount: Money): Promise<Balance> {
+    const [row] = await this.db.query<BalanceRow>(
+      `INSERT INTO wallet_balances (org_id, currency, available) VALUES ($1, $2, $3)
+       ON CONFLICT (org_id, currency) DO UPDATE
+         SET available = wallet_balances.available + EXCLUDED.available, updated_at = now()
+       RETURNING currency, available::text, reserved::text`,
+      [orgId, amount.currency, amount.minor.toString()],
+    );
+    return toBalance(row);
+  }
+
+  /** available − amount on the locked balance row (its latest version), or refused when it does not cover it. */
+  private async takeAvailable(orgId: string, amount: Money): Promise<Balance | DebitRefused> {
+    const [locked] = await this.db.query<{ available: string }>(
+      'SELECT available::text FROM wallet_balances WHERE org_id = $1 AND currency = $2 FOR NO KEY UPDATE',
+      [orgId, amount.currency],
+    );
+    const available = BigInt(locked?.available ?? '0');
+    if (available < amount.minor) return { refused: true, available: Money.ofMinor(amount.currency, available) };
+    const [row] = await this.db.query<BalanceRow>(
+      `UPDATE wallet_balances SET available = available - $3::numeric, updated_at = now() WHERE org_id = $1 AND currency = $2
+       RETURNING currency, available::text, reserved::text`,
+      [orgId, amount.currency, amount.minor.toString()],
+    );
+    return toBalance(row);
+  }
+
+  private async appendRow(orgId: string, amount: Money, kind: 'adjustment_credit' | 'adjustment_debit' | 'refund', memo: string, ids: { adjustmentId?: string; refundId?: string }) {
+    const [written] = await this.db.query<WalletLedgerRow>(
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, adjustment_id, refund_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       RETURNING seq::text AS seq, public_id, kind, currency, amount::text AS amount, available_after::text AS available_after,
+                 reserved_after::text AS reserved_after, operation_id, top_up_id, created_at, memo, adjustment_id, refund_id`,
+      [orgId, amount.currency, kind, amount.minor.toString(), memo, ids.adjustmentId ?? null, ids.refundId ?? null],
+    );
+    return toTransaction(written);
   }
 
   async balances(orgId: string): Promise<Balance[]> {

@@ -1,10 +1,10 @@
 import { describeTransaction } from '../domain/transaction-description';
 import { CURRENCIES, Currency, Money } from '../../../shared/kernel/money/money';
-import { Balance, Credit, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
+import { AdjustmentInput, Balance, Credit, DebitRefused, HoldResult, Settlement, WalletLedger } from '../application/wallet.port';
 
 export interface LedgerEntry {
   orgId: string;
-  kind: 'credit' | 'hold' | 'capture' | 'release';
+  kind: 'credit' | 'hold' | 'capture' | 'release' | 'adjustment' | 'refund';
   amount: Money;
   operationId: string | null;
 }
@@ -43,6 +43,34 @@ export class InMemoryWalletLedger extends WalletLedger {
       topUpId: topUpId ?? null,
       description: describeTransaction({ type: 'credit', topUpId: topUpId ?? null, operationId: null, subject: null }),
       createdAt: new Date(),
+    };
+    return { balance, transaction };
+  }
+
+  async adjust(orgId: string, amount: Money, adjustment: AdjustmentInput): Promise<Credit | DebitRefused> {
+    return this.move(orgId, amount, 'adjustment', adjustment.direction, adjustment.reason, { adjustmentId: adjustment.id });
+  }
+
+  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused> {
+    if (this.entries.some((e) => e.kind === 'refund' && e.operationId === refundId)) throw new Error('second debit of one refund');
+    return this.move(orgId, amount, 'refund', 'debit', reason, { refundId });
+  }
+
+  private move(orgId: string, amount: Money, kind: 'adjustment' | 'refund', direction: 'credit' | 'debit', reason: string, ids: { adjustmentId?: string; refundId?: string }): Credit | DebitRefused {
+    if (amount.minor <= 0n) throw new RangeError('A movement must be positive');
+    const r = this.row(orgId, amount.currency);
+    if (direction === 'debit' && r.available < amount.minor) return { refused: true, available: Money.ofMinor(amount.currency, r.available) };
+    r.available += direction === 'credit' ? amount.minor : -amount.minor;
+    this.entries.push({ orgId, kind, amount, operationId: ids.refundId ?? ids.adjustmentId ?? null });
+    const balance = this.toBalance(orgId, amount.currency);
+    const transaction = {
+      id: `wtx_${this.entries.length.toString(16).padStart(32, '0')}`, type: kind, currency: amount.currency, amount, availableAfter: balance.available,
+      reservedAfter: balance.reserved, source: null, operationId: null, topUpId: null, createdAt: new Date(), direction, reason,
+      adjustmentId: ids.adjustmentId ?? null, refundId: ids.refundId ?? null,
+      description: describeTransaction({
+        type: kind === 'refund' ? 'refund' : direction === 'credit' ? 'adjustment_credit' : 'adjustment_debit',
+        topUpId: null, operationId: null, subject: null, reason,
+      }),
     };
     return { balance, transaction };
   }

@@ -27,13 +27,20 @@ export class AuditLogQueryDto {
   @IsOptional() @IsString({ message: 'cursor must be the next_cursor of a previous page' }) cursor?: string;
 }
 
-@ApiSchema({ name: 'AuditActor', description: 'Who did it: a user (with the email), an API key (with the name), or the service itself (system: operator CLI)' })
+@ApiSchema({
+  name: 'AuditActor',
+  description:
+    "Who did it: a user (with the email), an API key (with the name), the service itself (system: operator CLI), or the service's staff (staff: only the role, never who; data.justification says why)",
+})
 export class AuditActorResponse {
-  @ApiProperty({ enum: ['user', 'api_key', 'system'], example: 'user' })
+  @ApiProperty({ enum: ['user', 'api_key', 'system', 'staff'], example: 'user' })
   type: string;
 
-  @ApiProperty({ type: String, nullable: true, description: 'User or API key id; null for system', example: 'usr_5mQe8RZk2VtL9xPa3HcW7nJd' })
-  id: string | null;
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'User or API key id; null for system; absent for staff', example: 'usr_5mQe8RZk2VtL9xPa3HcW7nJd' })
+  id?: string | null;
+
+  @ApiPropertyOptional({ type: String, nullable: true, enum: ['support', 'billing', 'operator', 'superadmin'], description: 'Staff only: the role of the staff member who acted', example: 'support' })
+  role?: string | null;
 
   @ApiPropertyOptional({ type: String, nullable: true, description: 'Users only: the email', example: 'owner@demo.test' })
   email?: string | null;

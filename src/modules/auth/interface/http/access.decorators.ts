@@ -3,7 +3,8 @@ import type { Request } from 'express';
 import { AccessRule, Credential, Principal } from '../../domain/principal';
 
 export const ACCESS_METADATA = 'cds:access';
-export type AccessDeclaration = AccessRule | 'public';
+/** 'staff': an admin route, authenticated and authorized by the admin module's own guard (staff tokens only). */
+export type AccessDeclaration = AccessRule | 'public' | 'staff';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -22,6 +23,9 @@ export const RequireAccess = (rule: AccessRule): MethodDecorator & ClassDecorato
 
 /** A route anyone may call without a token (signup, login, health). */
 export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_METADATA, 'public' satisfies AccessDeclaration);
+
+/** An admin route: the customer guards let it through to the admin guard, which refuses every customer credential. */
+export const StaffOnly = (): MethodDecorator & ClassDecorator => SetMetadata(ACCESS_METADATA, 'staff' satisfies AccessDeclaration);
 
 /** The authenticated caller. Only on routes with @RequireAccess. */
 export const CurrentPrincipal = createParamDecorator((_data: unknown, ctx: ExecutionContext): Principal => {

@@ -1,4 +1,5 @@
-import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable, Optional } from '@nestjs/common';
+import { OrganizationPolicy } from '../../application/organization-policy';
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { DomainError, forbidden } from '../../../../shared/kernel/errors/domain-error';
@@ -45,7 +46,8 @@ export class AuthenticationGuard implements CanActivate {
     if (declaration === undefined) {
       throw forbidden('This route declares no access rule and is closed');
     }
-    if (declaration === 'public') return true;
+    // Staff routes (the admin listener) have their own guard (admin/interface/http/admin.guard.ts).
+    if (declaration === 'public' || declaration === 'staff') return true;
     const req = context.switchToHttp().getRequest<Request>();
     const authorization = req.headers.authorization;
     if (!authorization) {
@@ -86,11 +88,12 @@ export class PermissionGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly authenticate: Authenticate,
+    @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const declaration = accessDeclaration(this.reflector, context);
-    if (declaration === 'public') return true;
+    if (declaration === 'public' || declaration === 'staff') return true;
     const req = context.switchToHttp().getRequest<Request>();
     if (!declaration || !req.credential) throw forbidden('Access denied');
     if (declaration.userLevel) return userLevelAccess(req.credential);
@@ -99,6 +102,8 @@ export class PermissionGuard implements CanActivate {
     req.principal = principal;
     const verdict = checkAccess(principal, declaration);
     if (!verdict.allowed) throw forbidden(verdict.reason);
+    // A suspended organization keeps its reads; every write is 403 organization_suspended (admin.md).
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') await this.policy?.assertWritable(principal.orgId);
     return true;
   }
 }

@@ -33,8 +33,8 @@ export class WalletTransactionsQueryDto {
   @ApiPropertyOptional({ enum: CURRENCIES, description: 'Only movements of this currency' })
   @IsOptional() @IsString({ message: 'currency must be USD or IDR' }) currency?: string;
 
-  @ApiPropertyOptional({ enum: ['credit', 'hold', 'capture', 'release'], description: 'Only movements of this type' })
-  @IsOptional() @IsString({ message: 'type must be one of credit, hold, capture, release' }) type?: string;
+  @ApiPropertyOptional({ enum: ['credit', 'hold', 'capture', 'release', 'adjustment', 'refund'], description: 'Only movements of this type' })
+  @IsOptional() @IsString({ message: 'type must be one of credit, hold, capture, release, adjustment, refund' }) type?: string;
 
   @ApiPropertyOptional({ format: 'date-time', description: 'Movements at or after this instant (ISO 8601 with a zone)', example: '2026-11-01T00:00:00Z' })
   @IsOptional() @IsString({ message: 'since must be an ISO 8601 timestamp' }) since?: string;
@@ -61,8 +61,10 @@ export class WalletTransactionResponse {
   id: string;
 
   @ApiProperty({
-    enum: ['credit', 'hold', 'capture', 'release'],
-    description: 'credit: available +; hold: available −, reserved +; capture: reserved −; release: reserved −, available +',
+    enum: ['credit', 'hold', 'capture', 'release', 'adjustment', 'refund'],
+    description:
+      'credit: available +; hold: available −, reserved +; capture: reserved −; release: reserved −, available +; ' +
+      "adjustment: available + or − by the service's billing staff (direction, reason); refund: available − for a refunded top-up (reason)",
     example: 'credit',
   })
   type: string;
@@ -99,6 +101,18 @@ export class WalletTransactionResponse {
 
   @ApiProperty({ format: 'date-time', example: '2026-11-21T10:00:00.000Z' })
   created_at: string;
+
+  @ApiPropertyOptional({ enum: ['credit', 'debit'], description: 'Adjustments and refunds only: which way available moved', example: 'credit' })
+  direction?: string;
+
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Adjustments and refunds only: the reason given by the service', example: 'Goodwill credit for the outage of 2026-11-20' })
+  reason?: string | null;
+
+  @ApiPropertyOptional({ description: 'Adjustments only: the adjustment', example: 'adj_Z9y8X7w6V5u4T3s2R1q0P9o8' })
+  adjustment_id?: string;
+
+  @ApiPropertyOptional({ description: 'Refunds only: the refund', example: 'rfd_Z9y8X7w6V5u4T3s2R1q0P9o8' })
+  refund_id?: string;
 }
 
 @ApiSchema({ name: 'WalletTransactionPage' })
