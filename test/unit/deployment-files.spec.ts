@@ -38,6 +38,9 @@ describe('docker/Dockerfile and docker/compose.yaml', () => {
     expect(compose).toContain('DATABASE_URL: postgresql://cds:${POSTGRES_PASSWORD:?set POSTGRES_PASSWORD}@postgres:5432/cds');
     expect(compose).toContain('REDIS_URL: redis://redis:6379');
     expect(compose).toContain('IDEMPOTENCY_SECRET: ${IDEMPOTENCY_SECRET:?set IDEMPOTENCY_SECRET}');
+    // The image runs under NODE_ENV=production, which refuses to start without the three server secrets.
+    expect(compose).toContain('WEBHOOK_SECRETS_KEY: ${WEBHOOK_SECRETS_KEY:?set WEBHOOK_SECRETS_KEY}');
+    expect(compose).toContain('DEPLOYMENT_SECRETS_KEY: ${DEPLOYMENT_SECRETS_KEY:?set DEPLOYMENT_SECRETS_KEY}');
     expect(compose).toContain('image: postgres:15');
   });
 });
