@@ -35,7 +35,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(first.status).toBe(202);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
 
-    // Same body with members in another order (and an ignored unknown member absent): same fingerprint.
+    // Same body with members in another order: same fingerprint.
     const again = await t.http
       .post('/v1/volumes/vol_idemv1/renew')
       .set(bearer(apiToken('idem', 'rw')))
@@ -80,9 +80,10 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     const otherPath = await renew('idem', 'vol_idemv2', { term_months: 1, currency: 'USD' }, 'key-1');
     expect(otherPath.status).toBe(409);
     expect(otherPath.body.error.code).toBe('idempotency_conflict');
-    // An unknown member is part of the request as sent.
+    // An unknown member is refused (400, before the key is looked at).
     const extraMember = await renew('idem', 'vol_idemv1', { term_months: 1, currency: 'USD', note: 'x' }, 'key-1');
-    expect(extraMember.status).toBe(409);
+    expect(extraMember.status).toBe(400);
+    expect(extraMember.body.error.details).toEqual({ field: 'note' });
     expect(await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_idem'`)).toBe(ops);
   });
 
