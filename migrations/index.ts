@@ -31,6 +31,7 @@ import { Invitations1764000000260 } from './1764000000260-invitations';
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
+import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -62,5 +63,6 @@ export const MIGRATIONS = [
   TemplatesAndDeployments1764000000310,
   ServerInstanceMissing1764000000320,
   WebhookDeliveriesInFlight1764000000330,
+  LoginFailuresByEmail1764000000350,
   AgentPlacements1764000000440,
 ];
