@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
+import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import { ValidationError, getMetadataStorage, validate } from 'class-validator';
 import { DomainError, invalidRequest } from '../kernel/errors/domain-error';
 import { refuseUnknownMembers, unknownMemberMessage } from '../kernel/errors/unknown-members';
@@ -24,6 +25,10 @@ export function firstValidationError(errors: ValidationError[], parent = ''): { 
   }
   return undefined;
 }
+
+/** class-transformer's registry of @Type decorators (not exported from its entry point). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: MetadataStorage };
 
 const PRIMITIVES: unknown[] = [String, Boolean, Number, Array, Object];
 
@@ -142,7 +147,20 @@ export class RequestValidationPipe implements PipeTransform {
   }
 
   private async validated(dto: new () => object, members: Record<string, unknown>, type: 'body' | 'query'): Promise<object> {
-    const instance = plainToInstance(dto, members, { enableImplicitConversion: false });
+    // class-transformer reads `value.constructor` of every nested object it copies: a member named
+    // constructor, __proto__ or prototype at any depth (`{"email": {"constructor": 1}}`) made it
+    // throw (a 500). Only the members it has work for go through it: scalars, and nested DTOs
+    // (@Type of a class); the other objects and arrays (labels, variables, lists) are handed over
+    // as parsed.
+    const converted: Record<string, unknown> = {};
+    const asParsed: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(members)) {
+      const nestedDto = defaultMetadataStorage.findTypeMetadata(dto, key)?.typeFunction();
+      const plain = value === null || typeof value !== 'object' || (nestedDto !== undefined && nestedDto !== Object);
+      (plain ? converted : asParsed)[key] = value;
+    }
+    const instance = plainToInstance(dto, converted, { enableImplicitConversion: false });
+    Object.assign(instance, asParsed);
     // Nested DTOs: a member they do not declare is refused in a body (forbidNonWhitelisted), dropped in a query.
     const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: type === 'body', forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
