@@ -71,7 +71,9 @@ export class IdempotentExecution {
     options: IdempotentOptions = {},
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
-    if (!scope) return { response: await work(), replayed: false };
+    // Without a key the work still runs in one transaction: a lock it takes (the organization's,
+    // before counting against a limit) holds until its writes commit.
+    if (!scope) return { response: await this.uow.run(work), replayed: false };
     scope = keyedScope(scope, secret);
     if (options.seal) scope = callerBound(scope);
     const sealed = (response: StoredResponse): StoredResponse => (options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
