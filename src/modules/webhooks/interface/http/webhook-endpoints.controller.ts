@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, NO_STORE_HEADER, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { idempotencyScope, jsonResponse, noContentResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { actorOf } from '../../../auth/application/api-keys.use-cases';
@@ -37,7 +37,7 @@ export class WebhookEndpointsController {
     description: `${WHO} At most 16 endpoints per organization, disabled ones included (409 quota_exceeded). The URL must be https and reach only public addresses (400 naming url). ` +
       'With an Idempotency-Key a retry gets the same answer, the same secret included (stored encrypted under the key), and creates no second endpoint.' })
   @ApiIdempotencyKey([201, 409])
-  @ApiCreatedResponse({ type: WebhookEndpointSecretResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiCreatedResponse({ type: WebhookEndpointSecretResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'idempotency_conflict', 'quota_exceeded', 'rate_limited')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWebhookEndpointDto, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);
@@ -51,6 +51,8 @@ export class WebhookEndpointsController {
       storableErrors(req, ['quota_exceeded']),
       { seal: true },
     );
+    // The 201 carries the signing secret: no cache (nor a proxy) may keep it, replays included.
+    if (outcome.response.status === 201) res.setHeader('Cache-Control', 'no-store');
     sendOutcome(res, outcome);
   }
 
@@ -113,7 +115,7 @@ export class WebhookEndpointsController {
     description: `${WHO} Until secret_rotation_ends_at every delivery carries two signatures, the new secret's first. Rotating again before then: 409 invalid_state. The answer (holding the secret) is stored sealed for Idempotency-Key replays.` })
   @ApiParam(ID_PARAM)
   @ApiIdempotencyKey([200, 404, 409])
-  @ApiOkResponse({ type: WebhookEndpointSecretResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOkResponse({ type: WebhookEndpointSecretResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'idempotency_conflict', 'not_found', 'invalid_state', 'rate_limited')
   async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);
@@ -127,6 +129,8 @@ export class WebhookEndpointsController {
       storableErrors(req),
       { seal: true },
     );
+    // The 200 carries the new signing secret.
+    if (outcome.response.status === 200) res.setHeader('Cache-Control', 'no-store');
     sendOutcome(res, outcome);
   }
 
