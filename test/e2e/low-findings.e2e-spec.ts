@@ -87,6 +87,20 @@ describe('low findings: 400 naming the field, prototype-named keys, lone surroga
     const rotated = await t.http.post(`/v1/webhook-endpoints/${endpoint.body.webhook_endpoint.id}/rotate-secret`).set(session).send();
     expect(rotated.status).toBe(200);
     expect(rotated.headers['cache-control']).toBe('no-store');
+    // Rotating again during the overlap: 409; with expire_previous the overlap ends at once (a leaked secret stops signing).
+    const rotateUrl = `/v1/webhook-endpoints/${endpoint.body.webhook_endpoint.id}/rotate-secret`;
+    const again = await t.http.post(rotateUrl).set(session).send({});
+    expect([again.status, again.body.error?.code]).toEqual([409, 'invalid_state']);
+    const typo = await t.http.post(rotateUrl).set(session).send({ expire_previous: 'yes' });
+    expect([typo.status, typo.body.error?.details]).toEqual([400, { field: 'expire_previous' }]);
+    const expired = await t.http.post(rotateUrl).set(session).send({ expire_previous: true });
+    expect(expired.status).toBe(200);
+    expect(expired.body.secret).toMatch(/^whsec_/);
+    expect(expired.body.secret).not.toBe(rotated.body.secret);
+    expect(expired.body.webhook_endpoint.secret_rotation_ends_at).toBeNull();
+    expect(await t.sql(`SELECT previous_secret_sealed, secret_rotation_ends_at FROM webhook_endpoints WHERE id = $1`, [endpoint.body.webhook_endpoint.id])).toEqual([
+      { previous_secret_sealed: null, secret_rotation_ends_at: null },
+    ]);
     // An answer without a secret keeps the default.
     const listed = await t.http.get('/v1/webhook-endpoints').set(session);
     expect(listed.headers['cache-control']).not.toBe('no-store');
