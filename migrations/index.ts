@@ -35,6 +35,7 @@ import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
 import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
+import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   TermsSuspension1764000000340,
   ExpiryNotices1764000000341,
   AdminApi1764000000370,
+  LoginFailuresByEmail1764000000350,
   AgentPlacements1764000000440,
   ServerSshKeyIds1764000000360,
 ];

@@ -143,11 +143,11 @@ describe('JSON bodies with very many members (a server process)', () => {
     expect(Math.max(...healthMs)).toBeLessThan(100 + idle);
   });
 
-  it('counts members at every level: 1,000 are accepted (unknown ones ignored), 1,001 are refused', async () => {
-    // 3 real members + 997 unknown = 1,000.
+  it('counts members at every level: 1,000 are read (then the first unknown one is named), 1,001 are refused unread', async () => {
+    // 3 real members + 997 unknown = 1,000: within the limit, so the validation names the first unknown member.
     const ok = await post(server.url, '/v1/auth/signup', bodyWithUnknownMembers({ email: 'edge@body.test', password: 'a long password', organization_name: 'Edge' }, 997));
-    expect(ok.status).toBe(201);
-    expect(ok.body).toEqual(expect.objectContaining({ token: expect.stringMatching(/^cds_sess_/), user: expect.objectContaining({ email: 'edge@body.test' }) }));
+    expect(ok.status).toBe(400);
+    expect((ok.body as { error: unknown }).error).toEqual(expect.objectContaining({ code: 'invalid_request', details: { field: 'm0' } }));
 
     const over = await post(server.url, '/v1/auth/signup', bodyWithUnknownMembers({ email: 'over@body.test', password: 'a long password', organization_name: 'Over' }, 998));
     expect(over.status).toBe(400);
@@ -163,18 +163,20 @@ describe('JSON bodies with very many members (a server process)', () => {
     expect(nested.body).toEqual(tooManyMembers(nested.headers.get('x-request-id')));
   });
 
-  it('still ignores a few unknown members', async () => {
+  it('refuses an unknown member with 400 naming it (a typo must not pass unseen), and logs nobody in', async () => {
     const res = await post(
       server.url,
       '/v1/auth/login',
       JSON.stringify({ email: 'edge@body.test', password: 'a long password', remember_me: true, client: { name: 'cli', version: '1.2' } }),
     );
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      token: expect.stringMatching(/^cds_sess_[A-Za-z0-9]{40}$/),
-      expires_at: expect.any(String),
-      user: { id: expect.stringMatching(/^usr_/), email: 'edge@body.test', created_at: expect.any(String) },
-      organizations: [{ id: expect.stringMatching(/^org_/), name: 'Edge', role: 'owner' }],
+      error: {
+        code: 'invalid_request',
+        message: 'remember_me is not a member of this request body (check its spelling: unknown members are refused)',
+        request_id: res.headers.get('x-request-id'),
+        details: { field: 'remember_me' },
+      },
     });
   });
 });

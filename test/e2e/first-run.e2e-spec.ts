@@ -71,7 +71,7 @@ describe('first run', () => {
     const ownDir = tempDir('cds-first-run-prod-');
     const ownEnv = own.url ? { DATABASE_URL: own.url } : { DATA_DIR: join(ownDir.path, 'data') };
     try {
-      const server = await startServerProcess({ ...ownEnv, NODE_ENV: 'production', WORKER_ENABLED: 'false', DEMO_SEED: undefined });
+      const server = await startServerProcess({ ...ownEnv, NODE_ENV: 'production', IDEMPOTENCY_SECRET: 'i'.repeat(32), WEBHOOK_SECRETS_KEY: 'w'.repeat(32), DEPLOYMENT_SECRETS_KEY: 'd'.repeat(32), WORKER_ENABLED: 'false', DEMO_SEED: undefined });
       try {
         await new Promise((r) => setTimeout(r, 300));
         expect(server.output()).not.toMatch(/Demo data loaded|curl -s/);

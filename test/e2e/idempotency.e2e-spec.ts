@@ -1,4 +1,4 @@
-import { idempotencyKeyDigest } from '../../src/modules/idempotency/domain/idempotency';
+import { idempotencyKeyDigest, requestFingerprint } from '../../src/modules/idempotency/domain/idempotency';
 import { PurgeExpiredIdempotencyRecords } from '../../src/modules/idempotency/application/purge-expired-records.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
@@ -16,7 +16,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
 
   beforeAll(async () => {
     t = await startTestApp({}, clock);
-    await t.seed({ regions: [region()], organizations: [org('idem', 7), org('other', 1), org('poor', 1, { USD: '1.00000' })] });
+    await t.seed({ regions: [region()], organizations: [org('idem', 8), org('other', 1), org('poor', 1, { USD: '1.00000' })] });
   });
   afterAll(async () => t?.close());
   afterEach(() => clock.set(NOW));
@@ -35,7 +35,7 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     expect(first.status).toBe(202);
     expect(first.headers['idempotent-replayed']).toBeUndefined();
 
-    // Same body with members in another order (and an ignored unknown member absent): same fingerprint.
+    // Same body with members in another order: same fingerprint.
     const again = await t.http
       .post('/v1/volumes/vol_idemv1/renew')
       .set(bearer(apiToken('idem', 'rw')))
@@ -80,9 +80,10 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     const otherPath = await renew('idem', 'vol_idemv2', { term_months: 1, currency: 'USD' }, 'key-1');
     expect(otherPath.status).toBe(409);
     expect(otherPath.body.error.code).toBe('idempotency_conflict');
-    // An unknown member is part of the request as sent.
+    // An unknown member is refused (400, before the key is looked at).
     const extraMember = await renew('idem', 'vol_idemv1', { term_months: 1, currency: 'USD', note: 'x' }, 'key-1');
-    expect(extraMember.status).toBe(409);
+    expect(extraMember.status).toBe(400);
+    expect(extraMember.body.error.details).toEqual({ field: 'note' });
     expect(await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_idem'`)).toBe(ops);
   });
 
@@ -201,6 +202,29 @@ describe('Idempotency-Key on POST /v1/volumes/{id}/renew', () => {
     const retry = await renew('idem', 'vol_idemv5', { term_months: 1 }, 'after-500');
     expect(retry.status).toBe(202);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('stores the fingerprint keyed with the server secret: the unkeyed hash of the request matches no record; a record stored unkeyed still compares', async () => {
+    const body = { term_months: 1, currency: 'USD' };
+    const first = await renew('idem', 'vol_idemv8', body, 'keyed-fingerprint');
+    expect(first.status).toBe(202);
+    const [record] = await t.sql<{ fingerprint: string }>(`SELECT fingerprint FROM idempotency_records WHERE org_id = 'org_idem' AND key_sha256 = $1`, [idempotencyKeyDigest('keyed-fingerprint')]);
+    // Who reads the database recomputes the plain SHA-256 of a guessed request: no record holds it.
+    const unkeyed = requestFingerprint('POST', '/v1/volumes/vol_idemv8/renew', body);
+    expect(record.fingerprint).toMatch(/^[0-9a-f]{64}$/);
+    expect(record.fingerprint).not.toBe(unkeyed);
+    expect(await count(`SELECT count(*) AS n FROM idempotency_records WHERE fingerprint = $1`, [unkeyed])).toBe(0);
+
+    // A record stored before fingerprints were keyed (the unkeyed hash) replays for the 24 hours it lives, and still refuses another body.
+    await t.sql(`UPDATE idempotency_records SET fingerprint = $1 WHERE org_id = 'org_idem' AND key_sha256 = $2`, [unkeyed, idempotencyKeyDigest('keyed-fingerprint')]);
+    const again = await renew('idem', 'vol_idemv8', body, 'keyed-fingerprint');
+    expect(again.status).toBe(202);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.text).toBe(first.text);
+    const other = await renew('idem', 'vol_idemv8', { term_months: 3, currency: 'USD' }, 'keyed-fingerprint');
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_conflict');
+    expect(await holdsOf('vol_idemv8')).toBe(1);
   });
 
   it('forgets a key after 24 hours (treated as absent, then purged by the job)', async () => {

@@ -17,7 +17,7 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
 
   beforeAll(async () => {
     t = await startTestApp({ trustProxy: ['loopback'], rateLimitPerMinute: 1000 });
-    await t.seed({ regions: [region()], organizations: [organization('thr'), organization('other')] });
+    await t.seed({ regions: [region()], organizations: [organization('thr'), organization('other'), organization('enum')] });
   });
   afterAll(async () => t?.close());
 
@@ -34,7 +34,7 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
     expect(guess.body).toEqual({
       error: {
         code: 'rate_limited',
-        message: 'Too many failed logins for this account; retry after 1 seconds (Retry-After)',
+        message: 'Too many failed logins for this email; retry after 1 seconds (Retry-After)',
         request_id: guess.headers['x-request-id'],
         details: {},
       },
@@ -60,5 +60,32 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
     const back = await loginFrom('192.0.2.10', OWNER_PASSWORD);
     expect(back.status).toBe(200);
     expect(back.body.user.email).toBe('owner@thr.test');
+  });
+
+  it('an email without an account answers exactly as one with an account: 401 five times, then 429 with the same Retry-After and body', async () => {
+    const sequence = async (email: string) => {
+      const answer = (res: { status: number; headers: Record<string, string>; body: { error: object } }) => ({
+        status: res.status,
+        retryAfter: res.headers['retry-after'],
+        body: { ...res.body, error: { ...res.body.error, request_id: undefined } },
+      });
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(answer(await loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)));
+      // The next three at once, within the 1 s the fifth failure costs.
+      answers.push(...(await Promise.all([5, 6, 7].map((i) => loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)))).map(answer));
+      return answers;
+    };
+    const [known, unknown] = await Promise.all([sequence('owner@enum.test'), sequence('Nobody@Enum.test')]);
+    expect(known.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
+    expect(unknown).toEqual(known);
+    expect(known[5].retryAfter).toBe('1');
+    // Counted per normalized email (any case), under a keyed hash: the address itself is not stored.
+    expect((await loginFrom('203.0.113.120', 'wrong', 'NOBODY@enum.test')).status).toBe(429);
+    const keys = await t.sql<{ target_id: string; n: number }>(
+      `SELECT target_id, count(*)::int AS n FROM audit_log WHERE action = 'auth.login_failed' AND ip_address LIKE '203.0.113.1__' GROUP BY target_id ORDER BY target_id`,
+    );
+    expect(keys.map((k) => k.n)).toEqual([5, 5]);
+    expect(keys.every((k) => /^login:[0-9a-f]{64}$/.test(k.target_id))).toBe(true);
+    expect(JSON.stringify(await t.sql(`SELECT * FROM audit_log WHERE action = 'auth.login_failed'`))).not.toMatch(/nobody@enum/i);
   });
 });

@@ -70,6 +70,42 @@ describe('low findings: 400 naming the field, prototype-named keys, lone surroga
     expect(again.headers['cache-control']).toBe('no-store');
   });
 
+  it('Cache-Control no-store on the other answers carrying a secret: invitations (both routes), webhook endpoint creation and secret rotation, replays included', async () => {
+    const invitation = await t.http.post('/v1/invitations').set(session).set('Idempotency-Key', 'nostore-inv').send({ email: 'invitee-1@lf.test', role: 'developer' });
+    expect(invitation.status).toBe(201);
+    expect(invitation.body.token).toEqual(expect.any(String));
+    expect(invitation.headers['cache-control']).toBe('no-store');
+    const replayed = await t.http.post('/v1/invitations').set(session).set('Idempotency-Key', 'nostore-inv').send({ email: 'invitee-1@lf.test', role: 'developer' });
+    expect([replayed.status, replayed.headers['idempotent-replayed'], replayed.headers['cache-control']]).toEqual([201, 'true', 'no-store']);
+    const member = await t.http.post('/v1/members').set(session).send({ email: 'invitee-2@lf.test', role: 'developer' });
+    expect(member.status).toBe(201);
+    expect(member.headers['cache-control']).toBe('no-store');
+    const endpoint = await t.http.post('/v1/webhook-endpoints').set(session).send({ url: 'https://93.184.216.34/hook', events: ['server.deleted'] });
+    expect(endpoint.status).toBe(201);
+    expect(endpoint.body.secret).toMatch(/^whsec_/);
+    expect(endpoint.headers['cache-control']).toBe('no-store');
+    const rotated = await t.http.post(`/v1/webhook-endpoints/${endpoint.body.webhook_endpoint.id}/rotate-secret`).set(session).send();
+    expect(rotated.status).toBe(200);
+    expect(rotated.headers['cache-control']).toBe('no-store');
+    // Rotating again during the overlap: 409; with expire_previous the overlap ends at once (a leaked secret stops signing).
+    const rotateUrl = `/v1/webhook-endpoints/${endpoint.body.webhook_endpoint.id}/rotate-secret`;
+    const again = await t.http.post(rotateUrl).set(session).send({});
+    expect([again.status, again.body.error?.code]).toEqual([409, 'invalid_state']);
+    const typo = await t.http.post(rotateUrl).set(session).send({ expire_previous: 'yes' });
+    expect([typo.status, typo.body.error?.details]).toEqual([400, { field: 'expire_previous' }]);
+    const expired = await t.http.post(rotateUrl).set(session).send({ expire_previous: true });
+    expect(expired.status).toBe(200);
+    expect(expired.body.secret).toMatch(/^whsec_/);
+    expect(expired.body.secret).not.toBe(rotated.body.secret);
+    expect(expired.body.webhook_endpoint.secret_rotation_ends_at).toBeNull();
+    expect(await t.sql(`SELECT previous_secret_sealed, secret_rotation_ends_at FROM webhook_endpoints WHERE id = $1`, [endpoint.body.webhook_endpoint.id])).toEqual([
+      { previous_secret_sealed: null, secret_rotation_ends_at: null },
+    ]);
+    // An answer without a secret keeps the default.
+    const listed = await t.http.get('/v1/webhook-endpoints').set(session);
+    expect(listed.headers['cache-control']).not.toBe('no-store');
+  });
+
   it('delete_protection on a volume being deleted: 409 invalid_state, unchanged', async () => {
     await t.sql(`UPDATE volumes SET status = 'deleting', server_id = NULL, mount_path = NULL, mounted = false WHERE id = 'vol_lfdata1'`);
     for (const value of [true, false]) {

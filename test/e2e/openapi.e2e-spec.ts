@@ -314,8 +314,26 @@ describe('OpenAPI document and docs page', () => {
         password: { type: 'string', maxLength: 200, format: 'password', example: 'demo password 123' },
       },
       required: ['email', 'password'],
+      additionalProperties: false,
     });
     expect(doc.paths['/v1/wallet'].get.responses['200'].content?.['application/json'].schema).toEqual({ $ref: '#/components/schemas/Wallet' });
+  });
+
+  it('every JSON request body refuses unknown members (additionalProperties: false), the inbound payment events excepted', () => {
+    const schemas = doc.components.schemas as Record<string, { additionalProperties?: unknown; $ref?: string }>;
+    const open: string[] = [];
+    let closed = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item as Record<string, { requestBody?: { content?: Record<string, { schema?: { $ref?: string; additionalProperties?: unknown } }> } }>)) {
+        for (const media of Object.values(op.requestBody?.content ?? {})) {
+          const schema = media.schema?.$ref ? schemas[media.schema.$ref.replace('#/components/schemas/', '')] : media.schema;
+          if (schema?.additionalProperties === false) closed++;
+          else open.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    expect(open).toEqual(['POST /v1/payment-events/{provider}']);
+    expect(closed).toBeGreaterThan(20);
   });
 
   it('documents Idempotency-Key on the renewal, with its 202 headers and every error code of the renewal', () => {

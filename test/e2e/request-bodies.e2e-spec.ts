@@ -165,4 +165,48 @@ describe('request bodies: read after the guards, never inflated, 64 KiB (16 KiB 
     expect(over.body).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 64 KiB', request_id: over.headers['x-request-id'], details: {} } });
     expect(await t.sql("SELECT note FROM volumes WHERE id = 'vol_boddata1'")).toEqual([{ note }]);
   });
+
+  const unknownMember = (res: { headers: Record<string, string> }, field: string) => ({
+    error: {
+      code: 'invalid_request',
+      message: `${field} is not a member of this request body (check its spelling: unknown members are refused)`,
+      request_id: res.headers['x-request-id'],
+      details: { field },
+    },
+  });
+
+  it('a typo in a body member is 400 naming it, before anything is charged: POST /v1/volumes with serverId and delete_protecton', async () => {
+    const state = () =>
+      Promise.all([
+        t.sql(`SELECT id FROM volumes WHERE org_id = 'org_bod' ORDER BY id`),
+        t.sql(`SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_bod' ORDER BY currency`),
+        t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE org_id = 'org_bod'`),
+        t.sql(`SELECT count(*)::int AS n FROM operations WHERE org_id = 'org_bod'`),
+      ]);
+    const before = await state();
+    const buy = { name: 'typo-1', region: 'id-jkt', size_gb: 100, term_months: 1, currency: 'USD' };
+    const res = await t.http.post('/v1/volumes').set(bearer(token)).set('Idempotency-Key', 'typo-1').send({ ...buy, serverId: 'vm_bodweb1', delete_protecton: true });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual(unknownMember(res, 'serverId'));
+    const second = await t.http.post('/v1/volumes').set(bearer(token)).send({ ...buy, delete_protecton: true });
+    expect(second.body).toEqual(unknownMember(second, 'delete_protecton'));
+    expect(await state()).toEqual(before);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM idempotency_records WHERE org_id = 'org_bod'`)).toEqual([{ n: 0 }]);
+  });
+
+  it('an unknown member is 400 on signup, login, a PATCH and a top-up (whose body is read by hand) alike', async () => {
+    const login = await t.http.post('/v1/auth/login').send({ email: 'owner@bod.test', password: OWNER_PASSWORD, remember_me: true });
+    expect(login.status).toBe(400);
+    expect(login.body).toEqual(unknownMember(login, 'remember_me'));
+    const signup = await t.http.post('/v1/auth/signup').send({ email: 'new@bod.test', password: 'a long password', organization_name: 'New', orgName: 'x' });
+    expect(signup.body).toEqual(unknownMember(signup, 'orgName'));
+    const patch = await t.http.patch('/v1/volumes/vol_boddata1').set(bearer(token)).send({ name: 'data-1', labels: {}, Note: 'x' });
+    expect(patch.body).toEqual(unknownMember(patch, 'Note'));
+    const session = (await t.http.post('/v1/auth/login').send({ email: 'owner@bod.test', password: OWNER_PASSWORD })).body.token as string;
+    const topUp = await t.http.post('/v1/wallet/top-ups').set(bearer(session)).set('X-Org-ID', 'org_bod').send({ currency: 'USD', amount: '10.00', returnUrl: 'https://example.com/' });
+    expect(topUp.body).toEqual(unknownMember(topUp, 'returnUrl'));
+    expect(await t.sql(`SELECT count(*)::int AS n FROM users WHERE email = 'new@bod.test'`)).toEqual([{ n: 0 }]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM top_ups`)).toEqual([{ n: 0 }]);
+    await t.sql('DELETE FROM sessions');
+  });
 });

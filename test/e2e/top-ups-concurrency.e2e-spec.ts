@@ -18,7 +18,8 @@ describeOnPostgres.each(paymentProviders())('payment events at once (PostgreSQL,
   const key = bearer(apiToken('pc', 'bw'));
 
   beforeAll(async () => {
-    t = await startTestApp(await p.start());
+    // 60 requests at once queue for the pool's 10 connections behind one organization lock: on a loaded machine longer than the default 5 s.
+    t = await startTestApp({ ...(await p.start()), dbConnectTimeoutMs: 60_000 });
     p.attach(t);
     await t.seed({
       regions: [region()],
@@ -83,6 +84,23 @@ describeOnPostgres.each(paymentProviders())('payment events at once (PostgreSQL,
     expect(newest.body.transactions[0].available_after).toBe(
       (await t.http.get('/v1/wallet').set(key)).body.balances.find((b: { currency: string }) => b.currency === 'USD').available,
     );
+    await expectVerified(t);
+  });
+
+  it('60 creates at once without an Idempotency-Key: exactly 5 pending, the rest 409 quota_exceeded; 10 cancels of one at once: one 200', async () => {
+    const pending = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM top_ups WHERE org_id = 'org_pc' AND status = 'pending'`))[0].n;
+    expect(await pending()).toBe(0);
+    const created = await Promise.all(Array.from({ length: 60 }, (_, i) => t.http.post('/v1/wallet/top-ups').set(key).send({ amount: `${10 + i}.00`, currency: 'USD' })));
+    const statuses = created.map((r) => (r.status === 409 ? `409 ${r.body.error.code}` : String(r.status)));
+    expect(statuses.filter((s) => s === '201')).toHaveLength(5);
+    expect(statuses.filter((s) => s !== '201')).toEqual(Array(55).fill('409 quota_exceeded'));
+    expect(await pending()).toBe(5);
+    const id = created.find((r) => r.status === 201)!.body.top_up.id as string;
+    const canceled = await Promise.all(Array.from({ length: 10 }, () => t.http.post(`/v1/wallet/top-ups/${id}/cancel`).set(key).send({})));
+    expect(canceled.map((r) => r.status).sort()).toEqual([200, ...Array(9).fill(409)]);
+    expect(canceled.filter((r) => r.status === 409).map((r) => r.body.error.code)).toEqual(Array(9).fill('invalid_state'));
+    expect(await t.sql(`SELECT status FROM top_ups WHERE id = $1`, [id])).toEqual([{ status: 'canceled' }]);
+    expect(await pending()).toBe(4);
     await expectVerified(t);
   });
 });

@@ -368,6 +368,58 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     expect(report.violations).toEqual([]);
   }, Math.max(180_000, RUNS * 100)); // a bound for a loaded machine, not a target (about 60 s for 5,000 on an idle one)
 
+  /** Every operation that takes a JSON body, but the inbound payment events (whose provider sends members this service does not read). */
+  const bodyOps = () => ops.filter((op) => op.body && !op.path.startsWith('/v1/payment-events'));
+  /** The operation's path, every parameter 'x' (the body is checked before anything is looked up). */
+  const pathOf = (op: DocOperation) => op.path.replace(/\{[^}]+\}/g, 'x');
+  const sendJson = (op: DocOperation, raw: string, key?: string) => {
+    const req = t.http[op.method.toLowerCase() as 'post' | 'patch' | 'put'](pathOf(op)).set('Authorization', `Bearer ${sessions[0]}`).set('X-Org-ID', `org_${A}`).set('Content-Type', 'application/json');
+    if (key) req.set('Idempotency-Key', key);
+    return req.send(raw);
+  };
+  const stateOfA = () =>
+    Promise.all(
+      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log'].map(
+        async (table) => [table, (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [`org_${A}`]))[0].n],
+      ),
+    );
+
+  it('one unknown member in the body of every write route: 400 invalid_request naming it, nothing written', async () => {
+    const before = await stateOfA();
+    const answers: string[] = [];
+    for (const op of bodyOps()) {
+      const res = await sendJson(op, '{"zz_unknown_member":1}', `unknown-${op.method}-${op.path}`);
+      answers.push(`${op.method} ${op.path} ${res.status} ${res.body?.error?.details?.field}`);
+    }
+    expect(answers).toEqual(bodyOps().map((op) => `${op.method} ${op.path} 400 zz_unknown_member`));
+    expect(answers.length).toBeGreaterThan(20);
+    expect(await stateOfA()).toEqual(before);
+  });
+
+  it('members named constructor, __proto__ and prototype at every depth of every body: never a 5xx', async () => {
+    // Each value holds the three names at depths 1 to 3 (objects and arrays), in every order of nesting.
+    const values = [
+      '{"constructor":{"__proto__":[{"prototype":1}]}}',
+      '{"__proto__":{"prototype":{"constructor":"x"}}}',
+      '[{"prototype":{"constructor":{"__proto__":null}}}]',
+    ];
+    const failures: string[] = [];
+    const requests = bodyOps().flatMap((op) => [
+      ...['{"constructor":1}', '{"__proto__":{"a":1}}', '{"prototype":[1]}'].map((raw) => ({ op, raw })),
+      ...Object.keys(op.body?.properties ?? {}).flatMap((m) => values.map((v) => ({ op, raw: `{${JSON.stringify(m)}:${v}}` }))),
+    ]);
+    for (let i = 0; i < requests.length; i += BATCH) {
+      await Promise.all(
+        requests.slice(i, i + BATCH).map(async ({ op, raw }) => {
+          const res = await sendJson(op, raw);
+          if (res.status >= 500) failures.push(`${op.method} ${op.path} ${raw}: ${res.status}`);
+        }),
+      );
+    }
+    expect(failures).toEqual([]);
+    expect(requests.length).toBeGreaterThan(100);
+  }, 180_000);
+
   it('the payment provider callback: bad signatures (mutated, stale, future, another secret, v0 only, several t) are 400 naming Stripe-Signature, nothing recorded', async () => {
     const secret = t.app.get(SimulatedProviderSecret).value;
     const events = async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM payment_events`))[0].n;

@@ -178,8 +178,8 @@ describe('sessions: signup, login, logout', () => {
     expect(wrongPassword).toEqual({ code: 'invalid_credentials', message: 'Wrong email or password' });
     expect(unknownEmail).toEqual(wrongPassword);
     expect(s.audit.entries.filter((e) => e.action === 'auth.login_failed')).toEqual([
-      { orgId: null, actorType: 'user', actorId: expect.stringMatching(/^usr_/), action: 'auth.login_failed', ipAddress: '10.0.0.2', data: { reason: 'wrong_password' } },
-      { orgId: null, actorType: 'anonymous', actorId: null, action: 'auth.login_failed', ipAddress: '10.0.0.3', data: { reason: 'unknown_email' } },
+      { orgId: null, actorType: 'user', actorId: expect.stringMatching(/^usr_/), action: 'auth.login_failed', targetId: expect.stringMatching(/^login:[0-9a-f]{64}$/), ipAddress: '10.0.0.2', data: { reason: 'wrong_password' } },
+      { orgId: null, actorType: 'anonymous', actorId: null, action: 'auth.login_failed', targetId: expect.stringMatching(/^login:[0-9a-f]{64}$/), ipAddress: '10.0.0.3', data: { reason: 'unknown_email' } },
     ]);
     expect(s.credentials.sessions.size).toBe(1);
   });

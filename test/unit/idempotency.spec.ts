@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { IdempotentExecution } from '../../src/modules/idempotency/application/idempotent-execution';
 import { PurgeExpiredIdempotencyRecords } from '../../src/modules/idempotency/application/purge-expired-records.use-case';
 import {
@@ -7,6 +8,7 @@ import {
   canonicalJson,
   idempotencyKeyDigest,
   isValidIdempotencyKey,
+  keyedScope,
   requestFingerprint,
 } from '../../src/modules/idempotency/domain/idempotency';
 import { isSealed, openBody, sealBody } from '../../src/modules/idempotency/domain/sealed-response';
@@ -17,6 +19,8 @@ import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import type { Settings } from '../../src/shared/config/settings';
 
 const scopeOf = (orgId: string, key: string, fingerprint: string): IdempotencyScope => ({ orgId, key, keyDigest: idempotencyKeyDigest(key), fingerprint });
+/** The fingerprint a record holds for the request fingerprint f (no IDEMPOTENCY_SECRET: the development key). */
+const stored = (f: string): string => keyedScope(scopeOf('org_1', 'k', f), undefined).fingerprint;
 
 describe('Idempotency-Key rules', () => {
   it('accepts 1 to 255 printable ASCII characters', () => {
@@ -172,7 +176,7 @@ describe('IdempotentExecution of an optimistic work (the work first, its answer 
     expect(await run.run(scope, work, storable, { optimistic: true })).toEqual({ response: ok, replayed: true });
     expect(uow.effects).toEqual(['renewed']);
     expect(uow.savepoints).toBe(0);
-    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: ok, expiresAt: EXPIRES }]);
+    expect([...store.records.values()]).toEqual([{ fingerprint: stored('f1'), response: ok, expiresAt: EXPIRES }]);
     await expect(run.run({ ...scope, fingerprint: 'f2' }, work, storable, { optimistic: true })).rejects.toMatchObject({ code: 'idempotency_conflict' });
     expect(uow.effects).toEqual(['renewed']);
   });
@@ -184,7 +188,7 @@ describe('IdempotentExecution of an optimistic work (the work first, its answer 
     expect(await run.run(scope, notFound, storable, { optimistic: true })).toEqual({ response: notFoundResponse, replayed: true });
     const boom = new Error('db down');
     await expect(run.run(scopeOf('org_1', 'k2', 'f1'), () => Promise.reject(boom), storable, { optimistic: true })).rejects.toBe(boom);
-    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: notFoundResponse, expiresAt: EXPIRES }]);
+    expect([...store.records.values()]).toEqual([{ fingerprint: stored('f1'), response: notFoundResponse, expiresAt: EXPIRES }]);
     expect(uow.savepoints).toBe(0);
   });
 
@@ -200,7 +204,7 @@ describe('IdempotentExecution of an optimistic work (the work first, its answer 
     expect(calls).toBe(2);
     expect(uow.effects).toEqual(['attempt 2']);
     expect(uow.savepoints).toBe(1);
-    expect([...store.records.values()]).toEqual([{ fingerprint: 'f1', response: notFoundResponse, expiresAt: EXPIRES }]);
+    expect([...store.records.values()]).toEqual([{ fingerprint: stored('f1'), response: notFoundResponse, expiresAt: EXPIRES }]);
   });
 });
 
@@ -255,5 +259,22 @@ describe('sealed answers (an API key create: the token is never stored in clear)
     // A sealed answer needs to know its caller.
     await expect(run.run(scope, work, () => undefined, { seal: true })).rejects.toThrow('An answer holding a secret needs the caller in its idempotency scope');
     expect(calls).toBe(1);
+  });
+
+  it('a sealed answer stored under the unkeyed fingerprint (before fingerprints were keyed) still replays to its caller, and only then', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const run = new IdempotentExecution(new InMemoryUnitOfWork(), store, new FixedClock(new Date('2026-11-22T10:00:00.000Z')), { idempotencySecret: SECRET } as Settings);
+    const work = async (): Promise<StoredResponse> => ({ status: 201, body, headers: {} });
+    const mine = { ...scope, caller: 'user:usr_1' };
+    await run.run(mine, work, () => undefined, { seal: true });
+    const [[id, record]] = [...store.records];
+    // The keyed fingerprint depends on the secret: another secret gives another one.
+    expect(record.fingerprint).toBe(createHash('sha256').update(`${keyedScope(scope, SECRET).fingerprint}\ncaller user:usr_1`).digest('hex'));
+    expect(keyedScope(scope, SECRET).fingerprint).not.toBe(keyedScope(scope, 't'.repeat(40)).fingerprint);
+    // Rewrite the record as the previous version stored it: the unkeyed fingerprint, caller-bound, as associated data too.
+    const legacyScope = { ...mine, fingerprint: createHash('sha256').update(`f1\ncaller user:usr_1`).digest('hex') };
+    store.records.set(id, { ...record, fingerprint: legacyScope.fingerprint, response: { status: 201, body: sealBody(body, legacyScope, SECRET), headers: {} } });
+    expect(await run.run(mine, work, () => undefined, { seal: true })).toEqual({ response: { status: 201, body, headers: {} }, replayed: true });
+    await expect(run.run({ ...scope, caller: 'user:usr_2' }, work, () => undefined, { seal: true })).rejects.toMatchObject({ code: 'idempotency_conflict' });
   });
 });

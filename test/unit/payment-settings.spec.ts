@@ -52,7 +52,7 @@ describe('payment provider settings', () => {
     expect(loadSettings({ STRIPE_SECRET_KEY: 'anything' }).paymentProvider).toBe('simulated');
   });
 
-  it('a production start exits 1 naming what is wrong, before it opens a database or a port: stripe without its keys, and simulated', async () => {
+  it('a production start exits 1 naming what is wrong, before it opens a database or a port: stripe without its keys, simulated, and without the server secrets', async () => {
     const built = join(ROOT, 'dist/src/main.js');
     if (!existsSync(built)) spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: ROOT });
     const dir = mkdtempSync(join(tmpdir(), 'cds-payment-settings-'));
@@ -70,12 +70,19 @@ describe('payment provider settings', () => {
         });
       });
     try {
-      const [stripe, simulated] = await Promise.all([start('stripe', { PAYMENT_PROVIDER: 'stripe' }), start('simulated', { PAYMENT_PROVIDER: 'simulated' })]);
+      const [stripe, simulated, unsealed] = await Promise.all([
+        start('stripe', { PAYMENT_PROVIDER: 'stripe' }),
+        start('simulated', { PAYMENT_PROVIDER: 'simulated' }),
+        // Without the server secrets, whose public fallbacks would let a database dump open what they seal.
+        start('unsealed', { PAYMENT_PROVIDER: 'off', WEBHOOK_SECRETS_KEY: '', DEPLOYMENT_SECRETS_KEY: '', IDEMPOTENCY_SECRET: '' }),
+      ]);
       expect(stripe.status).toBe(1);
       expect(stripe.stderr).toMatch(/^Failed to start: PAYMENT_PROVIDER=stripe requires these settings: STRIPE_SECRET_KEY \(.*\); STRIPE_WEBHOOK_SECRET \(/);
       expect(simulated.status).toBe(1);
       expect(simulated.stderr).toMatch(/^Failed to start: Setting PAYMENT_PROVIDER=simulated is refused under NODE_ENV=production/);
-      expect([existsSync(join(dir, 'stripe')), existsSync(join(dir, 'simulated'))]).toEqual([false, false]);
+      expect(unsealed.status).toBe(1);
+      expect(unsealed.stderr).toMatch(/^Failed to start: NODE_ENV=production requires these settings \(.*\): WEBHOOK_SECRETS_KEY \(.*\); DEPLOYMENT_SECRETS_KEY \(.*\); IDEMPOTENCY_SECRET \(/);
+      expect([existsSync(join(dir, 'stripe')), existsSync(join(dir, 'simulated')), existsSync(join(dir, 'unsealed'))]).toEqual([false, false, false]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

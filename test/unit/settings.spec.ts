@@ -5,15 +5,44 @@ import { join } from 'node:path';
 import { loadSettings } from '../../src/shared/config/settings';
 import { ROOT } from '../support/processes';
 
+/** A production process's server secrets (their own test below). */
+const PRODUCTION = { NODE_ENV: 'production', IDEMPOTENCY_SECRET: 'i'.repeat(32), WEBHOOK_SECRETS_KEY: 'w'.repeat(32), DEPLOYMENT_SECRETS_KEY: 'd'.repeat(32) };
+
 describe('settings (issue 9)', () => {
+  describe('NODE_ENV=production requires WEBHOOK_SECRETS_KEY, DEPLOYMENT_SECRETS_KEY and IDEMPOTENCY_SECRET', () => {
+    const refusal = (env: NodeJS.ProcessEnv): string => {
+      try {
+        loadSettings(env);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    };
+    it('names each one missing, never a value; each must be 32 characters or more; outside production none is required', () => {
+      expect(refusal({ NODE_ENV: 'production' })).toBe(
+        'NODE_ENV=production requires these settings (each at least 32 random characters, the same on every process): ' +
+          "WEBHOOK_SECRETS_KEY (seals the webhook endpoints' signing secrets); DEPLOYMENT_SECRETS_KEY (seals the deployments' secret variables); " +
+          'IDEMPOTENCY_SECRET (keys the fingerprints and seals the stored answers of idempotent requests)',
+      );
+      for (const name of ['WEBHOOK_SECRETS_KEY', 'DEPLOYMENT_SECRETS_KEY', 'IDEMPOTENCY_SECRET'] as const) {
+        const message = refusal({ ...PRODUCTION, [name]: '' });
+        expect(message).toMatch(new RegExp(`^NODE_ENV=production requires these settings \\(.*\\): ${name} \\([^)]*\\)$`));
+        expect(refusal({ ...PRODUCTION, [name]: 'short-secret-value' })).toBe(`Setting ${name} must be at least 32 characters (a random string), got 18`);
+      }
+      expect(refusal(PRODUCTION)).toBe('');
+      expect(refusal({})).toBe('');
+      expect(refusal({ NODE_ENV: 'test' })).toBe('');
+    });
+  });
+
   describe('DEMO_SEED: the demo owner has a public password, so production starts without it unless asked', () => {
     it.each([
       [{}, true],
       [{ NODE_ENV: 'development' }, true],
-      [{ NODE_ENV: 'production' }, false],
+      [{ ...PRODUCTION }, false],
       [{ NODE_ENV: 'test' }, false],
-      [{ NODE_ENV: 'production', DEMO_SEED: 'true' }, true],
-      [{ NODE_ENV: 'production', DEMO_SEED: '' }, false],
+      [{ ...PRODUCTION, DEMO_SEED: 'true' }, true],
+      [{ ...PRODUCTION, DEMO_SEED: '' }, false],
       [{ DEMO_SEED: 'false' }, false],
     ])('%j → demoSeed %s', (env, expected) => {
       expect(loadSettings(env).demoSeed).toBe(expected);
@@ -24,11 +53,11 @@ describe('settings (issue 9)', () => {
     it.each([
       [{}, '127.0.0.1'],
       [{ DEMO_SEED: 'false' }, '0.0.0.0'],
-      [{ NODE_ENV: 'production' }, '0.0.0.0'],
-      [{ NODE_ENV: 'production', DEMO_SEED: 'true' }, '127.0.0.1'],
+      [{ ...PRODUCTION }, '0.0.0.0'],
+      [{ ...PRODUCTION, DEMO_SEED: 'true' }, '127.0.0.1'],
       [{ HOST: '0.0.0.0' }, '0.0.0.0'],
       [{ HOST: '' }, '127.0.0.1'],
-      [{ NODE_ENV: 'production', HOST: '10.0.0.5' }, '10.0.0.5'],
+      [{ ...PRODUCTION, HOST: '10.0.0.5' }, '10.0.0.5'],
     ])('%j → host %s', (env, expected) => {
       expect(loadSettings(env).host).toBe(expected);
     });

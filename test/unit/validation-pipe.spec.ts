@@ -1,6 +1,7 @@
 import { ArgumentMetadata } from '@nestjs/common';
 import { VolumeOptionsQuery } from '../../src/modules/options/interface/http/volume-options.dto';
-import { ListVolumesQuery } from '../../src/modules/volumes/interface/http/volumes.dto';
+import { ListVolumesQuery, UpdateVolumeBody } from '../../src/modules/volumes/interface/http/volumes.dto';
+import { LoginDto } from '../../src/modules/auth/interface/http/auth.dto';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { RequestValidationPipe, VALIDATED_QUERIES_KEPT } from '../../src/shared/http/validation.pipe';
 
@@ -56,5 +57,32 @@ describe('RequestValidationPipe on queries (validated once per distinct query)',
     }
     expect((await refusal(pipe.transform({ region: 'r-1', type: 'floppy' }, query(VolumeOptionsQuery)))).details).toEqual({ field: 'type' });
     expect({ ...((await pipe.transform({ region: 'r-1' }, query(VolumeOptionsQuery))) as object) }).toEqual({ region: 'r-1' });
+  });
+});
+
+describe('RequestValidationPipe on bodies: prototype-named members at any depth', () => {
+  const body: ArgumentMetadata = { type: 'body', metatype: LoginDto, data: undefined };
+  const bodies = [
+    '{"email":{"constructor":1},"password":"x"}',
+    '{"email":{"__proto__":{"a":1}},"password":"x"}',
+    '{"email":{"prototype":1},"password":"x"}',
+    '{"email":[{"constructor":1}],"password":"x"}',
+    '{"email":{"a":{"constructor":1}},"password":"x"}',
+    '{"email":{"constructor":{"prototype":{"__proto__":1}}},"password":"x"}',
+    '{"email":"a@b.test","password":{"constructor":"x"}}',
+  ];
+  it.each(bodies)('%s: 400 naming the member, never a TypeError', async (raw) => {
+    const pipe = new RequestValidationPipe();
+    const refused = await refusal(pipe.transform(JSON.parse(raw), body));
+    expect(refused.code).toBe('invalid_request');
+    expect(['email', 'password']).toContain((refused.details as { field: string }).field);
+  });
+
+  it('labels holding an array of such objects: 400 naming labels (was a 500)', async () => {
+    const pipe = new RequestValidationPipe();
+    const raw = '{"labels":[{"prototype":{"constructor":{"__proto__":null}}}]}';
+    expect(await refusal(pipe.transform(JSON.parse(raw), { type: 'body', metatype: UpdateVolumeBody, data: undefined }))).toEqual({
+      code: 'invalid_request', message: 'labels must be an object of string values', details: { field: 'labels' },
+    });
   });
 });

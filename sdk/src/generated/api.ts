@@ -278,7 +278,7 @@ export const ROUTES = {
   getWebhookEndpoint: {"method":"GET","path":"/v1/webhook-endpoints/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
   updateWebhookEndpoint: {"method":"PATCH","path":"/v1/webhook-endpoints/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
   deleteWebhookEndpoint: {"method":"DELETE","path":"/v1/webhook-endpoints/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
-  rotateWebhookSecret: {"method":"POST","path":"/v1/webhook-endpoints/{id}/rotate-secret","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
+  rotateWebhookSecret: {"method":"POST","path":"/v1/webhook-endpoints/{id}/rotate-secret","query":[],"body":"optional","idempotencyKey":true,"authenticated":true},
   testWebhookEndpoint: {"method":"POST","path":"/v1/webhook-endpoints/{id}/test","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
   listWebhookDeliveries: {"method":"GET","path":"/v1/webhook-endpoints/{id}/deliveries","query":["limit","cursor","status","event_type"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"deliveries","cursor":true}},
   redeliverWebhook: {"method":"POST","path":"/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/redeliver","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
@@ -1013,8 +1013,8 @@ export class WebhookEndpointsArea extends Area {
    *
    * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
    */
-  rotateSecret(id: string, options?: RequestOptions): Promise<S["WebhookEndpointWithSecret"]> {
-    return this.transport.call("rotateWebhookSecret", [id], undefined, options) as Promise<S["WebhookEndpointWithSecret"]>;
+  rotateSecret(id: string, params?: S["RotateWebhookSecretDto"], options?: RequestOptions): Promise<S["WebhookEndpointWithSecret"]> {
+    return this.transport.call("rotateWebhookSecret", [id], params, options) as Promise<S["WebhookEndpointWithSecret"]>;
   }
 
   /**

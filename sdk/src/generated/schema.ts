@@ -3009,6 +3009,13 @@ export interface components {
             /** @description true: disabled (reason manual), its pending deliveries failed (endpoint_disabled); false: enabled again */
             disabled?: boolean;
         };
+        RotateWebhookSecretDto: {
+            /**
+             * @description true: the previous secret stops signing at once (a leaked secret), also during the overlap of an earlier rotation; default false (both sign for WEBHOOK_SECRET_OVERLAP_S)
+             * @example true
+             */
+            expire_previous?: boolean;
+        };
         /** @description One event sent to one endpoint: its attempts; response bodies are never stored */
         WebhookDelivery: {
             /** @example dlv_Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8 */
@@ -3303,6 +3310,7 @@ export type WebhookEndpoint = components['schemas']["WebhookEndpoint"];
 export type WebhookEndpointWithSecret = components['schemas']["WebhookEndpointWithSecret"];
 export type WebhookEndpointList = components['schemas']["WebhookEndpointList"];
 export type UpdateWebhookEndpointDto = components['schemas']["UpdateWebhookEndpointDto"];
+export type RotateWebhookSecretDto = components['schemas']["RotateWebhookSecretDto"];
 export type WebhookDelivery = components['schemas']["WebhookDelivery"];
 export type WebhookDeliveryEnvelope = components['schemas']["WebhookDeliveryEnvelope"];
 export type WebhookDeliveryList = components['schemas']["WebhookDeliveryList"];

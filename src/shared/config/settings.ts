@@ -347,6 +347,28 @@ function poolMode(env: NodeJS.ProcessEnv): { dbPoolMode: 'direct' | 'transaction
   return { dbPoolMode: raw, databaseDirectUrl };
 }
 
+/** The server secrets a production process must have: what each one seals or keys. */
+const PRODUCTION_SECRETS = {
+  WEBHOOK_SECRETS_KEY: "seals the webhook endpoints' signing secrets",
+  DEPLOYMENT_SECRETS_KEY: "seals the deployments' secret variables",
+  IDEMPOTENCY_SECRET: 'keys the fingerprints and seals the stored answers of idempotent requests',
+} as const;
+
+/**
+ * Under NODE_ENV=production each of PRODUCTION_SECRETS must be set (at least 32 characters):
+ * unset, each falls back to a public constant and a database dump opens what it protects. One
+ * message names every one missing (never a value).
+ */
+function productionSecrets(env: NodeJS.ProcessEnv): void {
+  if (env.NODE_ENV !== 'production') return;
+  const missing = (Object.keys(PRODUCTION_SECRETS) as (keyof typeof PRODUCTION_SECRETS)[]).filter((name) => (env[name] ?? '') === '');
+  if (missing.length > 0) {
+    throw new Error(
+      `NODE_ENV=production requires these settings (each at least 32 random characters, the same on every process): ${missing.map((name) => `${name} (${PRODUCTION_SECRETS[name]})`).join('; ')}`,
+    );
+  }
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
@@ -354,6 +376,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new Error(`Setting LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  productionSecrets(env);
   // The demo owner's password is public: never loaded by default in production (the Docker image sets NODE_ENV=production).
   const demoSeed = bool(env, 'DEMO_SEED', env.NODE_ENV !== 'test' && env.NODE_ENV !== 'production');
   return {

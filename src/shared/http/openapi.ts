@@ -451,6 +451,7 @@ const UNMATCHED_CODES: ErrorCode[] = ['not_found', 'method_not_allowed'];
  */
 export function finishDocument(document: OpenAPIObject): OpenAPIObject {
   withRateLimitHeadersOnErrors(document);
+  withClosedRequestBodies(document);
   const codes = new Set<string>(UNMATCHED_CODES);
   for (const item of Object.values(document.paths) as Record<string, DocumentedOperation>[]) {
     for (const operation of Object.values(item)) {
@@ -494,6 +495,30 @@ export function finishDocument(document: OpenAPIObject): OpenAPIObject {
   withDiscriminators(document);
   const errorBody = document.components?.schemas?.ErrorBody as { properties: { code: { enum: string[] } } } | undefined;
   if (errorBody) errorBody.properties.code.enum = ERROR_CODES.filter((c) => codes.has(c));
+  return document;
+}
+
+/** Routes whose body comes from a payment provider, which sends members this service does not read. */
+const OPEN_BODY_PATHS = /^\/v1\/payment-events\//;
+
+/**
+ * `additionalProperties: false` on every JSON request body's object schema (the component a body
+ * refers to, or the inline schema): the validation pipe refuses an unknown member with 400
+ * naming it. The inbound payment events excepted.
+ */
+export function withClosedRequestBodies(document: OpenAPIObject): OpenAPIObject {
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaObject | ReferenceObject>;
+  for (const [path, item] of Object.entries(document.paths) as [string, Record<string, DocumentedOperation>][]) {
+    if (OPEN_BODY_PATHS.test(path)) continue;
+    for (const operation of Object.values(item)) {
+      const body = (operation as { requestBody?: unknown }).requestBody as { content?: Record<string, { schema?: SchemaObject | ReferenceObject }> } | undefined;
+      for (const media of Object.values(body?.content ?? {})) {
+        let schema = media.schema;
+        if (schema && '$ref' in schema) schema = schemas[schema.$ref.replace('#/components/schemas/', '')];
+        if (schema && !('$ref' in schema) && (schema.type === 'object' || schema.properties)) schema.additionalProperties = false;
+      }
+    }
+  }
   return document;
 }
 

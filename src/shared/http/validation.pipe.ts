@@ -1,11 +1,17 @@
 import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
+import type { MetadataStorage } from 'class-transformer/types/MetadataStorage';
 import { ValidationError, getMetadataStorage, validate } from 'class-validator';
 import { DomainError, invalidRequest } from '../kernel/errors/domain-error';
+import { refuseUnknownMembers, unknownMemberMessage } from '../kernel/errors/unknown-members';
 
 export function firstValidationError(errors: ValidationError[], parent = ''): { field: string; message: string } | undefined {
   for (const error of errors) {
     const field = /^\d+$/.test(error.property) ? `${parent}[${error.property}]` : parent ? `${parent}.${error.property}` : error.property;
+    if (error.constraints?.whitelistValidation) {
+      // forbidNonWhitelisted: a member the (nested) DTO does not declare.
+      return { field, message: unknownMemberMessage(field) };
+    }
     const constraints = error.constraints ? Object.values(error.constraints) : [];
     if (constraints.length > 0) {
       // class-validator messages start with the property name; show the full path instead.
@@ -20,7 +26,12 @@ export function firstValidationError(errors: ValidationError[], parent = ''): { 
   return undefined;
 }
 
+/** class-transformer's registry of @Type decorators (not exported from its entry point). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as { defaultMetadataStorage: MetadataStorage };
+
 const PRIMITIVES: unknown[] = [String, Boolean, Number, Array, Object];
+
 
 /**
  * The path of the first string holding the NUL character (U+0000), which PostgreSQL text cannot
@@ -61,13 +72,16 @@ function declaredMembers(metatype: new () => object): readonly string[] {
 }
 
 /**
- * Only the members the DTO declares, before class-transformer sees the value: unknown members
- * are dropped at once, whatever their number (class-transformer's handling of member names is
- * quadratic in their count, and would run before the whitelist).
+ * Only the members the DTO declares, before class-transformer sees the value (class-transformer's
+ * handling of member names is quadratic in their count, and would run before the whitelist). In a
+ * body, an unknown member is refused (400 naming it) at once; in a query, unknown parameters are
+ * dropped.
  */
-function declaredOnly(metatype: new () => object, value: object): Record<string, unknown> {
+function declaredOnly(metatype: new () => object, value: object, refuseUnknown: boolean): Record<string, unknown> {
+  const declared = declaredMembers(metatype);
+  if (refuseUnknown) refuseUnknownMembers(value as Record<string, unknown>, declared);
   const out: Record<string, unknown> = {};
-  for (const key of declaredMembers(metatype)) {
+  for (const key of declared) {
     if (Object.prototype.hasOwnProperty.call(value, key)) out[key] = (value as Record<string, unknown>)[key];
   }
   return out;
@@ -79,10 +93,10 @@ export const VALIDATED_QUERIES_KEPT = 1000;
 type QueryOutcome = { members: Record<string, unknown> } | { error: { field: string; message: string } };
 
 /**
- * Validates bodies and queries against their DTO class. Unknown members are dropped, never
- * trusted; the first failure answers 400 invalid_request naming the field. A NUL character in
- * a path parameter, a query value or a body string is refused the same way; with a DTO class,
- * only in the members it declares (unknown members are ignored, whatever they hold).
+ * Validates bodies and queries against their DTO class. A member of a body that its DTO (or a
+ * nested DTO) does not declare is 400 invalid_request naming it; unknown query parameters are
+ * dropped, never trusted; the first failure answers 400 invalid_request naming the field. A NUL
+ * character in a path parameter, a query value or a body string is refused the same way.
  *
  * Queries repeat (the same filters, page after page, from every client) and validating one is
  * pure (strings in, no transforms, no validator that reads anything else): the outcome for the
@@ -112,7 +126,7 @@ export class RequestValidationPipe implements PipeTransform {
       throw invalidRequest('Request body must be a JSON object', { field: 'body' });
     }
     const dto = metatype as new () => object;
-    const members = declaredOnly(dto, (value ?? {}) as object);
+    const members = declaredOnly(dto, (value ?? {}) as object, metadata.type === 'body');
     if (metadata.type === 'body') return this.validated(dto, members, 'body');
 
     const key = `${this.classKey(dto)}${JSON.stringify(members)}`;
@@ -133,8 +147,22 @@ export class RequestValidationPipe implements PipeTransform {
   }
 
   private async validated(dto: new () => object, members: Record<string, unknown>, type: 'body' | 'query'): Promise<object> {
-    const instance = plainToInstance(dto, members, { enableImplicitConversion: false });
-    const errors = await validate(instance, { whitelist: true, forbidUnknownValues: false, stopAtFirstError: true });
+    // class-transformer reads `value.constructor` of every nested object it copies: a member named
+    // constructor, __proto__ or prototype at any depth (`{"email": {"constructor": 1}}`) made it
+    // throw (a 500). Only the members it has work for go through it: scalars, and nested DTOs
+    // (@Type of a class); the other objects and arrays (labels, variables, lists) are handed over
+    // as parsed.
+    const converted: Record<string, unknown> = {};
+    const asParsed: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(members)) {
+      const nestedDto = defaultMetadataStorage.findTypeMetadata(dto, key)?.typeFunction();
+      const plain = value === null || typeof value !== 'object' || (nestedDto !== undefined && nestedDto !== Object);
+      (plain ? converted : asParsed)[key] = value;
+    }
+    const instance = plainToInstance(dto, converted, { enableImplicitConversion: false });
+    Object.assign(instance, asParsed);
+    // Nested DTOs: a member they do not declare is refused in a body (forbidNonWhitelisted), dropped in a query.
+    const errors = await validate(instance, { whitelist: true, forbidNonWhitelisted: type === 'body', forbidUnknownValues: false, stopAtFirstError: true });
     const first = firstValidationError(errors);
     if (first) throw invalidRequest(first.message, { field: first.field });
     refuseNul(instance, '', type);

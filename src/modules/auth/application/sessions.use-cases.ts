@@ -1,3 +1,4 @@
+import { Settings } from '../../../shared/config/settings';
 import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
@@ -12,7 +13,7 @@ import { DUMMY_PASSWORD_HASH, hashPassword, hashToken, newSessionToken, verifyPa
 import { Accounts, MembershipView, OrganizationRecord, UserRecord } from './accounts.port';
 import { CredentialCache } from './credential-cache';
 import { Credentials } from './credentials.port';
-import { LOGIN_FAILURE_WINDOW_MS, LoginFailures, LoginThrottled, loginDelayMs } from './login-throttle';
+import { LOGIN_FAILURE_WINDOW_MS, LoginFailures, LoginThrottled, emailThrottleKey, loginDelayMs } from './login-throttle';
 
 export const SESSION_LIFETIME_MS = 24 * 60 * 60 * 1000;
 
@@ -85,14 +86,17 @@ export class LogIn {
     private readonly audit: AuditTrail,
     private readonly clock: Clock,
     @Optional() private readonly failures?: LoginFailures,
+    @Optional() private readonly settings?: Settings,
   ) {}
 
   async execute(input: { email: string; password: string; ip: string | null }): Promise<SessionIssued & { organizations: MembershipView[] }> {
     const user = await this.accounts.findUserByEmail(input.email.toLowerCase());
-    // Per account, beside the per-IP limit: after repeated failures the next attempt waits
+    // Per email, beside the per-IP limit: after repeated failures the next attempt waits
     // (loginDelayMs), whatever address it comes from; the password is not even tried before.
-    if (user && this.failures) {
-      const recent = await this.failures.recent(user.id, LOGIN_FAILURE_WINDOW_MS);
+    // Counted whether or not an account has the email, so both answer alike (status and Retry-After).
+    const emailKey = emailThrottleKey(input.email, this.settings?.idempotencySecret);
+    if (this.failures) {
+      const recent = await this.failures.recent(emailKey, LOGIN_FAILURE_WINDOW_MS);
       const waitMs = loginDelayMs(recent.count) - (recent.lastAgoMs ?? Number.POSITIVE_INFINITY);
       if (waitMs > 0) throw new LoginThrottled(Math.max(1, Math.ceil(waitMs / 1000)));
     }
@@ -105,6 +109,7 @@ export class LogIn {
         actorType: user ? 'user' : 'anonymous',
         actorId: user?.id ?? null,
         action: 'auth.login_failed',
+        targetId: emailKey,
         ipAddress: input.ip,
         data: { reason: user ? 'wrong_password' : 'unknown_email' },
       });

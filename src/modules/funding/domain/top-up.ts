@@ -1,4 +1,5 @@
 import { DomainError, invalidRequest } from '../../../shared/kernel/errors/domain-error';
+import { refuseUnknownMembers } from '../../../shared/kernel/errors/unknown-members';
 import { Currency, Money, isCurrency } from '../../../shared/kernel/money/money';
 
 export const TOP_UP_STATUSES = ['pending', 'succeeded', 'failed', 'canceled', 'expired'] as const;
@@ -38,6 +39,7 @@ export interface TopUpRequest {
 export function parseTopUpRequest(body: unknown): TopUpRequest {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw invalidRequest('Request body must be a JSON object', { field: 'body' });
   const b = body as Record<string, unknown>;
+  refuseUnknownMembers(b, ['currency', 'amount', 'return_url']);
   if (b.currency === undefined || b.currency === null) throw invalidRequest('currency is required: USD or IDR', { field: 'currency' });
   if (typeof b.currency !== 'string' || !isCurrency(b.currency)) throw invalidRequest('currency must be USD or IDR', { field: 'currency' });
   const currency = b.currency;

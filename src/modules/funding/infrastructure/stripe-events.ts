@@ -18,6 +18,10 @@ export function fromProviderAmount(currency: Currency, amount: bigint): bigint |
 }
 
 const bad = (field: string, what: string) => new PaymentEventRefused('bad_body', field, `${field} ${what}`);
+/** PostgreSQL text cannot hold NUL: a member the event is stored or looked up by must not contain one (a 500 the provider would retry forever). */
+const refuseNul = (field: string, value: unknown): void => {
+  if (typeof value === 'string' && value.includes('\u0000')) throw bad(field, 'must not contain NUL (\\u0000) characters');
+};
 
 export interface StripeEventOptions {
   /**
@@ -40,6 +44,8 @@ export function parseStripeEvent(rawBody: Buffer, options: StripeEventOptions = 
   const b = body as Record<string, unknown>;
   if (typeof b.id !== 'string' || b.id.length === 0 || b.id.length > 255) throw bad('id', 'must be a non-empty string');
   if (typeof b.type !== 'string' || b.type.length === 0 || b.type.length > 255) throw bad('type', 'must be a non-empty string');
+  refuseNul('id', b.id);
+  refuseNul('type', b.type);
   const none: PaymentEvent = { eventId: b.id, type: b.type, kind: 'other', sessionId: null, topUpId: null, amount: null, currency: null, failureReason: null };
   if (!b.type.startsWith('checkout.session.')) return none;
   const data = b.data;
@@ -47,6 +53,7 @@ export function parseStripeEvent(rawBody: Buffer, options: StripeEventOptions = 
   const o = (data as Record<string, unknown>).object;
   if (o === null || typeof o !== 'object' || Array.isArray(o)) throw bad('data.object', 'must be an object');
   const obj = o as Record<string, unknown>;
+  for (const member of ['id', 'client_reference_id', 'currency', 'payment_status', 'failure_code']) refuseNul(`data.object.${member}`, obj[member]);
   if (options.foreignSessionsIgnored && !(typeof obj.client_reference_id === 'string' && obj.client_reference_id.startsWith('tu_'))) return none;
   for (const member of ['id', 'client_reference_id', 'currency', 'payment_status']) {
     if (typeof obj[member] !== 'string') throw bad(`data.object.${member}`, 'must be a string');

@@ -3,7 +3,7 @@ import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
-import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse, callerBound } from '../domain/idempotency';
+import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse, callerBound, keyedScope } from '../domain/idempotency';
 import { openBody, sealBody } from '../domain/sealed-response';
 import { IdempotencyStore } from './idempotency.port';
 
@@ -43,6 +43,8 @@ class RunCarefully extends Error {}
  *   back to the savepoint and is stored like a success; anything else (a 5xx) rolls the whole
  *   transaction back, the key included, so a retry executes anew.
  * - The same key with another fingerprint: 409 idempotency_conflict. Expired records count as absent.
+ *   The stored fingerprint is keyed with IDEMPOTENCY_SECRET (keyedScope); a record stored unkeyed
+ *   (before that) still compares.
  * - The store keys records by the SHA-256 of the Idempotency-Key, never the key itself; with
  *   `seal` the stored body is encrypted under the raw key (IdempotentOptions).
  * - `optimistic` (IdempotentOptions): the work runs first, without a savepoint, and its answer
@@ -69,7 +71,10 @@ export class IdempotentExecution {
     options: IdempotentOptions = {},
   ): Promise<IdempotentOutcome> {
     const secret = this.settings?.idempotencySecret;
-    if (!scope) return { response: await work(), replayed: false };
+    // Without a key the work still runs in one transaction: a lock it takes (the organization's,
+    // before counting against a limit) holds until its writes commit.
+    if (!scope) return { response: await this.uow.run(work), replayed: false };
+    scope = keyedScope(scope, secret);
     if (options.seal) scope = callerBound(scope);
     const sealed = (response: StoredResponse): StoredResponse => (options.seal ? { ...response, body: sealBody(response.body, scope, secret) } : response);
     if (options.optimistic) {
@@ -103,7 +108,9 @@ export class IdempotentExecution {
         const claim = await this.store.claim(scope, now, new Date(now.getTime() + IDEMPOTENCY_RETENTION_MS));
         if (claim.kind === 'vanished') return undefined;
         if (claim.kind === 'existing') {
-          if (claim.record.fingerprint !== scope.fingerprint) {
+          // A record stored before fingerprints were keyed holds the unkeyed one (for the 24 hours it lives).
+          const legacy = claim.record.fingerprint !== scope.fingerprint && claim.record.fingerprint === scope.legacyFingerprint;
+          if (claim.record.fingerprint !== scope.fingerprint && !legacy) {
             throw new DomainError(
               'idempotency_conflict',
               options.seal
@@ -113,7 +120,8 @@ export class IdempotentExecution {
           }
           if (!claim.record.response) throw new Error('An idempotency record was committed without its response');
           const stored = claim.record.response;
-          return { response: { ...stored, body: openBody(stored.body, scope, secret) }, replayed: true };
+          const sealedUnder = legacy ? { ...scope, fingerprint: scope.legacyFingerprint! } : scope;
+          return { response: { ...stored, body: openBody(stored.body, sealedUnder, secret) }, replayed: true };
         }
         let response: StoredResponse;
         try {

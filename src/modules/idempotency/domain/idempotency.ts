@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 
 /** How long a key is remembered. */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -19,7 +19,11 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
-/** What makes two requests "the same": method, path and the parsed body (canonical). SHA-256, hex. */
+/**
+ * What makes two requests "the same": method, path and the parsed body (canonical). SHA-256, hex.
+ * Never stored as is (a body's secret could be guessed back from it): keyedScope() turns it into
+ * the stored fingerprint.
+ */
 export function requestFingerprint(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method.toUpperCase()} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
@@ -55,10 +59,29 @@ export interface IdempotencyScope {
    * the key gets 409 idempotency_conflict.
    */
   caller?: string;
+  /**
+   * Set by keyedScope(): the unkeyed fingerprint (callerBound too when the record is), which
+   * records stored before fingerprints were keyed hold; they compare for the 24 hours they live.
+   */
+  legacyFingerprint?: string;
+}
+
+/** The key of stored fingerprints when IDEMPOTENCY_SECRET is unset (never in production, where it is required). */
+export const DEVELOPMENT_FINGERPRINT_KEY = 'cloud-disk-service idempotency fingerprint, development only';
+
+/**
+ * The scope as stored: its fingerprint becomes the HMAC-SHA256 of the request's fingerprint keyed
+ * with IDEMPOTENCY_SECRET, so a database dump cannot test guesses of a body (a secret variable,
+ * user_data) against it; the unkeyed one stays in memory as legacyFingerprint.
+ */
+export function keyedScope(scope: IdempotencyScope, secret: string | undefined): IdempotencyScope {
+  const fingerprint = createHmac('sha256', secret ?? DEVELOPMENT_FINGERPRINT_KEY).update(`cds idempotency fingerprint v2\n${scope.fingerprint}`).digest('hex');
+  return { ...scope, fingerprint, legacyFingerprint: scope.fingerprint };
 }
 
 /** The scope whose fingerprint also names the caller: a record made with it matches only that caller. */
 export function callerBound(scope: IdempotencyScope): IdempotencyScope {
   if (!scope.caller) throw new Error('An answer holding a secret needs the caller in its idempotency scope');
-  return { ...scope, fingerprint: createHash('sha256').update(`${scope.fingerprint}\ncaller ${scope.caller}`).digest('hex') };
+  const bind = (fingerprint: string): string => createHash('sha256').update(`${fingerprint}\ncaller ${scope.caller}`).digest('hex');
+  return { ...scope, fingerprint: bind(scope.fingerprint), legacyFingerprint: scope.legacyFingerprint === undefined ? undefined : bind(scope.legacyFingerprint) };
 }

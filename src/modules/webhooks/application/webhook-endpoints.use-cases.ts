@@ -158,24 +158,29 @@ export class WebhookEndpoints {
   }
 
   /** A new secret; the old one also signs until secret_rotation_ends_at (now + WEBHOOK_SECRET_OVERLAP_S). */
-  async rotateSecret(orgId: string, id: string, actor: Actor): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  /**
+   * A new signing secret. By default the previous one also signs for WEBHOOK_SECRET_OVERLAP_S
+   * (rotating again meanwhile: 409); with expirePrevious it stops at once, also during an earlier
+   * rotation's overlap (a leaked secret must not stay valid for a day).
+   */
+  async rotateSecret(orgId: string, id: string, actor: Actor, expirePrevious = false): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     const secret = newWebhookSecret();
     return this.uow.run(async () => {
       const endpoint = await this.store.lockEndpoint(orgId, id);
       if (!endpoint) throw notFound(`Webhook endpoint ${id} not found`);
       const now = this.clock.now();
-      if (endpoint.secretRotationEndsAt && endpoint.secretRotationEndsAt.getTime() > now.getTime()) {
+      if (!expirePrevious && endpoint.secretRotationEndsAt && endpoint.secretRotationEndsAt.getTime() > now.getTime()) {
         throw invalidState(`Webhook endpoint ${id} is rotating its secret until ${endpoint.secretRotationEndsAt.toISOString()}; rotate again after that`);
       }
       const next: WebhookEndpoint = {
         ...endpoint,
         secretSealed: sealSecret(secret, id, this.settings.webhookSecretsKey),
-        previousSecretSealed: endpoint.secretSealed,
-        secretRotationEndsAt: new Date(now.getTime() + this.settings.webhookSecretOverlapS * 1000),
+        previousSecretSealed: expirePrevious ? null : endpoint.secretSealed,
+        secretRotationEndsAt: expirePrevious ? null : new Date(now.getTime() + this.settings.webhookSecretOverlapS * 1000),
         updatedAt: now,
       };
       await this.store.saveEndpoint(next);
-      await this.audit.record({ orgId, actorType: actor.type, actorId: actor.id, ipAddress: actor.ip, action: 'webhook_endpoint.rotate_secret', targetId: id, targetType: 'webhook_endpoint', data: { secret_rotation_ends_at: next.secretRotationEndsAt!.toISOString() } });
+      await this.audit.record({ orgId, actorType: actor.type, actorId: actor.id, ipAddress: actor.ip, action: 'webhook_endpoint.rotate_secret', targetId: id, targetType: 'webhook_endpoint', data: { secret_rotation_ends_at: next.secretRotationEndsAt?.toISOString() ?? null, expire_previous: expirePrevious } });
       return { endpoint: next, secret };
     });
   }

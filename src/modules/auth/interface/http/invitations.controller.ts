@@ -1,7 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, NO_STORE_HEADER, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { IdempotentExecution, IdempotentOutcome } from '../../../idempotency/application/idempotent-execution';
 import { idempotencyScope, jsonResponse, noContentResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { AcceptInvitation, CreateInvitation, ListInvitations, RevokeInvitation } from '../../application/invitations.use-cases';
@@ -80,10 +80,13 @@ export class InvitationsController {
   @RequireAccess({ sessionOnly: true, roles: ADMIN_ROLES })
   @ApiOperation({ operationId: 'createInvitation', summary: 'Invite someone to the organization: the token is in this answer only', description: INVITE_RULES })
   @ApiIdempotencyKey([201, 409])
-  @ApiCreatedResponse({ type: InvitationCreatedResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiCreatedResponse({ type: InvitationCreatedResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'idempotency_conflict', 'conflict', 'quota_exceeded', 'rate_limited')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: InviteDto, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
-    sendOutcome(res, await invite(this.idempotent, this.createInvitation, req, principal, { email: body.email, role: body.role }, ip));
+    const outcome = await invite(this.idempotent, this.createInvitation, req, principal, { email: body.email, role: body.role }, ip);
+    // The 201 carries the invitation's token: no cache (nor a proxy) may keep it, replays included.
+    if (outcome.response.status === 201) res.setHeader('Cache-Control', 'no-store');
+    sendOutcome(res, outcome);
   }
 
   @Get()

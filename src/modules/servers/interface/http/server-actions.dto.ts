@@ -9,7 +9,7 @@ import { MAX_SSH_KEYS, MAX_USER_DATA_BYTES } from '../../domain/server-actions';
 import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
 
 /**
- * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are ignored; the
+ * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are 400 naming them; the
  * checks that need the catalog, the SSH keys or the quote are the use case's (still 400s, before
  * the Idempotency-Key). class-validator runs a property's checks bottom-up: the type check sits below the value check.
  */

@@ -11,7 +11,7 @@ import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface
 import { CurrencyMember, RenewalCurrencyMember, TermMonthsMember } from '../../../prepaid/interface/http/term-members';
 
 /**
- * Body of POST /v1/volumes/{id}/renew. Unknown members are ignored. class-validator runs a
+ * Body of POST /v1/volumes/{id}/renew. Unknown members are 400 naming them. class-validator runs a
  * property's checks bottom-up and stops at the first failure: the type check sits below the value check.
  */
 export class RenewVolumeBody {
@@ -121,7 +121,7 @@ export class CreateQuoteBody {
 }
 
 /**
- * Body of POST /v1/volumes (lifecycle.md "Buying"). Unknown members are ignored; the checks
+ * Body of POST /v1/volumes (lifecycle.md "Buying"). Unknown members are 400 naming them; the checks
  * that need the offer, the zones or the server (size grid, terms, places) are the use case's.
  */
 export class PurchaseVolumeBody {

@@ -1,7 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, NO_STORE_HEADER, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
+import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { idempotencyScope, jsonResponse, noContentResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { actorOf } from '../../../auth/application/api-keys.use-cases';
@@ -11,11 +12,12 @@ import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interfa
 import { WebhookEndpoints } from '../../application/webhook-endpoints.use-cases';
 import { presentDelivery, presentEndpoint } from './webhook.presenter';
 import {
-  CreateWebhookEndpointDto, ListDeliveriesQuery, ListWebhookEndpointsQuery, UpdateWebhookEndpointDto, WebhookDeliveryEnvelope, WebhookDeliveryListResponse,
+  CreateWebhookEndpointDto, ListDeliveriesQuery, ListWebhookEndpointsQuery, RotateWebhookSecretDto, UpdateWebhookEndpointDto, WebhookDeliveryEnvelope, WebhookDeliveryListResponse,
   WebhookEndpointListResponse, WebhookEndpointResponse, WebhookEndpointSecretResponse,
 } from './webhooks.openapi';
 import { encodeCursor } from '../../../../shared/kernel/pagination/cursor';
 
+const ROTATE_BODY = new RequestValidationPipe();
 const ACCESS = { scope: 'webhooks:write', roles: ADMIN_ROLES } as const;
 const WHO = 'API key scope webhooks:write (GETs included), or a session of an admin or owner.';
 const ID_PARAM = { name: 'id', description: 'Webhook endpoint id', example: 'we_Gh1Ij2Kl3Mn4Op5Qr6St7Uv8' };
@@ -37,7 +39,7 @@ export class WebhookEndpointsController {
     description: `${WHO} At most 16 endpoints per organization, disabled ones included (409 quota_exceeded). The URL must be https and reach only public addresses (400 naming url). ` +
       'With an Idempotency-Key a retry gets the same answer, the same secret included (stored encrypted under the key), and creates no second endpoint.' })
   @ApiIdempotencyKey([201, 409])
-  @ApiCreatedResponse({ type: WebhookEndpointSecretResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiCreatedResponse({ type: WebhookEndpointSecretResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'idempotency_conflict', 'quota_exceeded', 'rate_limited')
   async create(@CurrentPrincipal() principal: Principal, @Body() body: CreateWebhookEndpointDto, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);
@@ -51,6 +53,8 @@ export class WebhookEndpointsController {
       storableErrors(req, ['quota_exceeded']),
       { seal: true },
     );
+    // The 201 carries the signing secret: no cache (nor a proxy) may keep it, replays included.
+    if (outcome.response.status === 201) res.setHeader('Cache-Control', 'no-store');
     sendOutcome(res, outcome);
   }
 
@@ -110,23 +114,29 @@ export class WebhookEndpointsController {
   @HttpCode(200)
   @RequireAccess(ACCESS)
   @ApiOperation({ operationId: 'rotateWebhookSecret', summary: 'A new signing secret; the old one also signs for 24 hours',
-    description: `${WHO} Until secret_rotation_ends_at every delivery carries two signatures, the new secret's first. Rotating again before then: 409 invalid_state. The answer (holding the secret) is stored sealed for Idempotency-Key replays.` })
+    description: `${WHO} Until secret_rotation_ends_at every delivery carries two signatures, the new secret's first. Rotating again before then: 409 invalid_state, unless \`expire_previous: true\`, which ends the overlap at once (the previous secret stops signing; for a leaked secret). The answer (holding the secret) is stored sealed for Idempotency-Key replays.` })
   @ApiParam(ID_PARAM)
   @ApiIdempotencyKey([200, 404, 409])
-  @ApiOkResponse({ type: WebhookEndpointSecretResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiBody({ type: RotateWebhookSecretDto, required: false })
+  @ApiOkResponse({ type: WebhookEndpointSecretResponse, headers: { ...RATE_LIMITED_RESPONSE_HEADERS, ...NO_STORE_HEADER } })
   @ApiErrors('invalid_request', 'unauthorized', 'forbidden', 'idempotency_conflict', 'not_found', 'invalid_state', 'rate_limited')
   async rotate(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    // The body is optional: none at all is `{}`.
+    const raw: unknown = req.body === undefined ? {} : req.body;
+    const body = (await ROTATE_BODY.transform(raw, { type: 'body', metatype: RotateWebhookSecretDto })) as RotateWebhookSecretDto;
     const scope = idempotencyScope(req, principal.orgId);
     const outcome = await this.idempotent.run(
       scope,
       async () => {
-        const { endpoint, secret } = await this.endpoints.rotateSecret(principal.orgId, id, actorOf(principal, ip));
+        const { endpoint, secret } = await this.endpoints.rotateSecret(principal.orgId, id, actorOf(principal, ip), body.expire_previous === true);
         const rotated: WebhookEndpointSecretResponse = { webhook_endpoint: presentEndpoint(endpoint), secret };
         return jsonResponse(200, rotated);
       },
       storableErrors(req),
       { seal: true },
     );
+    // The 200 carries the new signing secret.
+    if (outcome.response.status === 200) res.setHeader('Cache-Control', 'no-store');
     sendOutcome(res, outcome);
   }
 

@@ -1,11 +1,22 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import { Allow, IsOptional, IsString } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, IsString } from 'class-validator';
 import { EVENT_TYPES } from '../../domain/events';
 import { DELIVERY_ERRORS, DELIVERY_STATUSES } from '../../domain/webhook';
 
 /** Request and response schemas of /v1/webhook-endpoints. */
 
 const EVENTS_DESCRIPTION = 'Event types to send, or exactly ["*"] for every type (future ones too); duplicates are dropped, order kept. Not `ping`.';
+
+/** Body of POST /v1/webhook-endpoints/{id}/rotate-secret (optional). */
+export class RotateWebhookSecretDto {
+  @ApiPropertyOptional({
+    description: 'true: the previous secret stops signing at once (a leaked secret), also during the overlap of an earlier rotation; default false (both sign for WEBHOOK_SECRET_OVERLAP_S)',
+    example: true,
+  })
+  @IsOptional()
+  @IsBoolean({ message: 'expire_previous must be true or false' })
+  expire_previous?: boolean;
+}
 
 export class CreateWebhookEndpointDto {
   @ApiProperty({ type: String, maxLength: 2048, description: 'Absolute https URL, any port, no user info, reaching only public addresses', example: 'https://example.com/webhooks/cds' })
