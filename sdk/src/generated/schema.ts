@@ -66,6 +66,14 @@ export interface components {
              */
             instance_missing_since: string;
         };
+        /** @description invalid_state of an action refused because the server or volume is suspended (its term ended): renew it first */
+        SuspendedDetails: {
+            /**
+             * @example suspended
+             * @enum {string}
+             */
+            reason: "suspended";
+        };
         /** @description forbidden because of the organization, not the caller: organization_suspended (every write refused, reads work; contact support) */
         ForbiddenReasonDetails: {
             /**
@@ -90,10 +98,10 @@ export interface components {
              */
             request_id: string;
             /**
-             * @description Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, ForbiddenReasonDetails for a write of a suspended organization, `{}` for the others
+             * @description Extra data per code: FieldErrorDetails for invalid_request, InsufficientBalanceDetails for insufficient_balance, QuotaExceededDetails for quota_exceeded, OperationInTheWayDetails for invalid_state caused by an unfinished operation, ConflictDetails for conflict (a name or value taken), InstanceMissingDetails for a server action refused while its instance is missing, SuspendedDetails for an action refused on a suspended resource, ForbiddenReasonDetails for a write of a suspended organization, `{}` for the others
              * @example {}
              */
-            details: components["schemas"]["FieldErrorDetails"] | components["schemas"]["InsufficientBalanceDetails"] | components["schemas"]["QuotaExceededDetails"] | components["schemas"]["OperationInTheWayDetails"] | components["schemas"]["ConflictDetails"] | components["schemas"]["ResourceStateDetails"] | components["schemas"]["InstanceMissingDetails"] | components["schemas"]["ForbiddenReasonDetails"] | Record<string, never>;
+            details: components["schemas"]["FieldErrorDetails"] | components["schemas"]["InsufficientBalanceDetails"] | components["schemas"]["QuotaExceededDetails"] | components["schemas"]["OperationInTheWayDetails"] | components["schemas"]["ConflictDetails"] | components["schemas"]["ResourceStateDetails"] | components["schemas"]["InstanceMissingDetails"] | components["schemas"]["SuspendedDetails"] | components["schemas"]["ForbiddenReasonDetails"] | Record<string, never>;
         };
         /** @description The body of every error response */
         ErrorEnvelope: {
@@ -607,6 +615,11 @@ export interface components {
              */
             top_up_id: string | null;
             /**
+             * @description What the customer reads on a statement: a credit names its top-up or the operator; a capture is the charge ("Renewal of disk data-1 for 1 month", "Purchase of server web-1 for 3 months"); a hold reads "Reserved for …" and a release "Reservation released (not charged): …". Disk and server names are their names now.
+             * @example Renewal of disk data-1 for 1 month
+             */
+            description: string;
+            /**
              * Format: date-time
              * @example 2026-11-21T10:00:00.000Z
              */
@@ -970,6 +983,49 @@ export interface components {
              */
             deleted_at: string;
         };
+        /** @description result of a succeeded vm.suspend (the term ended): the instance is off */
+        VmSuspendResult: {
+            /** @example vm_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            server_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-21T00:00:03.000Z
+             */
+            suspended_at: string;
+            /**
+             * Format: date-time
+             * @description When the server is released unless renewed
+             * @example 2026-12-28T00:00:03.000Z
+             */
+            release_at: string;
+            /**
+             * @description Whether it ran when its term ended (a renewal powers it on again if it did)
+             * @example running
+             * @enum {string}
+             */
+            power_before: "running" | "stopped";
+        };
+        /** @description result of a succeeded volume.suspend (the term ended): the disk is detached from every server */
+        VolumeSuspendResult: {
+            /** @example vol_demodata1 */
+            volume_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-12-21T00:00:03.000Z
+             */
+            suspended_at: string;
+            /**
+             * Format: date-time
+             * @description When the volume is released unless renewed
+             * @example 2026-12-28T00:00:03.000Z
+             */
+            release_at: string;
+            /**
+             * @description The server its suspension detached it from; null when it was available
+             * @example vm_demoweb1
+             */
+            previous_server_id: string | null;
+        };
         /** @description result of a succeeded template.deploy */
         TemplateDeployResult: {
             /** @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd */
@@ -1033,7 +1089,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending
              * @example renewing
              */
             name: string;
@@ -1703,6 +1759,126 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /** @description An operation of type vm.suspend */
+        VmSuspendOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "vm.suspend";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VmSuspendResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type volume.suspend */
+        VolumeSuspendOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "volume.suspend";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VolumeSuspendResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
         /** @description An operation of type template.deploy */
         TemplateDeployOperation: {
             /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
@@ -1944,7 +2120,7 @@ export interface components {
             finished_at: string | null;
         };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -2049,7 +2225,7 @@ export interface components {
              * @example attached
              * @enum {string}
              */
-            status: "creating" | "available" | "attached" | "deleting" | "deleted";
+            status: "creating" | "available" | "attached" | "suspended" | "deleting" | "deleted";
             /**
              * @example premium
              * @enum {string}
@@ -2087,6 +2263,23 @@ export interface components {
              * @example 2026-12-21T00:00:00.000Z
              */
             expires_at: string;
+            /**
+             * Format: date-time
+             * @description When its term ended and it was suspended; null unless suspended
+             * @example null
+             */
+            suspended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it is released (deleted) unless renewed: suspended_at + the retention; null unless suspended
+             * @example null
+             */
+            release_at: string | null;
+            /**
+             * @description The server its suspension detached it from; null otherwise
+             * @example null
+             */
+            previous_server_id: string | null;
             /** @example null */
             note: string | null;
             /**
@@ -2113,6 +2306,12 @@ export interface components {
              * @example null
              */
             deleted_at: string | null;
+            /**
+             * @description Why it was deleted: its owner, its term ended unrenewed, its purchase failed; null while live
+             * @example null
+             * @enum {string|null}
+             */
+            deleted_reason: "customer" | "expired" | "purchase_failed" | null;
         };
         /** @description The action accepted: the volume as it is now, and the operation to poll (also in Location) */
         VolumeAction: {
@@ -2546,7 +2745,7 @@ export interface components {
              * @example running
              * @enum {string}
              */
-            status: "creating" | "running" | "stopping" | "stopped" | "starting" | "rebooting" | "deleting" | "deleted";
+            status: "creating" | "running" | "stopping" | "stopped" | "starting" | "rebooting" | "suspended" | "deleting" | "deleted";
             /** @example id-jkt */
             region: string;
             /** @example id-jkt-a */
@@ -2593,6 +2792,18 @@ export interface components {
              */
             expires_at: string | null;
             /**
+             * Format: date-time
+             * @description When its term ended and it was suspended; null unless suspended
+             * @example null
+             */
+            suspended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it is released (deleted) unless renewed: suspended_at + the retention; null unless suspended
+             * @example null
+             */
+            release_at: string | null;
+            /**
              * @example {
              *       "env": "prod"
              *     }
@@ -2610,6 +2821,13 @@ export interface components {
              */
             volume_ids: string[];
             /**
+             * @description The SSH keys given at purchase, by id, in the order given (a key deleted since keeps its id here); empty when none were given
+             * @example [
+             *       "ssh_demokey1"
+             *     ]
+             */
+            ssh_key_ids: string[];
+            /**
              * Format: date-time
              * @example 2026-11-21T00:00:00.000Z
              */
@@ -2619,6 +2837,12 @@ export interface components {
              * @example null
              */
             deleted_at: string | null;
+            /**
+             * @description Why it was deleted: its owner, its term ended unrenewed, its purchase failed; null while live
+             * @example null
+             * @enum {string|null}
+             */
+            deleted_reason: "customer" | "expired" | "purchase_failed" | null;
         };
         ServerList: {
             /** @description Servers passing the filters (without status: not deleted), newest first */
@@ -3031,7 +3255,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -3181,6 +3405,7 @@ export type OperationInTheWayDetails = components['schemas']["OperationInTheWayD
 export type ConflictDetails = components['schemas']["ConflictDetails"];
 export type ResourceStateDetails = components['schemas']["ResourceStateDetails"];
 export type InstanceMissingDetails = components['schemas']["InstanceMissingDetails"];
+export type SuspendedDetails = components['schemas']["SuspendedDetails"];
 export type ForbiddenReasonDetails = components['schemas']["ForbiddenReasonDetails"];
 export type ErrorBody = components['schemas']["ErrorBody"];
 export type ErrorEnvelope = components['schemas']["ErrorEnvelope"];
@@ -3239,6 +3464,8 @@ export type VmStopResult = components['schemas']["VmStopResult"];
 export type VmRebootResult = components['schemas']["VmRebootResult"];
 export type VmRenewResult = components['schemas']["VmRenewResult"];
 export type VmDeleteResult = components['schemas']["VmDeleteResult"];
+export type VmSuspendResult = components['schemas']["VmSuspendResult"];
+export type VolumeSuspendResult = components['schemas']["VolumeSuspendResult"];
 export type TemplateDeployResult = components['schemas']["TemplateDeployResult"];
 export type TemplateUpdateResult = components['schemas']["TemplateUpdateResult"];
 export type TemplateHealthResult = components['schemas']["TemplateHealthResult"];
@@ -3256,6 +3483,8 @@ export type VmStopOperation = components['schemas']["VmStopOperation"];
 export type VmRebootOperation = components['schemas']["VmRebootOperation"];
 export type VmRenewOperation = components['schemas']["VmRenewOperation"];
 export type VmDeleteOperation = components['schemas']["VmDeleteOperation"];
+export type VmSuspendOperation = components['schemas']["VmSuspendOperation"];
+export type VolumeSuspendOperation = components['schemas']["VolumeSuspendOperation"];
 export type TemplateDeployOperation = components['schemas']["TemplateDeployOperation"];
 export type TemplateUpdateOperation = components['schemas']["TemplateUpdateOperation"];
 export type TemplateHealthOperation = components['schemas']["TemplateHealthOperation"];
