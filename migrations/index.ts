@@ -69,8 +69,8 @@ export const MIGRATIONS = [
   WebhookDeliveriesInFlight1764000000330,
   TermsSuspension1764000000340,
   ExpiryNotices1764000000341,
-  AdminApi1764000000370,
   LoginFailuresByEmail1764000000350,
-  AgentPlacements1764000000440,
   ServerSshKeyIds1764000000360,
+  AdminApi1764000000370,
+  AgentPlacements1764000000440,
 ];
