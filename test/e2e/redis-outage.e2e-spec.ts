@@ -78,13 +78,13 @@ describe('Redis that accepts connections and never answers (a silent TCP server)
       { status: 429, remaining: '0' },
     ]);
     // Far below the 1 s command timeout: nothing waited for the silent Redis.
-    for (const a of answers) expect(a.ms).toBeLessThan(500);
+    for (const a of answers) expect(a.ms).toBeLessThan(scaled(500));
 
     const { ms, res } = await timed(() => t.http.get('/v1/ready'));
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toEqual(READY_DEGRADED);
-    expect(ms).toBeLessThan(500);
+    expect(ms).toBeLessThan(scaled(500));
   });
 });
 
@@ -137,7 +137,7 @@ if (!REDIS_SERVER) console.warn('redis-outage.e2e-spec: no redis-server binary; 
       // The first request after the hang waits for the command timeout (1 s), no longer.
       const hung = await timed(() => t.http.get('/v1/wallet').set(bearer(token)));
       expect(hung.res.status).toBe(200);
-      expect(hung.ms).toBeLessThan(2000);
+      expect(hung.ms).toBeLessThan(scaled(2000));
       // Then the process counts in memory without asking Redis.
       const after: number[] = [];
       for (let i = 0; i < 5; i++) {
@@ -146,12 +146,12 @@ if (!REDIS_SERVER) console.warn('redis-outage.e2e-spec: no redis-server binary; 
         expect(res.headers['x-ratelimit-limit']).toBe('100');
         after.push(ms);
       }
-      for (const ms of after) expect(ms).toBeLessThan(500);
+      for (const ms of after) expect(ms).toBeLessThan(scaled(500));
 
       const ready = await timed(() => t.http.get('/v1/ready'));
       expect(ready.res.status).toBe(200);
       expect(ready.res.body).toEqual(READY_DEGRADED);
-      expect(ready.ms).toBeLessThan(500);
+      expect(ready.ms).toBeLessThan(scaled(500));
     } finally {
       redisProcess.kill('SIGCONT');
     }
