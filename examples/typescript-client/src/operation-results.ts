@@ -5,7 +5,7 @@
  */
 import type {
   Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
-  VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult,
+  VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -53,6 +53,14 @@ export function describeResult(operation: Operation): string {
     case 'vm.delete': {
       const r: VmDeleteResult | null = operation.result;
       return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';
+    }
+    case 'vm.suspend': {
+      const r: VmSuspendResult | null = operation.result;
+      return r ? `${r.server_id} suspended at ${r.suspended_at}, released at ${r.release_at} unless renewed` : 'not suspended yet';
+    }
+    case 'volume.suspend': {
+      const r: VolumeSuspendResult | null = operation.result;
+      return r ? `${r.volume_id} suspended at ${r.suspended_at}, released at ${r.release_at} unless renewed` : 'not suspended yet';
     }
     case 'template.deploy': {
       const r: TemplateDeployResult | null = operation.result;
