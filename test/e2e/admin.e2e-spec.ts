@@ -246,6 +246,7 @@ describe('admin API', () => {
         transaction: {
           id: expect.stringMatching(/^wtx_/), type: 'adjustment', currency: 'USD', amount: '12.50000', available_after: '112.50000', reserved_after: '0.00000', source: null,
           operation_id: null, top_up_id: null, created_at: expect.any(String), direction: 'credit', reason: body.reason, adjustment_id: res.body.adjustment.id,
+          description: `Credit by support: ${body.reason}`,
         },
         balance: { currency: 'USD', available: '112.50000', reserved: '0.00000' },
       });

@@ -666,7 +666,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
         finished_at: expect.stringMatching(ISO),
       });
       const v = await volume(b, r.body.volume.id);
-      expect(v).toEqual({ ...r.body.volume, status: 'deleted', deleted_at: expect.stringMatching(ISO) });
+      expect(v).toEqual({ ...r.body.volume, status: 'deleted', deleted_at: expect.stringMatching(ISO), deleted_reason: 'purchase_failed' });
       expect(v.deleted_at >= r.body.volume.created_at).toBe(true);
       expect(await wallet(b)).toEqual(before);
       expect((await options(a, 'sg-sin')).in_stock).toBe(true);
@@ -689,7 +689,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expect((await options(b, 'sg-sin')).in_stock).toBe(false);
       await settle([del.body.operation.id]);
       expect(await volume(b, first.body.volume.id)).toEqual({
-        ...first.body.volume, status: 'deleted', deleted_at: expect.stringMatching(ISO), expires_at: expect.stringMatching(ISO),
+        ...first.body.volume, status: 'deleted', deleted_at: expect.stringMatching(ISO), deleted_reason: 'customer', expires_at: expect.stringMatching(ISO),
       });
       const now = await options(a, 'sg-sin');
       expect([now.in_stock, zoneB(now)]).toEqual([true, [{ id: 'vm_ksgb', name: 'sg-b' }]]);
@@ -920,7 +920,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expectError(await call(a, 'DELETE', `/v1/volumes/${v.id}`), 409, 'invalid_state', `Volume ${v.id} already has an operation pending or running (${r.body.operation.id}); wait for it to end`, { operation_id: r.body.operation.id });
       await settle([r.body.operation.id]);
       const gone = await volume(b, v.id);
-      expect(gone).toEqual({ ...v, status: 'deleted', deleted_at: expect.stringMatching(ISO) });
+      expect(gone).toEqual({ ...v, status: 'deleted', deleted_at: expect.stringMatching(ISO), deleted_reason: 'customer' });
       expect(await operation(a, r.body.operation.id)).toMatchObject({ status: 'succeeded', result: { volume_id: v.id, status: 'deleted' } });
       // Deleted: 409 again; listed only with status=deleted.
       expectError(await call(a, 'DELETE', `/v1/volumes/${v.id}`), 409, 'invalid_state', `Volume ${v.id} is deleted`);
@@ -948,7 +948,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
         steps: [{ name: 'unmounting', status: 'pending' }, { name: 'detaching', status: 'pending' }, { name: 'deleting', status: 'pending' }],
       });
       await settle([r.body.operation.id]);
-      expect(await volume(a, v.id)).toEqual({ ...unprotected, status: 'deleted', server: null, mount_path: null, mounted: false, deleted_at: expect.stringMatching(ISO) });
+      expect(await volume(a, v.id)).toEqual({ ...unprotected, status: 'deleted', server: null, mount_path: null, mounted: false, deleted_at: expect.stringMatching(ISO), deleted_reason: 'customer' });
       expectError(await call(b, 'DELETE', '/v1/volumes/vol_mdata1'), 404, 'not_found', 'Volume vol_mdata1 not found');
     });
   });

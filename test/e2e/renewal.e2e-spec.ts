@@ -301,7 +301,7 @@ describe('POST /v1/volumes/{id}/renew', () => {
           });
         }
       }
-      // 64 levels are parsed: the answer is about term_months, not the nesting.
+      // 64 levels are parsed: the answer is about the member, not the nesting.
       const ok = await t.http
         .post('/v1/volumes/vol_baddata1/renew')
         .set(bearer(apiToken('bad', 'rw')))
@@ -310,9 +310,9 @@ describe('POST /v1/volumes/{id}/renew', () => {
       expect(ok.status).toBe(400);
       expect(ok.body.error).toEqual({
         code: 'invalid_request',
-        message: 'term_months must be 1, 3 or 12',
+        message: 'extra is not a member of this request body (check its spelling: unknown members are refused)',
         request_id: ok.headers['x-request-id'],
-        details: { field: 'term_months' },
+        details: { field: 'extra' },
       });
     });
 
