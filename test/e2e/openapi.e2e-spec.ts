@@ -658,6 +658,7 @@ describe('OpenAPI document and docs page', () => {
       { $ref: '#/components/schemas/ResourceStateDetails' },
       { $ref: '#/components/schemas/InstanceMissingDetails' },
       { $ref: '#/components/schemas/SuspendedDetails' },
+      { $ref: '#/components/schemas/ForbiddenReasonDetails' },
       { type: 'object', maxProperties: 0, description: 'Every other code: `{}`' },
     ]);
   });

@@ -5,6 +5,7 @@ import { createApp } from '../../src/app.factory';
 import { LoadSeed, SeedResult } from '../../src/modules/operator/load-seed.use-case';
 import { parseSeedFile } from '../../src/modules/operator/seed-file';
 import { Settings, loadSettings } from '../../src/shared/config/settings';
+import { scaled } from './deadlines';
 import { MEMORY_DATA_DIR } from '../../src/shared/database/embedded-postgres';
 import { Clock } from '../../src/shared/kernel/clock/clock';
 import { TestDatabase, createTestDatabase } from './database';
@@ -41,6 +42,9 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
     // A free port for each app's metrics endpoint (MetricsServer.port() tells which), on loopback only.
     metricsPort: 0,
     host: '127.0.0.1',
+    // A burst of a test's requests queues for the pool's connections; on a busy machine that wait is
+    // longer (the production default, 5 s, stretched by the load like every deadline of the tests).
+    dbConnectTimeoutMs: scaled(5_000),
     ...overrides,
   };
   // A start that fails (or finishes after its file's timeout tore the file down) throws here:
