@@ -38,7 +38,6 @@
  */
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -46,7 +45,7 @@ import { Context, Org, Reply, Server, Stats, ownerPasswords, pickAction, seedFil
 import { FUNDING_SERVER_ENV } from './chaos-funding';
 import { isDoomed } from './chaos-servers-delete';
 import { ChaosWebhooks, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
-import { PgBouncer, ensureDebianPackages, startPgBouncer, unprivilegedUser } from './pgbouncer';
+import { PgBouncer, ensureDebianPackages, startPgBouncer, unprivilegedUser, waitListening } from './pgbouncer';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
 
@@ -146,25 +145,6 @@ function haproxyConfig(port: number, apiPorts: number[]): string {
     ...apiPorts.map((p, i) => `  server api${i + 1} 127.0.0.1:${p} check`),
     '',
   ].join('\n');
-}
-
-function waitListening(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  return new Promise((resolve, reject) => {
-    const attempt = (): void => {
-      const socket = net.connect(port, '127.0.0.1');
-      socket.once('connect', () => {
-        socket.destroy();
-        resolve();
-      });
-      socket.once('error', () => {
-        socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port} after ${timeoutMs} ms`));
-        else setTimeout(attempt, 50);
-      });
-    };
-    attempt();
-  });
 }
 
 // ---------------------------------------------------------------------------------------------

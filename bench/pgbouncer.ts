@@ -97,7 +97,8 @@ function config(dir: string, port: number, host: string, serverPort: number, poo
   ].join('\n');
 }
 
-function waitListening(port: number, timeoutMs: number): Promise<void> {
+/** Resolves once something accepts TCP connections on 127.0.0.1:`port`, or rejects after `timeoutMs`. */
+export function waitListening(port: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
@@ -108,7 +109,7 @@ function waitListening(port: number, timeoutMs: number): Promise<void> {
       });
       socket.once('error', () => {
         socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`PgBouncer did not listen on ${port} within ${timeoutMs} ms`));
+        if (Date.now() > deadline) reject(new Error(`nothing listens on ${port} after ${timeoutMs} ms`));
         else setTimeout(attempt, 50);
       });
     };

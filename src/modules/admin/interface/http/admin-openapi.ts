@@ -2,27 +2,12 @@ import { Controller, Get, Header, INestApplication, Injectable, Type } from '@ne
 import { ApiExcludeController, DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import { Public } from '../../../auth/interface/http/access.decorators';
+import { OpenApiDocument } from '../../../../shared/http/openapi';
 import { STAFF_BEARER_SCHEME } from './admin.decorators';
 
-/** The admin API's own OpenAPI document (GET /admin/v1/openapi.json on the admin listener), built once. */
+/** The admin API's own OpenAPI document (GET /admin/v1/openapi.json on the admin listener), built once: its own injection token. */
 @Injectable()
-export class AdminOpenApiDocument {
-  private factory: (() => OpenAPIObject) | undefined;
-  private document: OpenAPIObject | undefined;
-
-  buildWith(factory: () => OpenAPIObject): void {
-    this.factory = factory;
-    this.document = undefined;
-  }
-
-  get(): OpenAPIObject {
-    if (!this.document) {
-      if (!this.factory) throw new Error('The admin OpenAPI document has no builder');
-      this.document = this.factory();
-    }
-    return this.document;
-  }
-}
+export class AdminOpenApiDocument extends OpenApiDocument {}
 
 const DESCRIPTION =
   "The service's admin API for its own staff (support, billing, operations), served only on the admin listener (ADMIN_PORT, ADMIN_HOST). " +
