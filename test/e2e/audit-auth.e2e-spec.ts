@@ -60,12 +60,17 @@ describe('audit log of authentication events', () => {
     const from = Date.now();
     expect((await t.http.post('/v1/auth/login').send({ email: 'owner@x.test', password: 'wrong password' })).status).toBe(401);
     expect((await t.http.post('/v1/auth/login').send({ email: 'ghost@x.test', password: 'wrong password' })).status).toBe(401);
-    expect(await newRows()).toEqual([
-      { org_id: null, actor_type: 'user', actor_id: userId, action: 'auth.login_failed', target_id: null, ip_address: '127.0.0.1', data: { reason: 'wrong_password' }, created_at: within(from) },
-      { org_id: null, actor_type: 'anonymous', actor_id: null, action: 'auth.login_failed', target_id: null, ip_address: '127.0.0.1', data: { reason: 'unknown_email' }, created_at: within(from) },
+    // target_id: a keyed hash of the normalized email (the login throttle counts failures by it), never the email.
+    const keyedEmail = expect.stringMatching(/^login:[0-9a-f]{64}$/);
+    const rows = await newRows();
+    expect(rows).toEqual([
+      { org_id: null, actor_type: 'user', actor_id: userId, action: 'auth.login_failed', target_id: keyedEmail, ip_address: '127.0.0.1', data: { reason: 'wrong_password' }, created_at: within(from) },
+      { org_id: null, actor_type: 'anonymous', actor_id: null, action: 'auth.login_failed', target_id: keyedEmail, ip_address: '127.0.0.1', data: { reason: 'unknown_email' }, created_at: within(from) },
     ]);
-    const text = JSON.stringify(await t.sql('SELECT data FROM audit_log'));
+    expect(rows[0].target_id).not.toBe(rows[1].target_id);
+    const text = JSON.stringify(await t.sql('SELECT data, target_id FROM audit_log'));
     expect(text).not.toContain('wrong password');
+    expect(text).not.toContain('ghost@x.test');
   });
 
   it('records a logout in the organization the session acted on', async () => {

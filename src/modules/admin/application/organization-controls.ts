@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../../shared/database/transaction';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { DEFAULT_ORGANIZATION_LIMITS, OrganizationPolicy } from '../../auth/application/organization-policy';
 import { StaffPrincipal } from '../domain/staff';
+import { OrganizationDetail, OrganizationSummary, OrganizationsAdmin } from './organizations-admin.port';
 
 const DEFAULTS = { servers: DEFAULT_ORGANIZATION_LIMITS.servers, api_keys: DEFAULT_ORGANIZATION_LIMITS.apiKeys, firewall_rules: DEFAULT_ORGANIZATION_LIMITS.firewallRules };
 type Actor = StaffPrincipal & { justification: string | null };
@@ -25,7 +25,7 @@ const LIMIT_FIELDS = [
 export class OrganizationControls {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly db: Db,
+    private readonly organizations: OrganizationsAdmin,
     private readonly audit: AuditTrail,
     private readonly policy: OrganizationPolicy,
     private readonly clock: Clock,
@@ -33,7 +33,7 @@ export class OrganizationControls {
 
   /** `{servers?, api_keys?, firewall_rules?}`: a whole number 0-100000, or null for the default; below what is in use: 409 conflict. */
   async setLimits(orgId: string, body: Record<string, unknown>, actor: Actor): Promise<void> {
-    const changes: { field: (typeof LIMIT_FIELDS)[number][0]; column: string; value: number | null }[] = [];
+    const changes: { field: (typeof LIMIT_FIELDS)[number][0]; column: (typeof LIMIT_FIELDS)[number][1]; value: number | null }[] = [];
     for (const [field, column] of LIMIT_FIELDS) {
       const value = body[field];
       if (value === undefined) continue;
@@ -47,12 +47,7 @@ export class OrganizationControls {
       await this.lock(orgId);
       const before = await this.policy.limits(orgId);
       const now = this.clock.now();
-      const [usage] = await this.db.query<{ servers: number; api_keys: number; firewall_rules: number }>(
-        `SELECT (SELECT count(*) FROM servers WHERE org_id = $1 AND deleted_at IS NULL)::int AS servers,
-                (SELECT count(*) FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))::int AS api_keys,
-                (SELECT count(*) FROM firewall_rules WHERE org_id = $1)::int AS firewall_rules`,
-        [orgId, now],
-      );
+      const usage = await this.organizations.usage(orgId, now);
       for (const c of changes) {
         const effective = c.value ?? DEFAULTS[c.field];
         if (effective < usage[c.field]) {
@@ -62,7 +57,7 @@ export class OrganizationControls {
           });
         }
       }
-      await this.db.query(`UPDATE organizations SET ${changes.map((c, i) => `${c.column} = $${i + 2}`).join(', ')} WHERE id = $1`, [orgId, ...changes.map((c) => c.value)]);
+      await this.organizations.setLimits(orgId, changes);
       const after = await this.policy.limits(orgId);
       await this.audit.record({
         orgId, actorType: 'staff', actorId: actor.role, action: 'organization.limits_change', targetId: orgId, ipAddress: null,
@@ -80,8 +75,8 @@ export class OrganizationControls {
     if (text.length < 1 || text.length > 500) throw invalidRequest('reason must be 1 to 500 characters', { field: 'reason' });
     await this.uow.run(async () => {
       const current = await this.lock(orgId);
-      if (current.suspended_at === null) {
-        await this.db.query('UPDATE organizations SET suspended_at = $2, suspension_reason = $3 WHERE id = $1', [orgId, this.clock.now(), text]);
+      if (current.suspendedAt === null) {
+        await this.organizations.setSuspension(orgId, this.clock.now(), text);
         await this.audit.record({ orgId, actorType: 'staff', actorId: actor.role, action: 'organization.suspend', targetId: orgId, ipAddress: null, data: { reason: text, justification: actor.justification } });
       }
     });
@@ -91,17 +86,32 @@ export class OrganizationControls {
   async unsuspend(orgId: string, actor: Actor): Promise<void> {
     await this.uow.run(async () => {
       const current = await this.lock(orgId);
-      if (current.suspended_at !== null) {
-        await this.db.query('UPDATE organizations SET suspended_at = NULL, suspension_reason = NULL WHERE id = $1', [orgId]);
+      if (current.suspendedAt !== null) {
+        await this.organizations.setSuspension(orgId, null, null);
         await this.audit.record({ orgId, actorType: 'staff', actorId: actor.role, action: 'organization.unsuspend', targetId: orgId, ipAddress: null, data: { justification: actor.justification } });
       }
     });
     this.policy.forget(orgId);
   }
 
-  private async lock(orgId: string): Promise<{ suspended_at: Date | null }> {
-    const [row] = await this.db.query<{ suspended_at: Date | null }>('SELECT suspended_at FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
+  private async lock(orgId: string): Promise<{ suspendedAt: Date | null }> {
+    const row = await this.organizations.lockForChange(orgId);
     if (!row) throw notFound(`Organization ${orgId} not found`);
     return row;
   }
+
+  /** Search and detail for staff (the reads of the organizations routes). */
+  search(q: string | undefined, limit: number, afterId: string | undefined): Promise<OrganizationSummary[]> {
+    return this.organizations.search(q, limit, afterId);
+  }
+
+  detail(id: string): Promise<OrganizationDetail | undefined> {
+    return this.organizations.detail(id);
+  }
+
+  exists(id: string): Promise<boolean> {
+    return this.organizations.exists(id);
+  }
 }
+
+export type { OrganizationDetail, OrganizationSummary };

@@ -4,7 +4,7 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, conflict, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
 import { hashToken } from '../../auth/domain/tokens';
 import { MAX_STAFF_TOKEN_DAYS, Staff, StaffRole, StaffToken, isStaffRole, newStaffToken } from '../domain/staff';
-import { StaffDirectory } from './staff.port';
+import { StaffAuditEntry, StaffAuditFilter, StaffDirectory } from './staff.port';
 
 const DAY_MS = 86_400_000;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
@@ -33,6 +33,11 @@ export class StaffAccounts {
     private readonly staff: StaffDirectory,
     private readonly clock: Clock,
   ) {}
+
+  /** The staff audit, newest first, `limit` rows before `beforeId`. */
+  auditLog(filter: StaffAuditFilter, limit: number, beforeId?: string): Promise<{ items: StaffAuditEntry[]; next: string | null }> {
+    return this.staff.auditLog(filter, limit, beforeId);
+  }
 
   /** A new staff member and a first token (shown once). */
   async create(input: { email: unknown; name: unknown; role: unknown; expiresAt?: unknown }): Promise<{ staff: Staff; token: string; tokenRecord: StaffToken }> {

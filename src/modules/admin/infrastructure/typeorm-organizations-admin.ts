@@ -67,4 +67,27 @@ export class TypeOrmOrganizationsAdmin extends OrganizationsAdmin {
       usage: { servers: Number(org.servers), apiKeys: Number(org.api_keys), firewallRules: Number(org.firewall_rules) },
     };
   }
+
+  async lockForChange(id: string): Promise<{ suspendedAt: Date | null } | undefined> {
+    const [row] = await this.db.query<{ suspended_at: Date | null }>('SELECT suspended_at FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [id]);
+    return row && { suspendedAt: row.suspended_at };
+  }
+
+  async usage(id: string, now: Date): Promise<{ servers: number; api_keys: number; firewall_rules: number }> {
+    const [usage] = await this.db.query<{ servers: number; api_keys: number; firewall_rules: number }>(
+      `SELECT (SELECT count(*) FROM servers WHERE org_id = $1 AND deleted_at IS NULL)::int AS servers,
+              (SELECT count(*) FROM api_keys WHERE org_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2))::int AS api_keys,
+              (SELECT count(*) FROM firewall_rules WHERE org_id = $1)::int AS firewall_rules`,
+      [id, now],
+    );
+    return usage;
+  }
+
+  async setLimits(id: string, changes: { column: 'server_limit' | 'api_key_limit' | 'firewall_rule_limit'; value: number | null }[]): Promise<void> {
+    await this.db.query(`UPDATE organizations SET ${changes.map((c, i) => `${c.column} = $${i + 2}`).join(', ')} WHERE id = $1`, [id, ...changes.map((c) => c.value)]);
+  }
+
+  async setSuspension(id: string, at: Date | null, reason: string | null): Promise<void> {
+    await this.db.query('UPDATE organizations SET suspended_at = $2, suspension_reason = $3 WHERE id = $1', [id, at, reason]);
+  }
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { OrganizationSettings } from './organization-settings.port';
 
 /** The per-organization limits' defaults (admin.md: overrides per organization, null restores these). */
 export const DEFAULT_ORGANIZATION_LIMITS = { servers: 25, apiKeys: 20, firewallRules: 100 } as const;
@@ -30,18 +30,14 @@ export const organizationSuspended = (orgId: string): DomainError =>
 export class OrganizationPolicy {
   private readonly suspended = new Map<string, { until: number; value: Promise<boolean> }>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly settings: OrganizationSettings) {}
 
   async limits(orgId: string): Promise<OrganizationLimitValues> {
-    const [row] = await this.db.query<{ server_limit: number | null; api_key_limit: number | null; firewall_rule_limit: number | null }>(
-      'SELECT server_limit, api_key_limit, firewall_rule_limit FROM organizations WHERE id = $1',
-      [orgId],
-      'organization_limits',
-    );
+    const row = await this.settings.limits(orgId);
     return {
-      servers: row?.server_limit ?? DEFAULT_ORGANIZATION_LIMITS.servers,
-      apiKeys: row?.api_key_limit ?? DEFAULT_ORGANIZATION_LIMITS.apiKeys,
-      firewallRules: row?.firewall_rule_limit ?? DEFAULT_ORGANIZATION_LIMITS.firewallRules,
+      servers: row?.serverLimit ?? DEFAULT_ORGANIZATION_LIMITS.servers,
+      apiKeys: row?.apiKeyLimit ?? DEFAULT_ORGANIZATION_LIMITS.apiKeys,
+      firewallRules: row?.firewallRuleLimit ?? DEFAULT_ORGANIZATION_LIMITS.firewallRules,
     };
   }
 
@@ -54,9 +50,7 @@ export class OrganizationPolicy {
     const now = performance.now();
     const cached = this.suspended.get(orgId);
     if (cached && cached.until > now) return cached.value;
-    const value = this.db
-      .query<{ suspended: boolean }>('SELECT suspended_at IS NOT NULL AS suspended FROM organizations WHERE id = $1', [orgId], 'organization_suspended')
-      .then((rows) => rows[0]?.suspended === true);
+    const value = this.settings.isSuspended(orgId);
     if (this.suspended.size > 10_000) this.suspended.clear();
     this.suspended.set(orgId, { until: now + SUSPENSION_CACHE_MS, value });
     value.catch(() => this.suspended.delete(orgId));

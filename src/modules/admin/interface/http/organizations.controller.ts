@@ -5,7 +5,7 @@ import { Allow, IsDefined, IsOptional, IsString } from 'class-validator';
 import type { Request, Response } from 'express';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
-import { OrganizationControls } from '../../application/organization-controls';
+import { OrganizationControls, OrganizationDetail } from '../../application/organization-controls';
 import { adminIdempotencyScope } from './admin-idempotency';
 import { notFound } from '../../../../shared/kernel/errors/domain-error';
 import { Money, isCurrency } from '../../../../shared/kernel/money/money';
@@ -22,7 +22,6 @@ import { WalletTransactionsQueryDto } from '../../../wallet/interface/http/walle
 import { WalletController } from '../../../wallet/interface/http/wallet.controller';
 import { ListWebhookEndpointsQuery } from '../../../webhooks/interface/http/webhooks.openapi';
 import { WebhookEndpointsController } from '../../../webhooks/interface/http/webhook-endpoints.controller';
-import { OrganizationDetail, OrganizationsAdmin } from '../../application/organizations-admin.port';
 import { ALL_STAFF, OPERATOR, StaffPrincipal } from '../../domain/staff';
 import { AdminController, AdminRoute, CurrentStaff, auditTarget } from './admin.decorators';
 import { decodeCursor, encodeCursor, pageLimit } from './admin-query';
@@ -93,7 +92,6 @@ type Staff = StaffPrincipal & { justification: string | null };
 @Controller('admin/v1/organizations')
 export class AdminOrganizationsController {
   constructor(
-    private readonly organizations: OrganizationsAdmin,
     private readonly moduleRef: ModuleRef,
     private readonly controls: OrganizationControls,
     private readonly idempotent: IdempotentExecution,
@@ -128,7 +126,7 @@ export class AdminOrganizationsController {
       adminIdempotencyScope(req),
       async () => {
         await change();
-        const detail = await this.organizations.detail(id);
+        const detail = await this.controls.detail(id);
         if (!detail) throw notFound(`Organization ${id} not found`);
         return jsonResponse(200, { organization: presentOrganizationDetail(detail) });
       },
@@ -144,7 +142,7 @@ export class AdminOrganizationsController {
     const limit = pageLimit(query.limit);
     const after = decodeCursor('o1', query.cursor, /^[A-Za-z0-9_.-]{1,128}$/);
     const q = query.q?.trim();
-    const rows = await this.organizations.search(q === '' ? undefined : q, limit + 1, after);
+    const rows = await this.controls.search(q === '' ? undefined : q, limit + 1, after);
     const page = rows.slice(0, limit);
     return {
       organizations: page.map((o) => ({ id: o.id, name: o.name, created_at: o.createdAt.toISOString(), suspended: o.suspendedAt !== null })),
@@ -156,7 +154,7 @@ export class AdminOrganizationsController {
   @AdminRoute({ roles: ALL_STAFF, justification: true })
   @ApiOperation({ operationId: 'getOrganization', summary: 'An organization: members, wallet balances, live servers and volumes, limits, suspension' })
   async get(@Param('id') id: string): Promise<unknown> {
-    const detail = await this.organizations.detail(id);
+    const detail = await this.controls.detail(id);
     if (!detail) throw notFound(`Organization ${id} not found`);
     return { organization: presentOrganizationDetail(detail) };
   }
@@ -212,7 +210,7 @@ export class AdminOrganizationsController {
 
   /** The public controller's answer for a read-only stand-in of the organization (every read scope, no write). */
   private async readThrough<C>(controller: Type<C>, orgId: string, req: Request, read: (c: C, principal: Principal) => Promise<unknown>): Promise<unknown> {
-    if (!(await this.organizations.exists(orgId))) throw notFound(`Organization ${orgId} not found`);
+    if (!(await this.controls.exists(orgId))) throw notFound(`Organization ${orgId} not found`);
     auditTarget(req, { organizationId: orgId, targetType: 'organization', targetId: orgId });
     const principal: Principal = { kind: 'api_key', orgId, credentialId: 'staff', userId: null, role: null, scopes: SCOPES.filter((s) => s.endsWith(':read')) };
     return read(this.moduleRef.get(controller, { strict: false }), principal);

@@ -3,7 +3,6 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
 import { jsonResponse, noContentResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
-import { StaffDirectory } from '../../application/staff.port';
 import { StaffAccounts } from '../../application/staff.use-cases';
 import { SUPERADMIN, presentStaff, presentStaffToken } from '../../domain/staff';
 import { adminIdempotencyScope } from './admin-idempotency';
@@ -17,7 +16,6 @@ import { CreateStaffDto, CreateStaffTokenDto, StaffAuditQuery, UpdateStaffDto } 
 export class StaffController {
   constructor(
     private readonly accounts: StaffAccounts,
-    private readonly directory: StaffDirectory,
     private readonly idempotent: IdempotentExecution,
   ) {}
 
@@ -109,7 +107,7 @@ export class StaffController {
   async audit(@Query() query: StaffAuditQuery): Promise<unknown> {
     const limit = pageLimit(query.limit);
     const before = decodeCursor('sa1', query.cursor, /^[1-9]\d{0,18}$/);
-    const page = await this.directory.auditLog(
+    const page = await this.accounts.auditLog(
       { staffId: idParam(query.staff_id, 'staff_id'), organizationId: idParam(query.organization_id, 'organization_id'), since: instant(query.since, 'since'), until: instant(query.until, 'until') },
       limit,
       before,
