@@ -401,6 +401,28 @@ export function pickAction(): Action {
 /** The owners' passwords of the seed (random per run), to log in for the account routes. */
 export const ownerPasswords: string[] = [];
 
+/** The operator CLI of dist/ on `databaseUrl`: its standard output (a failure throws, but for verify, whose report is the answer). */
+export function runCli(args: string[], databaseUrl: string, timeoutMs: number): string {
+  const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }), encoding: 'utf8', timeout: timeoutMs });
+  if (r.status !== 0 && args[0] !== 'verify') throw new Error(`cli ${args[0]} exited ${r.status}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Seeds seedFile() through `cli seed` (the file written into `dir`): the traffic's organizations, doomed servers apart. */
+export function seedOrgs(cli: (args: string[]) => string, dir: string): Org[] {
+  const file = join(dir, 'seed.json');
+  writeFileSync(file, JSON.stringify(seedFile()));
+  const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[]; servers: string[] }[] };
+  return seeded.organizations.map((o) => ({
+    id: o.id,
+    token: o.api_keys[0].token,
+    session: '',
+    volumes: o.volumes.filter((v) => !isDoomed(v)),
+    server: o.servers.find((s) => !isDoomed(s))!,
+    doomed: o.servers.filter(isDoomed),
+  }));
+}
+
 export function seedFile(): object {
   return {
     templates: CHAOS_TEMPLATES,
@@ -532,23 +554,9 @@ async function main(): Promise<void> {
     });
 
     // Migrate and seed through the CLI, as an operator would.
-    const cli = (args: string[]): string => {
-      const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv({ DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' }), encoding: 'utf8', timeout: 120_000 });
-      if (r.status !== 0 && args[0] !== 'verify') throw new Error(`cli ${args[0]} exited ${r.status}: ${r.stderr}`);
-      return r.stdout;
-    };
+    const cli = (args: string[]): string => runCli(args, databaseUrl, 120_000);
     cli(['migrate']);
-    const file = join(tmp, 'seed.json');
-    writeFileSync(file, JSON.stringify(seedFile()));
-    const seeded = JSON.parse(cli(['seed', file])) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[]; servers: string[] }[] };
-    const orgs: Org[] = seeded.organizations.map((o) => ({
-      id: o.id,
-      token: o.api_keys[0].token,
-      session: '',
-      volumes: o.volumes.filter((v) => !isDoomed(v)),
-      server: o.servers.find((s) => !isDoomed(s))!,
-      doomed: o.servers.filter(isDoomed),
-    }));
+    const orgs = seedOrgs(cli, tmp);
 
     servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
     for (const [i, org] of orgs.entries()) {

@@ -41,15 +41,13 @@ import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { Context, Org, Reply, Server, Stats, ownerPasswords, pickAction, seedFile, startServer } from './chaos';
+import { Context, Reply, Server, Stats, ownerPasswords, pickAction, runCli, seedOrgs, startServer } from './chaos';
 import { FUNDING_SERVER_ENV } from './chaos-funding';
-import { isDoomed } from './chaos-servers-delete';
 import { ChaosWebhooks, WEBHOOK_SERVER_ENV } from './chaos-webhooks';
 import { PgBouncer, ensureDebianPackages, startPgBouncer, unprivilegedUser, waitListening } from './pgbouncer';
 import { childEnv as processEnv, freePort } from './processes';
 import { envInt } from './stats';
 
-const ROOT = join(__dirname, '../..');
 const DATABASE = 'cds_cluster';
 const LISTEN_ALIAS = 'cds_cluster_listen';
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -197,24 +195,10 @@ async function main(): Promise<void> {
     bouncer = await startPgBouncer({ serverPort: primaryPort, poolSize: 20, sessionDatabases: { [LISTEN_ALIAS]: DATABASE } });
     log(`PgBouncer (transaction mode) on ${bouncer.port}`);
 
-    const cli = (args: string[], url: string): string => {
-      const r = spawnSync(process.execPath, ['dist/src/cli/main.js', ...args], { cwd: ROOT, env: childEnv({ DATABASE_URL: url, LOG_LEVEL: 'warn' }), encoding: 'utf8', timeout: 180_000 });
-      if (r.status !== 0 && args[0] !== 'verify') throw new Error(`cli ${args[0]} exited ${r.status}: ${r.stderr}`);
-      return r.stdout;
-    };
+    const cli = (args: string[], url: string): string => runCli(args, url, 180_000);
     // Migrations on the direct connection, as the Kubernetes migrations Job does.
     cli(['migrate'], primary.url(DATABASE));
-    const seedPath = join(tmp, 'seed.json');
-    writeFileSync(seedPath, JSON.stringify(seedFile()));
-    const seeded = JSON.parse(cli(['seed', seedPath], primary.url(DATABASE))) as { organizations: { id: string; api_keys: { token: string }[]; volumes: string[]; servers: string[] }[] };
-    const orgs: Org[] = seeded.organizations.map((o) => ({
-      id: o.id,
-      token: o.api_keys[0].token,
-      session: '',
-      volumes: o.volumes.filter((v) => !isDoomed(v)),
-      server: o.servers.find((s) => !isDoomed(s))!,
-      doomed: o.servers.filter(isDoomed),
-    }));
+    const orgs = seedOrgs((args) => cli(args, primary.url(DATABASE)), tmp);
 
     const common = {
       DATABASE_URL: bouncer.url(DATABASE),
