@@ -31,6 +31,7 @@ import { Invitations1764000000260 } from './1764000000260-invitations';
 /** Every migration, in order. Listed as classes so ts (tests) and js (dist) load the same set. */
 import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-and-deployments';
 import { TermsSuspension1764000000340 } from './1764000000340-terms-suspension';
+import { AutoRenew1764000000342 } from './1764000000342-auto-renew';
 import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
 import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
@@ -69,6 +70,7 @@ export const MIGRATIONS = [
   WebhookDeliveriesInFlight1764000000330,
   TermsSuspension1764000000340,
   ExpiryNotices1764000000341,
+  AutoRenew1764000000342,
   LoginFailuresByEmail1764000000350,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,

@@ -1,3 +1,4 @@
+import { loadSettings } from '../../src/shared/config/settings';
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { Principal } from '../../src/modules/auth/domain/principal';
 import { ServerQueries } from '../../src/modules/servers/application/server-queries';
@@ -35,7 +36,7 @@ describe('UpdateServer and ServerQueries (in-memory adapters)', () => {
   beforeEach(() => {
     servers = new InMemoryServers();
     audit = new InMemoryAuditTrail();
-    update = new UpdateServer(new InMemoryUnitOfWork(), servers.reads, servers.writes, audit);
+    update = new UpdateServer(new InMemoryUnitOfWork(), servers.reads, servers.writes, audit, loadSettings({ NODE_ENV: 'test' }));
     servers.put(server());
     servers.put(server({ id: 'vm_2', name: 'db-1', deleteProtection: false, createdAt: new Date('2026-11-02T00:00:00Z') }));
     servers.put(server({ id: 'vm_gone', name: 'old', status: 'deleted', ipv4: null, deletedAt: new Date('2026-11-03T00:00:00Z') }));

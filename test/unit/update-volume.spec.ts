@@ -1,3 +1,4 @@
+import { loadSettings } from '../../src/shared/config/settings';
 import { InMemoryAuditTrail } from '../../src/modules/audit/testing/in-memory-audit-trail';
 import { Principal } from '../../src/modules/auth/domain/principal';
 import { UpdateVolume } from '../../src/modules/volumes/application/update-volume.use-case';
@@ -36,7 +37,7 @@ describe('UpdateVolume (in-memory adapters)', () => {
   beforeEach(() => {
     volumes = new InMemoryVolumeRepository();
     audit = new InMemoryAuditTrail();
-    update = new UpdateVolume(new InMemoryUnitOfWork(), volumes, audit);
+    update = new UpdateVolume(new InMemoryUnitOfWork(), volumes, audit, loadSettings({ NODE_ENV: 'test' }));
     volumes.put(volume());
     volumes.put(volume({ id: 'vol_2', name: 'taken' }));
   });

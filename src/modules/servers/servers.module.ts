@@ -60,6 +60,6 @@ import { ServersController } from './interface/http/servers.controller';
     DeleteServerExecutor,
     ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer],
+  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
 })
 export class ServersModule {}

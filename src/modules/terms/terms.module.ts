@@ -5,6 +5,7 @@ import { ServersModule } from '../servers/servers.module';
 import { StorageProviderModule } from '../storage-provider/storage-provider.module';
 import { VolumesModule } from '../volumes/volumes.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
+import { AutoRenewTerms } from './application/auto-renew.use-case';
 import { ExpireTerms } from './application/expire-terms.use-case';
 import { SendExpiryNotices } from './application/send-expiry-notices.use-case';
 import { SuspendServerExecutor, SuspendVolumeExecutor } from './application/suspend-executors';
@@ -18,7 +19,7 @@ import { TypeOrmTermStore } from './infrastructure/typeorm-term-store';
  */
 @Module({
   imports: [OperationsModule, AuditModule, EventOutboxModule, VolumesModule, ServersModule, StorageProviderModule],
-  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, SuspendServerExecutor, SuspendVolumeExecutor],
-  exports: [ExpireTerms, SendExpiryNotices],
+  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, AutoRenewTerms, SuspendServerExecutor, SuspendVolumeExecutor],
+  exports: [ExpireTerms, SendExpiryNotices, AutoRenewTerms],
 })
 export class TermsModule {}

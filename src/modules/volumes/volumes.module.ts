@@ -51,6 +51,6 @@ import { VolumesController } from './interface/http/volumes.controller';
     DetachVolume,
     DeleteVolume,
   ],
-  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks, ReconcileVolumesWithProvider],
+  exports: [VolumeRepository, ServerRepository, QuoteRepository, StorageProviderModule, CleanUpOrphanDisks, ReconcileVolumesWithProvider, RenewVolume],
 })
 export class VolumesModule {}

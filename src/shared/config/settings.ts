@@ -99,6 +99,10 @@ export interface Settings {
   termSweepMs: number;
   /** terms.md: the offsets (seconds before expires_at) of the expiry notices, largest first. */
   expiryNoticesS: number[];
+  /** terms.md: how long before expires_at an automatic renewal is attempted. */
+  autoRenewLeadS: number;
+  /** terms.md: how long after an automatic renewal the wallet could not pay the next attempt comes (sooner when the wallet is credited). */
+  autoRenewRetryS: number;
   /** Event webhooks: the secret the endpoints' signing secrets are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
   webhookSecretsKey: string | undefined;
   /** Template deployments: the secret their secret variables are sealed under (HKDF-SHA256 of it); unset, a public constant. Never logged. */
@@ -443,6 +447,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     volumeRetentionS: int(env, 'VOLUME_RETENTION_S', 604_800, 0, 31_536_000),
     termSweepMs: int(env, 'TERM_SWEEP_MS', 5_000, 100, 3_600_000),
     expiryNoticesS: offsets(env, 'EXPIRY_NOTICES_S', [604_800, 259_200, 86_400]),
+    autoRenewLeadS: int(env, 'AUTO_RENEW_LEAD_S', 259_200, 0, 31_536_000),
+    autoRenewRetryS: int(env, 'AUTO_RENEW_RETRY_S', 21_600, 1, 31_536_000),
   };
 }
 

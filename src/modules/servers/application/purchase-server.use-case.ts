@@ -15,7 +15,9 @@ import { Catalog } from '../../options/application/catalog.port';
 import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
 import { ServerOfferSnapshot } from '../../options/domain/server-options';
 import { auditActor } from '../../audit/application/audit-actor';
-import { TermMonths, termAmount } from '../../prepaid/domain/term';
+import { RENEWAL_TERMS, TermMonths, termAmount } from '../../prepaid/domain/term';
+import { AutoRenewInput, checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { Settings } from '../../../shared/config/settings';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
@@ -44,6 +46,8 @@ export interface PurchaseServerInput {
   labels?: Record<string, unknown>;
   deleteProtection?: boolean;
   quoteId?: string;
+  /** `{enabled, term_months?}` as sent: checked here (400 naming auto_renew.<member>; a term the region sells). */
+  autoRenew?: unknown;
 }
 
 /** What the 400 checks found, for the transaction to use. */
@@ -55,6 +59,7 @@ interface Checked {
   offer: ServerOfferSnapshot | undefined;
   zone: { id: string; regionId: string; available: boolean } | undefined;
   quote: ServerQuote | undefined;
+  autoRenew: AutoRenewInput | undefined;
 }
 
 /**
@@ -87,6 +92,7 @@ export class PurchaseServer {
     private readonly health: ComputeHealth,
     private readonly clock: Clock,
     private readonly images: ServableImages,
+    private readonly settings: Settings,
     @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
@@ -113,11 +119,12 @@ export class PurchaseServer {
       throw invalidRequest(`quote_id ${input.quoteId} is a disk quote; a server purchase needs a server quote (POST /v1/quotes with plan)`, { field: 'quote_id' });
     }
     const quote = anyQuote?.kind === 'server' ? anyQuote : undefined;
+    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, sells ? sells.terms! : RENEWAL_TERMS);
     if (quote) checkServerQuoteMatches(quote, { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency });
     // 400 last: a region or zone that does not exist, with the ids that would do (details.valid).
     if (!offer) throw unknownRegion(input.regionId, await this.catalog.regionIds());
     if (input.zoneId !== undefined && !found) throw unknownZone(input.zoneId, input.regionId, (await this.catalog.zonesOf(input.regionId)).map((z) => z.id));
-    return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote };
+    return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote, autoRenew };
   }
 
   async execute(principal: Principal, input: PurchaseServerInput, ip: string | null): Promise<{ server: Server; operation: Operation }> {
@@ -175,6 +182,7 @@ export class PurchaseServer {
             deleteProtection: input.deleteProtection ?? false,
             sshKeyIds: c.keys.map((k) => k.id),
             createdAt: now,
+            ...(c.autoRenew ? { autoRenew: { enabled: c.autoRenew.enabled, termMonths: c.autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
           }),
         );
       } catch (err) {

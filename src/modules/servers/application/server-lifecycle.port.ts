@@ -1,3 +1,4 @@
+import { AutoRenewSetting } from '../../prepaid/domain/auto-renew';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { Operation } from '../../operations/domain/operation';
 import { Labels } from '../../prepaid/domain/labels';
@@ -25,6 +26,8 @@ export interface NewServer {
   /** The SSH keys given, by id, in the order given. */
   sshKeyIds: string[];
   createdAt: Date;
+  /** Automatic renewal (terms.md); absent: off. */
+  autoRenew?: AutoRenewSetting;
 }
 
 /** The server writes of purchases, power actions, renewals and their executors, in the caller's transaction. */

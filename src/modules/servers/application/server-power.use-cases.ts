@@ -7,7 +7,7 @@ import { Currency, Money } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { JsonObject, Operation, OperationStep, OperationType } from '../../operations/domain/operation';
-import { auditActor } from '../../audit/application/audit-actor';
+import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { TermMonths, termAmount } from '../../prepaid/domain/term';
 import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
@@ -47,7 +47,7 @@ export class ServerActionRunner {
   ) {}
 
   run(
-    principal: Principal,
+    principal: Principal | SystemActor,
     serverId: string,
     ip: string | null,
     action: {
@@ -141,7 +141,12 @@ export class PowerServer {
 export class RenewServer {
   constructor(private readonly runner: ServerActionRunner) {}
 
-  execute(principal: Principal, input: { serverId: string; termMonths: TermMonths; currency?: Currency }, ip: string | null): Promise<ServerActionResult> {
+  /** `auto`: an automatic renewal by actor system (terms.md), audited with `data.auto: true`. */
+  execute(
+    principal: Principal | SystemActor,
+    input: { serverId: string; termMonths: TermMonths; currency?: Currency; auto?: boolean },
+    ip: string | null,
+  ): Promise<ServerActionResult> {
     return this.runner.run(principal, input.serverId, ip, {
       type: 'vm.renew',
       from: ['running', 'stopped', 'suspended'],
@@ -158,7 +163,7 @@ export class RenewServer {
             ...renewalParams.write({ termMonths: input.termMonths, amount }),
             ...(resume ? { resume: { power_on: server.powerBefore === 'running' } } : {}),
           },
-          audit: { term_months: input.termMonths, currency, amount: amount.format() },
+          audit: { term_months: input.termMonths, currency, amount: amount.format(), ...(input.auto ? { auto: true } : {}) },
           hold: amount,
         };
       },

@@ -19,6 +19,8 @@ export interface ListServersInput {
   name?: string;
   /** `key=value`, once or repeated. */
   label?: string | string[];
+  /** `true` or `false` (checked by the HTTP layer). */
+  autoRenew?: string;
 }
 
 /** The caller's servers: one by id (deleted ones included), or a filtered page. */
@@ -43,7 +45,8 @@ export class ServerQueries {
     const page = await this.servers.listInOrg(principal.orgId, {
       limit,
       after,
-      filter: { status: input.status, regionId: input.region, zoneId: input.zone, name: input.name, labels: selectors.map((s) => parseLabelSelector(s)) },
+      filter: { status: input.status, regionId: input.region, zoneId: input.zone, name: input.name, labels: selectors.map((s) => parseLabelSelector(s)),
+        autoRenew: input.autoRenew === undefined ? undefined : input.autoRenew === 'true' },
     });
     return { servers: page.items, nextCursor: page.next && encodeCursor(page.next) };
   }

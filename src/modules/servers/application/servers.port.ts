@@ -1,3 +1,4 @@
+import { AutoRenewSetting } from '../../prepaid/domain/auto-renew';
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { Server, ServerFilter } from '../domain/server';
 
@@ -14,6 +15,8 @@ export interface ServerChanges {
   name?: string;
   labels?: Record<string, string>;
   deleteProtection?: boolean;
+  /** Automatic renewal turned on or off, its term; `leadS`: AUTO_RENEW_LEAD_S, which schedules its attempts. */
+  autoRenew?: AutoRenewSetting;
 }
 
 /** Writes of the servers module (synchronous edits). */

@@ -5,6 +5,9 @@ import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { ADMIN_ROLES, Principal } from '../../auth/domain/principal';
 import { auditActor } from '../../audit/application/audit-actor';
 import { Labels, checkLabels, sameLabels } from '../../prepaid/domain/labels';
+import { autoRenewChange, checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { RENEWAL_TERMS } from '../../prepaid/domain/term';
+import { Settings } from '../../../shared/config/settings';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, Server, nameTaken } from '../domain/server';
 import { ServerChanges, ServerReads, ServerWrites } from './servers.port';
 
@@ -26,6 +29,8 @@ export interface UpdateServerInput {
   /** Checked here (count, keys, values): 400 naming `labels.<key>`. */
   labels?: Record<string, unknown>;
   deleteProtection?: boolean;
+  /** `{enabled, term_months?}` as sent: checked here (400 naming auto_renew.<member>). */
+  autoRenew?: unknown;
 }
 
 /**
@@ -43,6 +48,7 @@ export class UpdateServer {
     private readonly reads: ServerReads,
     private readonly writes: ServerWrites,
     private readonly audit: AuditTrail,
+    private readonly settings: Settings,
   ) {}
 
   async refuseProtectionOff(principal: Principal, serverId: string, body: unknown): Promise<void> {
@@ -55,6 +61,7 @@ export class UpdateServer {
   async execute(principal: Principal, input: UpdateServerInput, ip: string | null): Promise<Server> {
     const name = input.name === undefined ? undefined : checkServerName(input.name);
     const labels: Labels | undefined = input.labels === undefined ? undefined : checkLabels(input.labels);
+    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
     return this.uow.run(async () => {
       const server = await this.writes.lockInOrg(principal.orgId, input.serverId);
       if (!server) throw notFound(`Server ${input.serverId} not found`);
@@ -76,6 +83,17 @@ export class UpdateServer {
         if (!input.deleteProtection && !mayTurnProtectionOff(principal)) throw protectionOffForbidden(principal);
         changes.deleteProtection = input.deleteProtection;
         diff.delete_protection = { old: server.deleteProtection, new: input.deleteProtection };
+      }
+      if (autoRenew !== undefined) {
+        const change = autoRenewChange(server.autoRenew, autoRenew, this.settings.autoRenewLeadS);
+        // terms.md: a seeded server with no term never expires and cannot auto-renew.
+        if (change?.setting.enabled && (!server.expiresAt || !server.price || !server.billing)) {
+          throw invalidState(`Server ${server.id} was not bought here (a seeded server with no term) and cannot renew automatically`);
+        }
+        if (change) {
+          changes.autoRenew = change.setting;
+          diff.auto_renew = change.diff;
+        }
       }
       if (Object.keys(diff).length === 0) return server;
 

@@ -1,4 +1,5 @@
 import { formatPricePair } from '../../../shared/kernel/money/money';
+import { presentAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Server } from './server';
 
 /** The Server of servers.md, every member present; a seeded server's purchase members are null. */
@@ -19,6 +20,7 @@ export function presentServer(s: Server) {
     billing: s.billing ? { currency: s.billing.currency, amount: s.billing.format() } : null,
     price_per_month: s.price ? formatPricePair(s.price) : null,
     expires_at: s.expiresAt ? s.expiresAt.toISOString() : null,
+    auto_renew: presentAutoRenew(s.autoRenew),
     suspended_at: s.suspendedAt ? s.suspendedAt.toISOString() : null,
     release_at: s.releaseAt ? s.releaseAt.toISOString() : null,
     labels: { ...s.labels },

@@ -2,6 +2,7 @@ import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { Labels } from '../../prepaid/domain/labels';
 import { DeletedReason } from '../../prepaid/domain/term';
+import { AutoRenew } from '../../prepaid/domain/auto-renew';
 
 export const SERVER_STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'rebooting', 'suspended', 'deleting', 'deleted'] as const;
 export type ServerStatus = (typeof SERVER_STATUSES)[number];
@@ -51,6 +52,8 @@ export interface Server {
    * (null otherwise; cleared when the instance is seen again). Not shown in the API.
    */
   instanceMissingSince: Date | null;
+  /** Automatic renewal (terms.md); absent: off. */
+  autoRenew?: AutoRenew;
 }
 
 /**
@@ -75,6 +78,8 @@ export interface ServerFilter {
   zoneId?: string;
   name?: string;
   labels: [string, string][];
+  /** Whether automatic renewal is on. */
+  autoRenew?: boolean;
 }
 
 /** 409 conflict: the name is held by another live server of the organization (named when known). */

@@ -24,12 +24,13 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
     try {
       await this.db.query(
         `INSERT INTO servers (id, org_id, name, region_id, zone_id, status, plan_id, vcpus, memory_gb, disk_gb, image_id, ipv4, term_months,
-                              billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, labels, delete_protection, created_at, ssh_key_ids)
-         VALUES ($1, $2, $3, $4, $5, 'creating', $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20::text[])`,
+                              billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, labels, delete_protection, created_at, ssh_key_ids,
+                              auto_renew_enabled, auto_renew_term_months, auto_renew_lead_s)
+         VALUES ($1, $2, $3, $4, $5, 'creating', $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20::text[], $21, $22, $23)`,
         [
           s.id, s.orgId, s.name, s.regionId, s.zoneId, s.planId, s.vcpus, s.memoryGb, s.diskGb, s.image, s.termMonths, s.billing.currency,
           s.billing.minor.toString(), s.price.USD.minor.toString(), s.price.IDR.minor.toString(), s.expiresAt, JSON.stringify(s.labels),
-          s.deleteProtection, s.createdAt, s.sshKeyIds,
+          s.deleteProtection, s.createdAt, s.sshKeyIds, s.autoRenew?.enabled ?? false, s.autoRenew?.termMonths ?? null, s.autoRenew?.leadS ?? 259_200,
         ],
       );
     } catch (err) {

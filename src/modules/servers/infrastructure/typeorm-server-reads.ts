@@ -5,8 +5,9 @@ import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/curs
 import { ServerReads } from '../application/servers.port';
 import { Server, ServerFilter, ServerStatus } from '../domain/server';
 import { DeletedReason } from '../../prepaid/domain/term';
+import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
-interface ServerRow {
+interface ServerRow extends AutoRenewRow {
   id: string;
   org_id: string;
   name: string;
@@ -43,6 +44,7 @@ interface ServerRow {
 const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
   s.ipv4, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
   s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
+  ${autoRenewColumns('s')},
   ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
   to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
 
@@ -76,6 +78,7 @@ export function toServer(r: ServerRow): Server {
     releaseAt: r.release_at,
     deletedReason: r.deleted_reason,
     powerBefore: r.power_before,
+    autoRenew: toAutoRenew(r),
   };
 }
 
@@ -103,6 +106,7 @@ export class TypeOrmServerReads extends ServerReads {
     if (f.regionId !== undefined) add((p) => `s.region_id = ${p}`, f.regionId);
     if (f.zoneId !== undefined) add((p) => `s.zone_id = ${p}`, f.zoneId);
     if (f.name !== undefined) add((p) => `s.name = ${p}`, f.name);
+    if (f.autoRenew !== undefined) add((p) => `s.auto_renew_enabled = ${p}`, f.autoRenew);
     // Every label given must match: one array parameter whatever their number (one statement).
     if (f.labels.length > 0) add((p) => `s.labels @> ALL (${p}::jsonb[])`, f.labels.map(([key, value]) => JSON.stringify({ [key]: value })));
     if (query.after) {

@@ -33,6 +33,11 @@ export class TypeOrmServerWrites extends ServerWrites {
     if (changes.name !== undefined) set('name', changes.name);
     if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
     if (changes.deleteProtection !== undefined) set('delete_protection', changes.deleteProtection);
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+      set('auto_renew_lead_s', changes.autoRenew.leadS);
+    }
     if (sets.length === 0) return;
     try {
       await this.db.query(`UPDATE servers SET ${sets.join(', ')} WHERE org_id = $1 AND id = $2`, params);

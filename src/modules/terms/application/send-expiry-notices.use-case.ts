@@ -1,3 +1,4 @@
+import { presentAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
@@ -40,8 +41,8 @@ export class SendExpiryNotices {
 
   /**
    * `server.expiring` / `volume.expiring` once per (resource, expires_at, offset), when the offset before expires_at has been crossed during the current term and the
-   * resource is live and not suspended. Not audited. Until automatic renewal exists every
-   * resource's auto-renew is off, so every due notice is sent.
+   * resource is live and not suspended, and its auto-renew is off or its last attempt failed
+   * (the wallet could not pay). Not audited.
    */
   private async notify(kind: 'volume' | 'server', offsetS: number, limit: number): Promise<number> {
     const now = this.clock.now();
@@ -58,7 +59,7 @@ export class SendExpiryNotices {
           name: d.name,
           expires_at: d.expiresAt.toISOString(),
           days_left: Math.ceil((d.expiresAt.getTime() - now.getTime()) / 86_400_000),
-          auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null },
+          auto_renew: presentAutoRenew(d.autoRenew),
         },
       }));
     await this.outbox.recordMany(events);

@@ -1,3 +1,7 @@
+import { AutoRenew, AutoRenewAttempt } from '../../prepaid/domain/auto-renew';
+
+export type TermKind = 'volume' | 'server';
+
 /** A resource whose deadline has come, claimed (row locked) by a term sweep's transaction. */
 export interface DueResource {
   id: string;
@@ -13,6 +17,29 @@ export interface NoticeDue {
   orgId: string;
   name: string;
   expiresAt: Date;
+  autoRenew: AutoRenew;
+}
+
+/** A resource whose automatic renewal attempt is due, claimed (row locked). */
+export interface AutoRenewDue {
+  id: string;
+  orgId: string;
+  expiresAt: Date;
+  /** The resource's own term. */
+  termMonths: number;
+  /** auto_renew.term_months (null: the resource's own). */
+  autoTermMonths: number | null;
+  /** The AUTO_RENEW_LEAD_S its schedule was computed with. */
+  leadS: number;
+}
+
+/** What an attempt leaves on the resource: the last attempt as shown, and when the next comes. */
+export interface AutoRenewOutcome {
+  lastAttempt: AutoRenewAttempt;
+  /** null: none for this term end (an accepted renewal runs); else the next attempt's time. */
+  retryAt: Date | null;
+  /** After a failed attempt: the wallet's last ledger position then (a credit after it wakes the resource up). */
+  walletSeq: string | null;
 }
 
 /**
@@ -29,7 +56,8 @@ export abstract class TermStore {
   /**
    * Live, not suspended volumes or servers whose `expires_at` is in (now, now + offset], whose
    * term is longer than the offset (the offset was crossed after the purchase or the last
-   * renewal), and without a notice for (resource, expires_at, offset).
+   * renewal), whose auto-renew is off or its last attempt failed, and without a notice for
+   * (resource, expires_at, offset).
    */
   abstract claimNoticesDue(kind: 'volume' | 'server', now: Date, offsetS: number, limit: number): Promise<NoticeDue[]>;
   /** Records the notices sent (the primary key keeps one per (resource, expires_at, offset)); the ids actually recorded. */
@@ -50,4 +78,23 @@ export abstract class TermStore {
   abstract volumeUnmounted(id: string): Promise<void>;
   /** volume.suspend's detaching step done: no server, no mount path. */
   abstract volumeDetached(id: string): Promise<void>;
+
+  /**
+   * Resources with auto-renew on whose next attempt is due (`auto_renew_next_at <= now`), live
+   * (suspended ones too), with no unfinished operation, no automatic renewal accepted for their
+   * `expires_at` and an organization not suspended.
+   */
+  abstract claimAutoRenewDue(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]>;
+  /** Like claimAutoRenewDue, for those waiting after a failed attempt whose wallet has been credited in their currency since. */
+  abstract claimAutoRenewCredited(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]>;
+  /** The organization's last wallet ledger position ('0' when none). */
+  abstract walletSeq(orgId: string): Promise<string>;
+  /** Records an attempt; false when an accepted one exists already for (resource, expires_at) (the unique key). */
+  abstract recordAutoRenewAttempt(attempt: { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }): Promise<boolean>;
+  /** Stores the outcome of an attempt on the resource (its next_attempt_at follows). */
+  abstract saveAutoRenewOutcome(kind: TermKind, id: string, outcome: AutoRenewOutcome): Promise<void>;
+  /** Pushes the next attempt to `retryAt` without an attempt (the renewal was refused for another reason than money). */
+  abstract postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void>;
+  /** Reschedules with another AUTO_RENEW_LEAD_S (the setting changed since the schedule was computed). */
+  abstract setAutoRenewLead(kind: TermKind, id: string, leadS: number): Promise<void>;
 }

@@ -1,12 +1,34 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
-import { DueResource, NoticeDue, TermStore } from '../application/term-store.port';
+import { AutoRenewAttempt } from '../../prepaid/domain/auto-renew';
+import { AutoRenewRow as AutoRenewColumns, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
+import { AutoRenewDue, AutoRenewOutcome, DueResource, NoticeDue, TermKind, TermStore } from '../application/term-store.port';
 
 /** Unfinished operations of a volume (the one-unfinished-operation-per-volume index serves it). */
 const VOLUME_IDLE = `NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))`;
 /** Unfinished vm.* / template.* operations of a server (the one-unfinished-server-operation index serves it). */
 const SERVER_IDLE = `NOT EXISTS (SELECT 1 FROM operations o WHERE o.vm_id = s.id AND o.status IN ('pending', 'running')
                                    AND (o.type LIKE 'vm.%' OR o.type LIKE 'template.%'))`;
+
+/** The table of a kind, its alias (the one the idle clauses use), its live statuses for auto-renew, its idle clause. */
+const AUTO_RENEW: Record<TermKind, { table: string; a: string; live: string; idle: string }> = {
+  volume: { table: 'volumes', a: 'v', live: `v.status IN ('available', 'attached', 'suspended')`, idle: VOLUME_IDLE },
+  server: {
+    table: 'servers',
+    a: 's',
+    live: `s.status IN ('running', 'stopped', 'suspended') AND s.expires_at IS NOT NULL AND s.price_usd_minor IS NOT NULL`,
+    idle: SERVER_IDLE,
+  },
+};
+
+interface AutoRenewRow {
+  id: string;
+  org_id: string;
+  expires_at: Date;
+  term_months: number;
+  auto_renew_term_months: number | null;
+  auto_renew_lead_s: number;
+}
 
 /**
  * The term sweeps' SQL. The due rows come from the partial indexes volumes_expiry_due_idx and
@@ -45,16 +67,17 @@ export class TypeOrmTermStore extends TermStore {
 
   async claimNoticesDue(kind: 'volume' | 'server', now: Date, offsetS: number, limit: number): Promise<NoticeDue[]> {
     const live = kind === 'volume' ? `r.status IN ('available', 'attached')` : `r.status IN ('running', 'stopped') AND r.expires_at IS NOT NULL AND r.term_months IS NOT NULL`;
-    const rows = await this.db.query<{ id: string; org_id: string; name: string; expires_at: Date }>(
-      `SELECT r.id, r.org_id, r.name, r.expires_at FROM ${kind === 'volume' ? 'volumes' : 'servers'} r
+    const rows = await this.db.query<{ id: string; org_id: string; name: string; expires_at: Date } & AutoRenewColumns>(
+      `SELECT r.id, r.org_id, r.name, r.expires_at, ${autoRenewColumns('r')} FROM ${kind === 'volume' ? 'volumes' : 'servers'} r
         WHERE ${live} AND r.expires_at > $1 AND r.expires_at <= $1 + make_interval(secs => $2::int)
+          AND (NOT r.auto_renew_enabled OR r.auto_renew_last_attempt->>'outcome' = 'insufficient_balance')
           AND make_interval(secs => $2::int) <= make_interval(months => r.term_months)
           AND NOT EXISTS (SELECT 1 FROM expiry_notices n WHERE n.resource_id = r.id AND n.expires_at = r.expires_at AND n.offset_s = $2::int)
         ORDER BY r.expires_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED`,
       [now, offsetS, limit],
       `terms_notices_due_${kind}`,
     );
-    return rows.map((r) => ({ id: r.id, orgId: r.org_id, name: r.name, expiresAt: r.expires_at }));
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, name: r.name, expiresAt: r.expires_at, autoRenew: toAutoRenew(r) }));
   }
 
   async recordNotices(notices: readonly { resourceId: string; orgId: string; expiresAt: Date; offsetS: number; sentAt: Date }[]): Promise<Set<string>> {
@@ -137,5 +160,84 @@ export class TypeOrmTermStore extends TermStore {
 
   async volumeDetached(id: string): Promise<void> {
     await this.db.query('UPDATE volumes SET server_id = NULL, mount_path = NULL, mounted = false WHERE id = $1', [id]);
+  }
+
+  /**
+   * The due rows come from the partial index <table>_auto_renew_due_idx on auto_renew_next_at
+   * (set only while enabled and live); the unique key of accepted attempts answers the NOT EXISTS.
+   */
+  async claimAutoRenewDue(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]> {
+    const { table, a, live, idle } = AUTO_RENEW[kind];
+    return this.claimAutoRenew(
+      `SELECT ${a}.id, ${a}.org_id, ${a}.expires_at, ${a}.term_months, ${a}.auto_renew_term_months, ${a}.auto_renew_lead_s FROM ${table} ${a}
+        WHERE ${a}.auto_renew_next_at <= $1 AND ${live} AND ${idle} AND ${this.autoRenewable(a)}
+        ORDER BY ${a}.auto_renew_next_at LIMIT $2 FOR UPDATE OF ${a} SKIP LOCKED`,
+      [now, limit],
+      `terms_auto_renew_due_${kind}`,
+    );
+  }
+
+  /**
+   * The resources waiting after a failed attempt (the partial index <table>_auto_renew_waiting_idx)
+   * whose wallet got a credit or an operator's credit in their currency after the attempt: one
+   * probe of wallet_ledger_org_currency_seq each.
+   */
+  async claimAutoRenewCredited(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]> {
+    const { table, a, live, idle } = AUTO_RENEW[kind];
+    return this.claimAutoRenew(
+      `SELECT ${a}.id, ${a}.org_id, ${a}.expires_at, ${a}.term_months, ${a}.auto_renew_term_months, ${a}.auto_renew_lead_s FROM ${table} ${a}
+        WHERE ${a}.auto_renew_wallet_seq IS NOT NULL AND ${a}.auto_renew_next_at IS NOT NULL AND ${a}.auto_renew_next_at > $1
+          AND EXISTS (SELECT 1 FROM wallet_ledger l WHERE l.org_id = ${a}.org_id AND l.currency = ${a}.billing_currency
+                         AND l.seq > ${a}.auto_renew_wallet_seq AND l.kind IN ('credit', 'adjustment_credit'))
+          AND ${live} AND ${idle} AND ${this.autoRenewable(a)}
+        ORDER BY ${a}.auto_renew_next_at LIMIT $2 FOR UPDATE OF ${a} SKIP LOCKED`,
+      [now, limit],
+      `terms_auto_renew_credited_${kind}`,
+    );
+  }
+
+  /** No automatic renewal accepted yet for this term end, and an organization not suspended (admin.md: auto-renewals pause). */
+  private autoRenewable(a: string): string {
+    return `NOT EXISTS (SELECT 1 FROM auto_renew_attempts t WHERE t.resource_id = ${a}.id AND t.expires_at = ${a}.expires_at AND t.outcome = 'accepted')
+        AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = ${a}.org_id AND o.suspended_at IS NOT NULL)`;
+  }
+
+  private async claimAutoRenew(sql: string, params: unknown[], name: string): Promise<AutoRenewDue[]> {
+    const rows = await this.db.query<AutoRenewRow>(sql, params, name);
+    return rows.map((r) => ({
+      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months, autoTermMonths: r.auto_renew_term_months, leadS: r.auto_renew_lead_s,
+    }));
+  }
+
+  async walletSeq(orgId: string): Promise<string> {
+    const row = await this.db.one<{ seq: string }>('SELECT last_seq::text AS seq FROM wallet_heads WHERE org_id = $1', [orgId], 'terms_wallet_seq');
+    return row?.seq ?? '0';
+  }
+
+  async recordAutoRenewAttempt(t: { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }): Promise<boolean> {
+    const rows = await this.db.query<{ id: string }>(
+      `INSERT INTO auto_renew_attempts (resource_id, org_id, expires_at, at, outcome, operation_id) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT DO NOTHING RETURNING id`,
+      [t.resourceId, t.orgId, t.expiresAt, t.at, t.outcome, t.operationId],
+      'terms_record_auto_renew_attempt',
+    );
+    return rows.length === 1;
+  }
+
+  async saveAutoRenewOutcome(kind: TermKind, id: string, o: AutoRenewOutcome): Promise<void> {
+    await this.db.query(
+      `UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_last_attempt = $2::jsonb, auto_renew_retry_at = coalesce($3::timestamptz, 'infinity'), auto_renew_wallet_seq = $4
+        WHERE id = $1`,
+      [id, JSON.stringify(o.lastAttempt), o.retryAt, o.walletSeq],
+      `terms_auto_renew_outcome_${kind}`,
+    );
+  }
+
+  async postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void> {
+    await this.db.query(`UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_retry_at = $2 WHERE id = $1`, [id, retryAt], `terms_auto_renew_postpone_${kind}`);
+  }
+
+  async setAutoRenewLead(kind: TermKind, id: string, leadS: number): Promise<void> {
+    await this.db.query(`UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_lead_s = $2 WHERE id = $1`, [id, leadS], `terms_auto_renew_lead_${kind}`);
   }
 }

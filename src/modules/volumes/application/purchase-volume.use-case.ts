@@ -16,7 +16,9 @@ import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { OrderTerms, applyQuote, checkOrderAgainstOffer, checkQuoteMatches, orderAmount } from '../domain/quote';
 import { Server } from '../domain/server';
 import { Volume } from '../domain/volume';
-import { TermMonths } from '../../prepaid/domain/term';
+import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
+import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { Settings } from '../../../shared/config/settings';
 import { checkMountPath, defaultMountPath, purchaseSteps, serverFull } from '../domain/volume-actions';
 import { checkVolumeName } from '../domain/volume-attributes';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
@@ -41,6 +43,8 @@ export interface PurchaseVolumeInput {
   labels?: Record<string, unknown>;
   deleteProtection?: boolean;
   quoteId?: string;
+  /** `{enabled, term_months?}` as sent: checked here (400 naming auto_renew.<member>). */
+  autoRenew?: unknown;
 }
 
 export const providerUnavailable = (): DomainError =>
@@ -70,12 +74,14 @@ export class PurchaseVolume {
     private readonly audit: AuditTrail,
     private readonly health: ProviderHealth,
     private readonly clock: Clock,
+    private readonly settings: Settings,
   ) {}
 
   async execute(principal: Principal, input: PurchaseVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
     // Body errors that need no database come first.
     const name = checkVolumeName(input.name);
     const labels: Labels = input.labels === undefined ? {} : checkLabels(input.labels);
+    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
     if (input.mountPath !== undefined && input.serverId === undefined) {
       throw invalidRequest('mount_path is only allowed with server_id (the disk is mounted when it is attached)', { field: 'mount_path' });
     }
@@ -168,6 +174,7 @@ export class PurchaseVolume {
         note: input.note ?? null,
         labels,
         deleteProtection: input.deleteProtection ?? false,
+        ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
         createdAt: now,
       });
       if (!zone.available) {

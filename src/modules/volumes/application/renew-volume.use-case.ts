@@ -12,7 +12,7 @@ import { quoteRenewal } from '../domain/renewal';
 import { Volume, assertDiskPresent } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
 import { operationInTheWay } from '../domain/volume-actions';
-import { auditActor } from '../../audit/application/audit-actor';
+import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { renewalParams } from '../../prepaid/application/renewal-params';
 import { VolumeRepository } from './volumes.port';
 
@@ -21,6 +21,8 @@ export interface RenewVolumeInput {
   termMonths: TermMonths;
   /** Defaults to the volume's billing currency. */
   currency?: Currency;
+  /** An automatic renewal (terms.md): audited with `data.auto: true`. */
+  auto?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export class RenewVolume {
     private readonly clock: Clock,
   ) {}
 
-  execute(principal: Principal, input: RenewVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
+  execute(principal: Principal | SystemActor, input: RenewVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
     return this.uow.run(async () => {
       // The row lock serialises renewals (and every other operation) of one volume; the unique
       // index on unfinished operations is the last word should anything slip past it.
@@ -75,6 +77,7 @@ export class RenewVolume {
             term_months: quote.termMonths,
             currency: quote.amount.currency,
             amount: quote.amount.format(),
+            ...(input.auto ? { auto: true } : {}),
           },
         },
       });

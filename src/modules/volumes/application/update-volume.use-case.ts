@@ -6,6 +6,9 @@ import { ADMIN_ROLES, Principal } from '../../auth/domain/principal';
 import { Volume } from '../domain/volume';
 import { checkVolumeName } from '../domain/volume-attributes';
 import { Labels, checkLabels, sameLabels } from '../../prepaid/domain/labels';
+import { autoRenewChange, checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { RENEWAL_TERMS } from '../../prepaid/domain/term';
+import { Settings } from '../../../shared/config/settings';
 import { auditActor } from '../../audit/application/audit-actor';
 import { VolumeChanges, VolumeRepository } from './volumes.port';
 
@@ -23,6 +26,8 @@ export interface UpdateVolumeInput {
   /** Checked here (count, keys, values): 400 naming `labels.<key>`. */
   labels?: Record<string, unknown>;
   deleteProtection?: boolean;
+  /** `{enabled, term_months?}` as sent: checked here (400 naming auto_renew.<member>). */
+  autoRenew?: unknown;
 }
 
 /**
@@ -39,6 +44,7 @@ export class UpdateVolume {
     private readonly uow: UnitOfWork,
     private readonly volumes: VolumeRepository,
     private readonly audit: AuditTrail,
+    private readonly settings: Settings,
   ) {}
 
   /**
@@ -59,6 +65,7 @@ export class UpdateVolume {
     // Body errors (400) come before the volume is looked up (404, 409).
     const name = input.name === undefined ? undefined : checkVolumeName(input.name);
     const labels: Labels | undefined = input.labels === undefined ? undefined : checkLabels(input.labels);
+    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
     return this.uow.run(async () => {
       const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
       if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
@@ -86,6 +93,13 @@ export class UpdateVolume {
         if (!input.deleteProtection && !mayTurnProtectionOff(principal)) throw protectionOffForbidden(principal);
         changes.deleteProtection = input.deleteProtection;
         diff.delete_protection = { old: volume.deleteProtection, new: input.deleteProtection };
+      }
+      if (autoRenew !== undefined) {
+        const change = autoRenewChange(volume.autoRenew, autoRenew, this.settings.autoRenewLeadS);
+        if (change) {
+          changes.autoRenew = change.setting;
+          diff.auto_renew = change.diff;
+        }
       }
       if (Object.keys(diff).length === 0) return volume;
 

@@ -21,6 +21,8 @@ export interface ListVolumesInput {
   label?: string | string[];
   /** ISO 8601 date-time with a zone (or a date: midnight UTC). */
   expiresBefore?: string;
+  /** `true` or `false` (checked by the HTTP layer). */
+  autoRenew?: string;
 }
 
 const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,6})?)?(?:Z|[+-]\d{2}:\d{2}))?$/;
@@ -67,6 +69,7 @@ export class VolumeQueries {
       name: input.name,
       labels: selectors.map((s) => parseLabelSelector(s)),
       expiresBefore: input.expiresBefore === undefined ? undefined : parseInstant(input.expiresBefore, 'expires_before'),
+      autoRenew: input.autoRenew === undefined ? undefined : input.autoRenew === 'true',
     };
     const page = await this.volumes.listInOrg(principal.orgId, { limit, after, filter });
     return { volumes: page.items, nextCursor: page.next && encodeCursor(page.next) };

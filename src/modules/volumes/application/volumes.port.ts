@@ -1,3 +1,4 @@
+import { AutoRenewSetting } from '../../prepaid/domain/auto-renew';
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
@@ -10,9 +11,11 @@ export interface VolumeChanges {
   note?: string | null;
   labels?: Labels;
   deleteProtection?: boolean;
+  /** Automatic renewal turned on or off, its term; `leadS`: AUTO_RENEW_LEAD_S, which schedules its attempts. */
+  autoRenew?: AutoRenewSetting;
 }
 
-export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt'> & { serverId: string | null; createdAt?: Date };
+export type NewVolume = Omit<Volume, 'server' | 'createdAt' | 'deletedAt' | 'autoRenew'> & { serverId: string | null; createdAt?: Date; autoRenew?: AutoRenewSetting };
 
 /** Volumes of organizations. Lookups are always scoped to one organization. */
 export abstract class VolumeRepository {

@@ -1,4 +1,5 @@
 import { formatPricePair } from '../../../shared/kernel/money/money';
+import { presentAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Volume } from './volume';
 
 /** The Volume of interface.md 2.1, every field present; nulls for a detached disk. */
@@ -18,6 +19,7 @@ export function presentVolume(v: Volume) {
     billing: { currency: v.billing.currency, amount: v.billing.format() },
     price_per_gb_month: formatPricePair(v.price),
     expires_at: v.expiresAt.toISOString(),
+    auto_renew: presentAutoRenew(v.autoRenew),
     suspended_at: v.suspendedAt ? v.suspendedAt.toISOString() : null,
     release_at: v.releaseAt ? v.releaseAt.toISOString() : null,
     previous_server_id: v.previousServerId ?? null,

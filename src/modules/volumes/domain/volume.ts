@@ -3,6 +3,7 @@ import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { VolumeType } from '../../options/domain/catalog';
 import { Labels, matchesLabels } from '../../prepaid/domain/labels';
 import { DeletedReason, TermMonths, termAmount } from '../../prepaid/domain/term';
+import { AutoRenew } from '../../prepaid/domain/auto-renew';
 
 export const VOLUME_STATUSES = ['creating', 'available', 'attached', 'suspended', 'deleting', 'deleted'] as const;
 export type VolumeStatus = (typeof VOLUME_STATUSES)[number];
@@ -36,6 +37,8 @@ export interface Volume {
   deletedReason?: DeletedReason | null;
   /** The server its suspension detached it from, else null. */
   previousServerId?: string | null;
+  /** Automatic renewal (terms.md); absent: off. */
+  autoRenew?: AutoRenew;
   /** Set when the reconciliation sweep found the volume's disk gone at the provider: renewal and attach are refused (409). */
   diskMissingSince?: Date | null;
 }
@@ -65,6 +68,8 @@ export interface VolumeFilter {
   labels?: [string, string][];
   /** expires_at strictly before this instant. */
   expiresBefore?: Date;
+  /** Whether automatic renewal is on. */
+  autoRenew?: boolean;
 }
 
 /** Whether the volume passes the filter (the SQL of the database adapter says the same). */
@@ -77,5 +82,6 @@ export function matchesFilter(v: Volume, f: VolumeFilter): boolean {
   if (f.serverId !== undefined && v.server?.id !== f.serverId) return false;
   if (f.name !== undefined && v.name !== f.name) return false;
   if (f.expiresBefore !== undefined && !(v.expiresAt.getTime() < f.expiresBefore.getTime())) return false;
+  if (f.autoRenew !== undefined && (v.autoRenew?.enabled ?? false) !== f.autoRenew) return false;
   return matchesLabels(v.labels, f.labels ?? []);
 }

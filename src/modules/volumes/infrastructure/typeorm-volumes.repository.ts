@@ -11,8 +11,9 @@ import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
 import { nameTaken } from '../domain/volume-attributes';
 import { Labels } from '../../prepaid/domain/labels';
+import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
-export interface VolumeRow {
+export interface VolumeRow extends AutoRenewRow {
   id: string;
   org_id: string;
   name: string;
@@ -49,7 +50,8 @@ export const VOLUME_SELECT = `
          s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
          v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
          v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since,
-         v.suspended_at, v.release_at, v.deleted_reason, v.previous_server_id
+         v.suspended_at, v.release_at, v.deleted_reason, v.previous_server_id,
+         ${autoRenewColumns('v')}
     FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
 
 export function toVolume(r: VolumeRow): Volume {
@@ -79,6 +81,7 @@ export function toVolume(r: VolumeRow): Volume {
     releaseAt: r.release_at ?? null,
     deletedReason: r.deleted_reason ?? null,
     previousServerId: r.previous_server_id ?? null,
+    autoRenew: toAutoRenew(r),
   };
 }
 
@@ -151,6 +154,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     if (f.serverId !== undefined) where.push(`v.server_id = ${param(f.serverId)}`);
     if (f.name !== undefined) where.push(`v.name = ${param(f.name)}`);
     if (f.expiresBefore !== undefined) where.push(`v.expires_at < ${param(f.expiresBefore)}`);
+    if (f.autoRenew !== undefined) where.push(`v.auto_renew_enabled = ${param(f.autoRenew)}`);
     if (f.labels?.length) where.push(`v.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
     if (query.after) where.push(`(v.created_at, v.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
     const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
@@ -172,6 +176,11 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
     if (changes.note !== undefined) set('note', changes.note);
     if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
     if (changes.deleteProtection !== undefined) set('delete_protection', changes.deleteProtection);
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+      set('auto_renew_lead_s', changes.autoRenew.leadS);
+    }
     if (sets.length === 0) return;
     try {
       const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
@@ -220,11 +229,12 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
 /** The columns a new volume's INSERT writes, in the order of insertParams(). */
 const INSERT_COLUMNS = `id, org_id, name, status, type, region_id, zone_id, size_gb, server_id, mount_path, mounted,
-  term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection, created_at`;
-const INSERT_WIDTH = 21;
+  term_months, billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, note, labels, delete_protection,
+  auto_renew_enabled, auto_renew_term_months, auto_renew_lead_s, created_at`;
+const INSERT_WIDTH = 24;
 
 /**
- * `($1, …, COALESCE($21::timestamptz, now())), ($22, …)`: the VALUES of `rows` volumes (at most 3,000 per statement:
+ * `($1, …, COALESCE($24::timestamptz, now())), ($25, …)`: the VALUES of `rows` volumes (at most 3,000 per statement:
  * 65,535 parameters); created_at is the volume's own when given, else the transaction's time.
  */
 function valuesList(rows: number): string {
@@ -239,7 +249,8 @@ function insertParams(v: NewVolume): unknown[] {
   return [
     v.id, v.orgId, v.name, v.status, v.type, v.regionId, v.zoneId, v.sizeGb, v.serverId, v.mountPath, v.mounted,
     v.termMonths, v.billing.currency, v.billing.minor.toString(), v.price.USD.minor.toString(), v.price.IDR.minor.toString(),
-    v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection, v.createdAt ?? null,
+    v.expiresAt, v.note, JSON.stringify(v.labels), v.deleteProtection,
+    v.autoRenew?.enabled ?? false, v.autoRenew?.termMonths ?? null, v.autoRenew?.leadS ?? 259_200, v.createdAt ?? null,
   ];
 }
 

@@ -28,9 +28,9 @@ export class InMemoryVolumeRepository extends VolumeRepository {
   async create(v: NewVolume): Promise<Volume> {
     if (this.volumes.has(v.id)) throw conflict(`Volume ${v.id} exists already`);
     if (this.nameUsed(v.orgId, v.name, v.id)) throw nameTaken(v.name);
-    const { serverId, ...rest } = v;
+    const { serverId, autoRenew, ...rest } = v;
     const server = serverId ? await this.servers?.findInOrg(v.orgId, serverId) : undefined;
-    return this.put({ ...rest, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: v.createdAt ?? this.now(), deletedAt: null });
+    return this.put({ ...rest, autoRenew: autoRenew && { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths, lastAttempt: null, nextAttemptAt: null }, server: serverId ? { id: serverId, name: server?.name ?? '' } : null, createdAt: v.createdAt ?? this.now(), deletedAt: null });
   }
 
   async createMany(volumes: NewVolume[]): Promise<void> {
@@ -85,6 +85,9 @@ export class InMemoryVolumeRepository extends VolumeRepository {
       note: changes.note === undefined ? v.note : changes.note,
       labels: changes.labels ? { ...changes.labels } : v.labels,
       deleteProtection: changes.deleteProtection ?? v.deleteProtection,
+      autoRenew: changes.autoRenew
+        ? { enabled: changes.autoRenew.enabled, termMonths: changes.autoRenew.termMonths, lastAttempt: v.autoRenew?.lastAttempt ?? null, nextAttemptAt: null }
+        : v.autoRenew,
     });
   }
 

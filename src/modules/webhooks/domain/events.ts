@@ -9,6 +9,7 @@
  * - `server.suspended`, `volume.suspended`: the Server or Volume as its GET returns it when its term ended and it was suspended (terms.md).
  * - `server.resumed`, `volume.resumed`: the Server or Volume as its GET returns it once a renewal of it while suspended succeeded.
  * - `server.expiring`, `volume.expiring`: `{id, name, expires_at, days_left, auto_renew}`, an expiry notice (terms.md "Notices").
+ * - `server.auto_renew_failed`, `volume.auto_renew_failed`: the Server or Volume as its GET returns it (its `auto_renew.last_attempt` the failed one) when an automatic renewal could not be paid.
  * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
  */
 export const EVENT_TYPES = [
@@ -26,6 +27,8 @@ export const EVENT_TYPES = [
   'volume.resumed',
   'server.expiring',
   'volume.expiring',
+  'server.auto_renew_failed',
+  'volume.auto_renew_failed',
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

@@ -111,6 +111,7 @@ export class ServerActionsController {
       labels: body.labels,
       deleteProtection: body.delete_protection,
       quoteId: body.quote_id,
+      autoRenew: body.auto_renew,
     };
     // Every 400 first, before the Idempotency-Key is looked at (servers.md check order).
     const scope = idempotencyScope(req, principal.orgId);

@@ -7,6 +7,7 @@ import { CurrencyMember, RenewalCurrencyMember, TermMonthsMember } from '../../.
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../../domain/server';
 import { MAX_SSH_KEYS, MAX_USER_DATA_BYTES } from '../../domain/server-actions';
 import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
+import { AutoRenewMember } from '../../../prepaid/interface/http/auto-renew-member';
 
 /**
  * Body of POST /v1/servers (servers.md "Server and buying"). Unknown members are 400 naming them; the
@@ -74,6 +75,9 @@ export class PurchaseServerBody {
 
   @DeleteProtectionMember('While true, DELETE is refused. Default false', false)
   delete_protection?: boolean;
+
+  @AutoRenewMember('Automatic renewal from the wallet before expires_at (term_months: a term the region sells). Default off')
+  auto_renew?: unknown;
 
   @ApiPropertyOptional({ description: 'A server quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
   @IsNotEmpty({ message: 'quote_id must not be empty' })

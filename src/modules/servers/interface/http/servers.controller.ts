@@ -20,6 +20,7 @@ import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, SERVER_STATUSES, ServerStatus } 
 import { presentServer } from './server.presenter';
 import { ServerDeletionResponse, ServerListResponse, ServerResponse } from './servers.openapi';
 import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
+import { AutoRenewMember } from '../../../prepaid/interface/http/auto-renew-member';
 
 const single = (name: string) => `${name} must be given once, as a string`;
 
@@ -55,6 +56,9 @@ export class ListServersQuery {
     example: ['env=prod'],
   })
   @IsOptional() @IsString({ each: true, message: 'label must be key=value' }) label?: string | string[];
+
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'Only servers whose automatic renewal is on (true) or off (false)', example: 'true' })
+  @IsOptional() @IsIn(['true', 'false'], { message: 'auto_renew must be true or false' }) @IsString({ message: single('auto_renew') }) auto_renew?: string;
 }
 
 /** Body of PATCH /v1/servers/{id}: every member optional; null is a wrong type. */
@@ -70,6 +74,9 @@ export class UpdateServerBody {
 
   @DeleteProtectionMember('While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', true)
   delete_protection?: boolean;
+
+  @AutoRenewMember('Turns automatic renewal on or off (allowed while suspended; a seeded server without a term cannot: 409 invalid_state); term_months left out keeps the current one')
+  auto_renew?: unknown;
 }
 
 /** DELETE's stored answers besides 202 (servers.md: 2xx, 404 and 409 are stored and replayed). */
@@ -114,6 +121,7 @@ export class ServersController {
       zone: query.zone,
       name: query.name,
       label: query.label,
+      autoRenew: query.auto_renew,
     });
     return { servers: page.servers.map(presentServer), next_cursor: page.nextCursor };
   }
@@ -148,7 +156,7 @@ export class ServersController {
   async update(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() req: Request, @ClientIp() ip: string | null) {
     await this.updateServer.refuseProtectionOff(principal, id, req.body);
     const body = (await BODY_VALIDATION.transform(req.body, { type: 'body', metatype: UpdateServerBody })) as UpdateServerBody;
-    const server = await this.updateServer.execute(principal, { serverId: id, name: body.name, labels: body.labels, deleteProtection: body.delete_protection }, ip);
+    const server = await this.updateServer.execute(principal, { serverId: id, name: body.name, labels: body.labels, deleteProtection: body.delete_protection, autoRenew: body.auto_renew }, ip);
     return presentServer(server);
   }
   /** DELETE → 202 {server, operation} with Location (vm.delete); with an Idempotency-Key its 202, 404 and 409 answers are stored and replayed. */

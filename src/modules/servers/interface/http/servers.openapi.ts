@@ -1,6 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { nullableRef } from '../../../../shared/http/openapi';
-import { BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
+import { AutoRenewResponse, BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { SERVER_STATUSES } from '../../domain/server';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
@@ -54,6 +54,9 @@ export class ServerResponse {
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, example: '2026-12-21T00:00:00.000Z' })
   expires_at: string | null;
+
+  @ApiProperty({ type: () => AutoRenewResponse, description: 'Off, and never on, for a seeded server without a term' })
+  auto_renew: AutoRenewResponse;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When its term ended and it was suspended; null unless suspended', example: null })
   suspended_at: string | null;

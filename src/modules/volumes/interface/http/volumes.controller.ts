@@ -127,6 +127,7 @@ export class VolumesController {
           labels: body.labels,
           deleteProtection: body.delete_protection,
           quoteId: body.quote_id,
+          autoRenew: body.auto_renew,
         },
         ip,
       ),
@@ -237,6 +238,7 @@ export class VolumesController {
       name: query.name,
       label: query.label,
       expiresBefore: query.expires_before,
+      autoRenew: query.auto_renew,
     });
     return { volumes: page.volumes.map(presentVolume), next_cursor: page.nextCursor };
   }
@@ -283,7 +285,7 @@ export class VolumesController {
     const body = (await BODY_VALIDATION.transform(req.body, { type: 'body', metatype: UpdateVolumeBody })) as UpdateVolumeBody;
     const volume = await this.updateVolume.execute(
       principal,
-      { volumeId: id, name: body.name, note: body.note, labels: body.labels, deleteProtection: body.delete_protection },
+      { volumeId: id, name: body.name, note: body.note, labels: body.labels, deleteProtection: body.delete_protection, autoRenew: body.auto_renew },
       ip,
     );
     return presentVolume(volume);

@@ -8,6 +8,7 @@ import { MAX_MOUNT_PATH_LENGTH, MOUNT_PATH_RULE } from '../../domain/volume-acti
 import { MAX_NOTE_LENGTH, VOLUME_NAME_PATTERN, VOLUME_NAME_RULE } from '../../domain/volume-attributes';
 import { LABEL_KEY_RULE } from '../../../prepaid/domain/labels';
 import { DeleteProtectionMember, LabelsMember } from '../../../prepaid/interface/http/label-members';
+import { AutoRenewMember } from '../../../prepaid/interface/http/auto-renew-member';
 import { CurrencyMember, RenewalCurrencyMember, TermMonthsMember } from '../../../prepaid/interface/http/term-members';
 
 /**
@@ -62,6 +63,9 @@ export class ListVolumesQuery {
   })
   @IsOptional() @IsString({ each: true, message: 'label must be key=value' }) label?: string | string[];
 
+  @ApiPropertyOptional({ enum: ['true', 'false'], description: 'Only volumes whose automatic renewal is on (true) or off (false)', example: 'true' })
+  @IsOptional() @IsIn(['true', 'false'], { message: 'auto_renew must be true or false' }) @IsString({ message: single('auto_renew') }) auto_renew?: string;
+
   @ApiPropertyOptional({ format: 'date-time', description: 'Only volumes whose expires_at is before this instant (ISO 8601 with a time zone, or a date: midnight UTC)', example: '2026-12-31T00:00:00Z' })
   @IsOptional() @IsString({ message: single('expires_before') }) expires_before?: string;
 }
@@ -85,6 +89,9 @@ export class UpdateVolumeBody {
 
   @DeleteProtectionMember('While true, DELETE is refused. Turning it off takes an admin or owner session, or an API key', true)
   delete_protection?: boolean;
+
+  @AutoRenewMember('Turns automatic renewal on or off (allowed while suspended); term_months left out keeps the current one')
+  auto_renew?: unknown;
 }
 
 /** Body of POST /v1/quotes: the members of a purchase the price depends on (a disk's, or with `plan` a server's). */
@@ -185,6 +192,9 @@ export class PurchaseVolumeBody {
 
   @DeleteProtectionMember('While true, DELETE is refused. Default false', false)
   delete_protection?: boolean;
+
+  @AutoRenewMember('Automatic renewal from the wallet before expires_at. Default off')
+  auto_renew?: unknown;
 
   @ApiPropertyOptional({ description: 'A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match. Omit it to pay the current price', example: 'quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K' })
   @IsNotEmpty({ message: 'quote_id must not be empty' })

@@ -3,7 +3,7 @@ import { PricePerGbMonthSchema, ServerRefSchema, nullableRef, unionSchema } from
 import { PricePerMonthSchema } from '../../../options/interface/http/server-options.openapi';
 import { CURRENCIES } from '../../../../shared/kernel/money/money';
 import { OperationResponse } from '../../../operations/interface/http/operations.openapi';
-import { BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
+import { AutoRenewResponse, BillingResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { VOLUME_TYPES } from '../../../options/domain/catalog';
 import { VOLUME_STATUSES } from '../../domain/volume';
 import { RENEWAL_TERMS } from '../../../prepaid/domain/term';
@@ -55,6 +55,9 @@ export class VolumeResponse {
 
   @ApiProperty({ format: 'date-time', example: '2026-12-21T00:00:00.000Z' })
   expires_at: string;
+
+  @ApiProperty({ type: () => AutoRenewResponse })
+  auto_renew: AutoRenewResponse;
 
   @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When its term ended and it was suspended; null unless suspended', example: null })
   suspended_at: string | null;

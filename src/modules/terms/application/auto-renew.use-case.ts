@@ -1,0 +1,129 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { Currency } from '../../../shared/kernel/money/money';
+import { AutoRenewAttempt } from '../../prepaid/domain/auto-renew';
+import { RENEWAL_TERMS, TermMonths, isTerm } from '../../prepaid/domain/term';
+import { ServerReads } from '../../servers/application/servers.port';
+import { RenewServer } from '../../servers/application/server-power.use-cases';
+import { presentServer } from '../../servers/domain/server-json';
+import { RenewVolume } from '../../volumes/application/renew-volume.use-case';
+import { VolumeRepository } from '../../volumes/application/volumes.port';
+import { presentVolume } from '../../volumes/domain/volume-json';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { after } from '../domain/suspension';
+import { TERM_SWEEP_BATCH, byOrg } from './expire-terms.use-case';
+import { AutoRenewDue, TermKind, TermStore } from './term-store.port';
+
+/**
+ * terms.md "Automatic renewal", run by the term sweep before notices and suspensions: every
+ * resource with auto-renew on whose next attempt is due (AUTO_RENEW_LEAD_S before expires_at, or
+ * AUTO_RENEW_RETRY_S after an attempt the wallet could not pay, or at once when the wallet has
+ * been credited in its currency since) gets one attempt: the renewal a customer's
+ * `POST …/renew` makes (RenewVolume / RenewServer: same price rules, the frozen price, the
+ * billing currency, term auto_renew.term_months or term_months), by actor system, audited with
+ * `data.auto: true`, run by the operations engine (held now, captured once when it succeeds).
+ *
+ * One transaction per batch, the rows claimed FOR UPDATE SKIP LOCKED (each once across
+ * processes); each attempt in a savepoint, so a refused one leaves nothing of it. An accepted
+ * attempt is recorded under the unique key (resource, expires_at): one per term end. A refused
+ * one (insufficient_balance) is recorded with the 402's details, announced
+ * (`server.auto_renew_failed` / `volume.auto_renew_failed`) and retried later.
+ */
+@Injectable()
+export class AutoRenewTerms {
+  private readonly logger = new Logger('AutoRenew');
+
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly store: TermStore,
+    private readonly renewVolume: RenewVolume,
+    private readonly renewServer: RenewServer,
+    private readonly volumes: VolumeRepository,
+    private readonly servers: ServerReads,
+    private readonly outbox: EventOutbox,
+    private readonly settings: Settings,
+    private readonly clock: Clock,
+  ) {}
+
+  /** One sweep: how many attempts it made (accepted or not). */
+  async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
+    let done = 0;
+    for (const kind of ['volume', 'server'] as const) {
+      for (const claim of [
+        (n: number) => this.store.claimAutoRenewCredited(kind, this.clock.now(), n),
+        (n: number) => this.store.claimAutoRenewDue(kind, this.clock.now(), n),
+      ]) {
+        while (!stopping()) {
+          const claimed = await this.uow.run(async () => {
+            const due = byOrg(await claim(batch));
+            for (const r of due) done += (await this.attempt(kind, r)) ? 1 : 0;
+            return due.length;
+          });
+          if (claimed < batch) break;
+        }
+      }
+    }
+    return done;
+  }
+
+  /** One resource, its row locked: whether an attempt was made. */
+  private async attempt(kind: TermKind, r: AutoRenewDue): Promise<boolean> {
+    const now = this.clock.now();
+    const leadS = this.settings.autoRenewLeadS;
+    if (r.leadS !== leadS) {
+      // The setting changed since its schedule was computed: rescheduled, and attempted only if due under the new one.
+      await this.store.setAutoRenewLead(kind, r.id, leadS);
+      if (after(r.expiresAt, -leadS).getTime() > now.getTime()) return false;
+    }
+    const term = r.autoTermMonths ?? r.termMonths;
+    const termMonths: TermMonths = isTerm(term) ? term : RENEWAL_TERMS[0];
+    const system = { kind: 'system' as const, orgId: r.orgId };
+    // Read before the attempt: a credit the attempt did not see comes after it.
+    const walletSeq = await this.store.walletSeq(r.orgId);
+    try {
+      const operationId = await this.uow.savepoint(async () => {
+        const { operation } =
+          kind === 'volume'
+            ? await this.renewVolume.execute(system, { volumeId: r.id, termMonths, auto: true }, null)
+            : await this.renewServer.execute(system, { serverId: r.id, termMonths, auto: true }, null);
+        if (!(await this.store.recordAutoRenewAttempt({ resourceId: r.id, orgId: r.orgId, expiresAt: r.expiresAt, at: now, outcome: 'accepted', operationId: operation.id }))) {
+          throw new Error(`An automatic renewal of ${r.id} was accepted already for ${r.expiresAt.toISOString()}`);
+        }
+        return operation.id;
+      });
+      const lastAttempt: AutoRenewAttempt = { at: now.toISOString(), outcome: 'accepted', operation_id: operationId, required: null, available: null, currency: null };
+      await this.store.saveAutoRenewOutcome(kind, r.id, { lastAttempt, retryAt: null, walletSeq: null });
+      return true;
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      const retryAt = after(now, this.settings.autoRenewRetryS);
+      if (err.code !== 'insufficient_balance') {
+        // Refused for another reason (its disk or instance missing at the provider): tried again later, no attempt recorded.
+        this.logger.warn(`Automatic renewal of ${kind} ${r.id} refused (${err.code}): ${err.message}; next try at ${retryAt.toISOString()}`);
+        await this.store.postponeAutoRenew(kind, r.id, retryAt);
+        return false;
+      }
+      const details = err.details as { required: string; available: string; currency: Currency };
+      await this.store.recordAutoRenewAttempt({ resourceId: r.id, orgId: r.orgId, expiresAt: r.expiresAt, at: now, outcome: 'insufficient_balance', operationId: null });
+      const lastAttempt: AutoRenewAttempt = {
+        at: now.toISOString(), outcome: 'insufficient_balance', operation_id: null, required: details.required, available: details.available, currency: details.currency,
+      };
+      await this.store.saveAutoRenewOutcome(kind, r.id, { lastAttempt, retryAt, walletSeq });
+      await this.announceFailure(kind, r, now);
+      return true;
+    }
+  }
+
+  private async announceFailure(kind: TermKind, r: AutoRenewDue, now: Date): Promise<void> {
+    if (kind === 'volume') {
+      const volume = await this.volumes.findInOrg(r.orgId, r.id);
+      if (volume) await this.outbox.record({ orgId: r.orgId, type: 'volume.auto_renew_failed', createdAt: now, data: presentVolume(volume) });
+    } else {
+      const server = await this.servers.findInOrg(r.orgId, r.id);
+      if (server) await this.outbox.record({ orgId: r.orgId, type: 'server.auto_renew_failed', createdAt: now, data: presentServer(server) });
+    }
+  }
+}
