@@ -1,5 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { AutoRenewTerms } from '../../src/modules/terms/application/auto-renew.use-case';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { ExpireTerms } from '../../src/modules/terms/application/expire-terms.use-case';
 import { SendExpiryNotices } from '../../src/modules/terms/application/send-expiry-notices.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
@@ -238,5 +239,19 @@ describe('terms: automatic renewal', () => {
     expect(await renew.execute()).toBe(1);
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
     expect((await server()).expires_at).toBe('2027-06-23T10:00:00.000Z');
+  });
+
+  it('cli verify: each automatic renewal accepted once per term end, a renewal of its own resource; an attempt naming another operation is named', async () => {
+    const verify = t.app.get(VerifyInvariants);
+    const ours = (report: { violations: { check: string; subject: string; message: string }[] }) =>
+      report.violations.filter((v) => v.check === 'terms.auto_renew_once_per_term').map((v) => [v.subject, v.message]);
+    expect(ours(await verify.execute())).toEqual([]);
+    const [create] = await operationsOf('vm_id', serverId, 'vm.create');
+    await t.sql(`INSERT INTO auto_renew_attempts (resource_id, org_id, expires_at, at, outcome, operation_id) VALUES ($1, 'org_arn', now(), now(), 'accepted', $2)`, [serverId, create.id]);
+    try {
+      expect(ours(await verify.execute())).toEqual([[serverId, `automatic renewal names operation ${create.id}, which is not a renewal of this resource`]]);
+    } finally {
+      await t.sql('DELETE FROM auto_renew_attempts WHERE operation_id = $1', [create.id]);
+    }
   });
 });

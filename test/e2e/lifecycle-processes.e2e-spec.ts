@@ -235,7 +235,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
         id: 'vol_kdata1', name: 'data-1', status: 'attached', type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 100,
         server: { id: 'vm_kweb1', name: 'web-1' }, mount_path: '/mnt/data', mounted: true, term_months: 1,
         billing: { currency: 'USD', amount: '2.00000' }, price_per_gb_month: { USD: '0.02000', IDR: '320' }, expires_at: '2026-12-21T00:00:00.000Z',
-        note: null, labels: {}, delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+        note: null, labels: {}, delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
       });
       const list = await call(b, 'GET', '/v1/volumes?name=data-1');
       expect(list.body).toEqual({ volumes: [seeded], next_cursor: null });
@@ -353,7 +353,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
           id: expect.stringMatching(VOL_ID), name: 'bought-1', status: 'creating', type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 100,
           server: null, mount_path: null, mounted: false, term_months: 12, billing: { currency: 'USD', amount: '24.00000' },
           price_per_gb_month: { USD: '0.02000', IDR: '320' }, expires_at: addMonths(v.created_at, 12), note: 'orders', labels: { env: 'prod' },
-          delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+          delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
         },
         operation: pendingOperation('volume.create', v.id, null, [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' }, { name: 'ready', status: 'pending' }], v.created_at),
       });
@@ -399,7 +399,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
           id: expect.stringMatching(VOL_ID), name: 'served-1', status: 'creating', type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 10,
           server: null, mount_path: null, mounted: false, term_months: 3, billing: { currency: 'IDR', amount: '9600' },
           price_per_gb_month: { USD: '0.02000', IDR: '320' }, expires_at: addMonths(v.created_at, 3), note: null, labels: {},
-          delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+          delete_protection: false, created_at: expect.stringMatching(ISO), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
         },
         operation: pendingOperation('volume.create', v.id, 'vm_kweb2', [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'creating_volume', status: 'pending' }, { name: 'attaching', status: 'pending' }, { name: 'ready', status: 'pending' }], v.created_at),
       });

@@ -155,7 +155,7 @@ describe('seed files (seed-format.md notes)', () => {
       // 40 GB × 200 IDR × 1 month
       billing: { currency: 'IDR', amount: '8000' },
       price_per_gb_month: { USD: '0.01250', IDR: '200' },
-      expires_at: '2027-02-28T10:00:00.000Z', note: null, labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+      expires_at: '2027-02-28T10:00:00.000Z', note: null, labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
     });
     const usd = await t.http.get('/v1/volumes/vol_fourthusd').set(ro);
     expect(usd.body).toEqual({
@@ -164,7 +164,7 @@ describe('seed files (seed-format.md notes)', () => {
       // 150 GB × 0.02000 USD × 12 months
       billing: { currency: 'USD', amount: '36.00000' },
       price_per_gb_month: { USD: '0.02000', IDR: '320' },
-      expires_at: '2028-01-31T10:00:00.000Z', note: 'n', labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+      expires_at: '2028-01-31T10:00:00.000Z', note: 'n', labels: {}, delete_protection: false, created_at: expect.any(String), deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
     });
   });
 

@@ -89,7 +89,7 @@ describe('POST /v1/servers (purchase)', () => {
         ssh_key_ids: [keyB, keyA],
         created_at: NOW,
         deleted_at: null,
-        deleted_reason: null, suspended_at: null, release_at: null,
+        deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null },
       },
       operation: {
         id: expect.stringMatching(OP_ID),

@@ -28,7 +28,7 @@ const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds:
   ssh_key_ids: [],
   created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
   deleted_at: null,
-  deleted_reason: null, suspended_at: null, release_at: null,
+  deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null },
 });
 
 /**
@@ -123,7 +123,7 @@ describe('servers: reads and edits', () => {
       ssh_key_ids: [],
       created_at: expect.any(String),
       deleted_at: null,
-      deleted_reason: null, suspended_at: null, release_at: null,
+      deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null },
     });
   });
 

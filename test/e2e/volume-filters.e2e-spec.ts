@@ -61,7 +61,7 @@ describe('GET /v1/volumes filters', () => {
           id: 'vol_fltb', name: 'b', status: 'available', type: 'ssd', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 40,
           server: null, mount_path: null, mounted: false, term_months: 1, billing: { currency: 'USD', amount: '0.50000' },
           price_per_gb_month: { USD: '0.01250', IDR: '200' }, expires_at: '2027-01-31T00:00:00.000Z', note: null,
-          labels: { env: 'prod', tier: '' }, delete_protection: false, created_at: '2026-10-31T23:00:00.000Z', deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+          labels: { env: 'prod', tier: '' }, delete_protection: false, created_at: '2026-10-31T23:00:00.000Z', deleted_at: null, deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
         },
       ],
       next_cursor: null,

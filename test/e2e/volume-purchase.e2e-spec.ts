@@ -111,7 +111,7 @@ describe('POST /v1/volumes (purchase)', () => {
         delete_protection: false,
         created_at: NOW,
         deleted_at: null,
-        deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+        deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
       },
       operation: {
         id: expect.stringMatching(/^op_[A-Za-z0-9_-]{20,}$/),

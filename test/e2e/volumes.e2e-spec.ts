@@ -61,7 +61,7 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     delete_protection: false,
     created_at: createdLater,
     deleted_at: null,
-    deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+    deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
   });
   const detached = () => ({
     id: 'vol_volsb',
@@ -83,7 +83,7 @@ describe('GET /v1/volumes and /v1/volumes/{id}', () => {
     delete_protection: false,
     created_at: createdAt,
     deleted_at: null,
-    deleted_reason: null, suspended_at: null, release_at: null, previous_server_id: null,
+    deleted_reason: null, suspended_at: null, release_at: null, auto_renew: { enabled: false, term_months: null, last_attempt: null, next_attempt_at: null }, previous_server_id: null,
   });
   const fourth = () => ({
     ...attached(),

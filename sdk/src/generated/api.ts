@@ -111,6 +111,8 @@ export interface QueryParams {
     name?: string;
     /** key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
     label?: Array<string>;
+    /** Only volumes whose automatic renewal is on (true) or off (false) */
+    auto_renew?: "true" | "false";
     /** Only volumes whose expires_at is before this instant (ISO 8601 with a time zone, or a date: midnight UTC) */
     expires_before?: string;
   };
@@ -161,6 +163,8 @@ export interface QueryParams {
     name?: string;
     /** key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
     label?: Array<string>;
+    /** Only servers whose automatic renewal is on (true) or off (false) */
+    auto_renew?: "true" | "false";
   };
   listServerDeployments: {
     /** Page size */
@@ -194,7 +198,7 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "ping";
   };
   listTopUps: {
     status?: "pending" | "succeeded" | "failed" | "canceled" | "expired";
@@ -236,7 +240,7 @@ export const ROUTES = {
   listOperations: {"method":"GET","path":"/v1/operations","query":["limit","cursor","volume_id","vm_id","deployment_id","status"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"operations","cursor":true}},
   getOperation: {"method":"GET","path":"/v1/operations/{id}","query":["wait"],"body":"none","idempotencyKey":false,"authenticated":true},
   purchaseVolume: {"method":"POST","path":"/v1/volumes","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
-  listVolumes: {"method":"GET","path":"/v1/volumes","query":["limit","cursor","region","zone","type","status","server_id","name","label","expires_before"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"volumes","cursor":true}},
+  listVolumes: {"method":"GET","path":"/v1/volumes","query":["limit","cursor","region","zone","type","status","server_id","name","label","auto_renew","expires_before"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"volumes","cursor":true}},
   attachVolume: {"method":"POST","path":"/v1/volumes/{id}/attach","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   detachVolume: {"method":"POST","path":"/v1/volumes/{id}/detach","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   deleteVolume: {"method":"DELETE","path":"/v1/volumes/{id}","query":["detach"],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
@@ -255,7 +259,7 @@ export const ROUTES = {
   getFirewallRule: {"method":"GET","path":"/v1/firewall-rules/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
   deleteFirewallRule: {"method":"DELETE","path":"/v1/firewall-rules/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
   getServerFirewall: {"method":"GET","path":"/v1/servers/{id}/firewall","query":["direction","protocol","address","port"],"body":"none","idempotencyKey":false,"authenticated":true},
-  listServers: {"method":"GET","path":"/v1/servers","query":["limit","cursor","status","region","zone","name","label"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"servers","cursor":true}},
+  listServers: {"method":"GET","path":"/v1/servers","query":["limit","cursor","status","region","zone","name","label","auto_renew"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"servers","cursor":true}},
   purchaseServer: {"method":"POST","path":"/v1/servers","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   getServer: {"method":"GET","path":"/v1/servers/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
   updateServer: {"method":"PATCH","path":"/v1/servers/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
@@ -1184,5 +1188,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -2130,6 +2130,17 @@ export interface components {
              */
             next_cursor: string | null;
         };
+        /** @description Turns automatic renewal on or off */
+        AutoRenewInput: {
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @description The term each automatic renewal buys (servers: a term the region sells); null or omitted: the resource's own term_months
+             * @example 1
+             * @enum {integer|null}
+             */
+            term_months?: 1 | 3 | 12 | null;
+        };
         PurchaseVolumeBody: {
             /**
              * @description Unique among the organization's volumes not deleted: 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit
@@ -2198,6 +2209,8 @@ export interface components {
              * @example false
              */
             delete_protection?: boolean;
+            /** @description Automatic renewal from the wallet before expires_at. Default off */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
             /**
              * @description A quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match. Omit it to pay the current price
              * @example quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K
@@ -2213,6 +2226,59 @@ export interface components {
             currency: "USD" | "IDR";
             /** @example 2.00000 */
             amount: string;
+        };
+        /** @description The last automatic renewal attempt: accepted (its operation), or refused for want of money (the 402's details) */
+        AutoRenewAttempt: {
+            /**
+             * Format: date-time
+             * @example 2026-12-18T00:00:04.000Z
+             */
+            at: string;
+            /**
+             * @example insufficient_balance
+             * @enum {string}
+             */
+            outcome: "accepted" | "insufficient_balance";
+            /**
+             * @description The renewal operation; null unless accepted
+             * @example null
+             */
+            operation_id: string | null;
+            /**
+             * @description What the renewal costs; null unless insufficient_balance
+             * @example 2.00000
+             */
+            required: string | null;
+            /**
+             * @description The wallet's available balance then; null unless insufficient_balance
+             * @example 0.50000
+             */
+            available: string | null;
+            /**
+             * @description null unless insufficient_balance
+             * @example USD
+             * @enum {string|null}
+             */
+            currency: "USD" | "IDR" | null;
+        };
+        /** @description Automatic renewal: when enabled, the resource is renewed from the wallet AUTO_RENEW_LEAD_S before expires_at (terms) */
+        AutoRenew: {
+            /** @example true */
+            enabled: boolean;
+            /**
+             * @description The term each automatic renewal buys; null: the resource's own term_months at the time
+             * @example null
+             * @enum {integer|null}
+             */
+            term_months: 1 | 3 | 12 | null;
+            /** @description null before the first attempt */
+            last_attempt: components["schemas"]["AutoRenewAttempt"] | (never | null);
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null unless enabled, and while an accepted renewal runs
+             * @example 2026-12-18T00:00:00.000Z
+             */
+            next_attempt_at: string | null;
         };
         /** @description A block disk */
         Volume: {
@@ -2263,6 +2329,7 @@ export interface components {
              * @example 2026-12-21T00:00:00.000Z
              */
             expires_at: string;
+            auto_renew: components["schemas"]["AutoRenew"];
             /**
              * Format: date-time
              * @description When its term ended and it was suspended; null unless suspended
@@ -2365,6 +2432,8 @@ export interface components {
              * @example true
              */
             delete_protection?: boolean;
+            /** @description Turns automatic renewal on or off (allowed while suspended); term_months left out keeps the current one */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
         };
         RenewVolumeBody: {
             /**
@@ -2791,6 +2860,8 @@ export interface components {
              * @example 2026-12-21T00:00:00.000Z
              */
             expires_at: string | null;
+            /** @description Off, and never on, for a seeded server without a term */
+            auto_renew: components["schemas"]["AutoRenew"];
             /**
              * Format: date-time
              * @description When its term ended and it was suspended; null unless suspended
@@ -2873,6 +2944,8 @@ export interface components {
              * @example true
              */
             delete_protection?: boolean;
+            /** @description Turns automatic renewal on or off (allowed while suspended; a seeded server without a term cannot: 409 invalid_state); term_months left out keeps the current one */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
         };
         /** @description The deletion accepted: the server as it is now (deleting), and the vm.delete operation to poll (also in Location) */
         ServerDeletion: {
@@ -2944,6 +3017,8 @@ export interface components {
              * @example false
              */
             delete_protection?: boolean;
+            /** @description Automatic renewal from the wallet before expires_at (term_months: a term the region sells). Default off */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
             /**
              * @description A server quote of POST /v1/quotes (at most 10 minutes old, unused): its price applies; every member it names must match
              * @example quo_4Lm9xQ2vR7tW1yZ3bN5cHd8K
@@ -3255,7 +3330,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -3491,8 +3566,11 @@ export type TemplateHealthOperation = components['schemas']["TemplateHealthOpera
 export type TemplateRemoveOperation = components['schemas']["TemplateRemoveOperation"];
 export type Operation = components['schemas']["Operation"];
 export type OperationList = components['schemas']["OperationList"];
+export type AutoRenewInput = components['schemas']["AutoRenewInput"];
 export type PurchaseVolumeBody = components['schemas']["PurchaseVolumeBody"];
 export type Billing = components['schemas']["Billing"];
+export type AutoRenewAttempt = components['schemas']["AutoRenewAttempt"];
+export type AutoRenew = components['schemas']["AutoRenew"];
 export type Volume = components['schemas']["Volume"];
 export type VolumeAction = components['schemas']["VolumeAction"];
 export type AttachVolumeBody = components['schemas']["AttachVolumeBody"];

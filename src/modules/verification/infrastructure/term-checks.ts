@@ -59,3 +59,36 @@ export class SuspendedVolumeDetachedCheck implements InvariantCheck {
     return rows.map((r) => ({ subject: r.id, message: `suspended volume is still attached to server ${r.server_id}`, details: { org_id: r.org_id, server_id: r.server_id } }));
   }
 }
+
+/**
+ * terms.md "verify": at most one automatic renewal accepted per (resource, expires_at), each the
+ * renewal operation of its own resource, and every renewal audited as automatic (actor system,
+ * `data.auto`) recorded as an accepted attempt.
+ */
+export class AutoRenewOncePerTermCheck implements InvariantCheck {
+  readonly name = 'terms.auto_renew_once_per_term';
+  readonly description = 'At most one automatic renewal accepted per resource and term end, each a renewal operation of that resource, and every automatic renewal recorded';
+
+  constructor(private readonly db: Db) {}
+
+  async findViolations(): Promise<Finding[]> {
+    const rows = await this.db.query<{ subject: string; org_id: string; problem: string; detail: string }>(
+      `SELECT t.resource_id AS subject, min(t.org_id) AS org_id, 'twice' AS problem, t.expires_at::text AS detail FROM auto_renew_attempts t
+        WHERE t.outcome = 'accepted' GROUP BY t.resource_id, t.expires_at HAVING count(*) > 1
+       UNION ALL
+       SELECT t.resource_id, t.org_id, 'not_its_renewal', t.operation_id FROM auto_renew_attempts t JOIN operations o ON o.id = t.operation_id
+        WHERE t.outcome = 'accepted' AND NOT ((o.type = 'volume.renew' AND o.volume_id = t.resource_id) OR (o.type = 'vm.renew' AND o.vm_id = t.resource_id))
+       UNION ALL
+       SELECT a.target_id, a.org_id, 'unrecorded', a.data->>'operation_id' FROM audit_log a
+        WHERE a.action IN ('server.renew', 'volume.renew') AND a.actor_type = 'system' AND a.data->>'auto' = 'true'
+          AND NOT EXISTS (SELECT 1 FROM auto_renew_attempts t WHERE t.operation_id = a.data->>'operation_id' AND t.outcome = 'accepted')
+       ORDER BY 1 LIMIT 1000`,
+    );
+    const say: Record<string, (d: string) => string> = {
+      twice: (d) => `more than one automatic renewal accepted for the term ending ${d}`,
+      not_its_renewal: (d) => `automatic renewal names operation ${d}, which is not a renewal of this resource`,
+      unrecorded: (d) => `automatic renewal ${d} is audited but not recorded as an accepted attempt`,
+    };
+    return rows.map((r) => ({ subject: r.subject, message: say[r.problem](r.detail), details: { org_id: r.org_id, problem: r.problem } }));
+  }
+}

@@ -1,4 +1,4 @@
-import { SuspendedVolumeDetachedCheck, TermDeadlinesCheck } from './term-checks';
+import { AutoRenewOncePerTermCheck, SuspendedVolumeDetachedCheck, TermDeadlinesCheck } from './term-checks';
 import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
@@ -276,6 +276,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ProviderInstancesCheck(db, compute),
       new TermDeadlinesCheck(db, settings),
       new SuspendedVolumeDetachedCheck(db),
+      new AutoRenewOncePerTermCheck(db),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }

@@ -136,12 +136,12 @@ export class ServersController {
     return presentServer(await this.queries.get(principal, id));
   }
 
-  /** PATCH {name?, labels?, delete_protection?} → 200 with the Server; naturally idempotent, so no Idempotency-Key. */
+  /** PATCH {name?, labels?, delete_protection?, auto_renew?} → 200 with the Server; naturally idempotent, so no Idempotency-Key. */
   @Patch(':id')
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
   @ApiOperation({
     operationId: 'updateServer',
-    summary: "Change a server's name, labels or delete protection",
+    summary: "Change a server's name, labels, delete protection or automatic renewal",
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Synchronous: answers 200 with the server. Members left out ' +
       'are unchanged; `labels` replaces the whole map. Turning `delete_protection` off takes an admin or owner session or an API key ' +

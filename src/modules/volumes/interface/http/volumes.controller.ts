@@ -255,13 +255,13 @@ export class VolumesController {
   }
 
   /**
-   * lifecycle.md: PATCH {name?, note?, labels?, delete_protection?} → 200 with the Volume.
+   * lifecycle.md: PATCH {name?, note?, labels?, delete_protection?, auto_renew?} → 200 with the Volume.
    * Naturally idempotent (the same body leaves the same volume), so no Idempotency-Key.
    */
   @Patch(':id')
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
   @ApiOperation({ operationId: 'updateVolume',
-    summary: "Change a disk's name, note, labels or delete protection",
+    summary: "Change a disk's name, note, labels, delete protection or automatic renewal",
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. Synchronous: answers 200 with the volume. Members left out ' +
       'are unchanged; `labels` replaces the whole map; `note: null` clears the note. Turning `delete_protection` off takes an admin or ' +
