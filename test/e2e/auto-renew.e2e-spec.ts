@@ -46,7 +46,10 @@ describe('terms: automatic renewal', () => {
       images: IMAGES,
       regions: [serverRegion('id-jkt', 256)],
       organizations: [
-        { ...a, api_keys: [...a.api_keys, hooks('arn')], volumes: [{ ...a.volumes[0], expires_at: at(NOW, 7200) }] },
+        { ...a, api_keys: [...a.api_keys, hooks('arn')], volumes: [
+          { ...a.volumes[0], expires_at: at(NOW, 7200) },
+          { ...a.volumes[0], id: 'vol_arnseed1', name: 'seeded', server: undefined, mount_path: undefined, expires_at: '2027-06-01T00:00:00.000Z', auto_renew: { enabled: true, term_months: 12 } },
+        ] },
         { ...b, api_keys: [...b.api_keys, hooks('arp')], servers: [], volumes: [{ ...b.volumes[0], server: undefined, mount_path: undefined, expires_at: at(NOW, 7200) }] },
       ],
     });
@@ -123,8 +126,10 @@ describe('terms: automatic renewal', () => {
     expect(on.body.servers.map((s: { id: string }) => s.id)).toEqual([serverId]);
     const offList = await t.http.get('/v1/servers?auto_renew=false').set(rich);
     expect(offList.body.servers.map((s: { id: string }) => s.id)).toEqual(['vm_arnweb1']);
-    expect((await t.http.get('/v1/volumes?auto_renew=true').set(rich)).body.volumes.map((v: { id: string }) => v.id)).toEqual(['vol_arndata1']);
+    expect((await t.http.get('/v1/volumes?auto_renew=true').set(rich)).body.volumes.map((v: { id: string }) => v.id).sort()).toEqual(['vol_arndata1', 'vol_arnseed1']);
     expect((await t.http.get('/v1/volumes?auto_renew=false').set(rich)).body.volumes).toEqual([]);
+    // The seed file's auto_renew, as a purchase's.
+    expect((await volume('vol_arnseed1')).auto_renew).toEqual({ enabled: true, term_months: 12, last_attempt: null, next_attempt_at: '2027-05-31T23:00:00.000Z' });
     const wrong = await t.http.get('/v1/volumes?auto_renew=yes').set(rich);
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.details).toEqual({ field: 'auto_renew' });
@@ -228,7 +233,7 @@ describe('terms: automatic renewal', () => {
       const r = await t.http.patch(`/v1/volumes/${id}`).set(key).send({ auto_renew: { enabled: false } });
       expect(r.body.auto_renew).toMatchObject({ enabled: false, last_attempt: { outcome: 'accepted' }, next_attempt_at: null });
     }
-    expect((await t.http.get('/v1/volumes?auto_renew=true').set(rich)).body.volumes).toEqual([]);
+    expect((await t.http.get('/v1/volumes?auto_renew=true').set(rich)).body.volumes.map((v: { id: string }) => v.id)).toEqual(['vol_arnseed1']);
     // Months later, everything off is left alone (the disks' terms ended: the suspension sweep's business).
     clock.set(new Date('2027-03-23T09:30:00.000Z'));
     expect(await renew.execute()).toBe(0);

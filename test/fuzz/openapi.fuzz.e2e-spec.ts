@@ -70,7 +70,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     Promise.all([
       t.sql(`SELECT id, status, attempts FROM operations WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = $1 ORDER BY currency`, [`org_${B}`]),
-      t.sql(`SELECT id, status, expires_at, server_id FROM volumes WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT id, status, expires_at, server_id, auto_renew_enabled, auto_renew_term_months FROM volumes WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT count(*)::int AS n FROM idempotency_records WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT id, name, public_key FROM ssh_keys WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
@@ -78,7 +78,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
       // DELETE /v1/servers/{id} (and PATCH) never reach organization B's servers.
-      t.sql(`SELECT id, name, status, ipv4, delete_protection, deleted_at FROM servers WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT id, name, status, ipv4, delete_protection, deleted_at, auto_renew_enabled, auto_renew_term_months FROM servers WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, status, version, health, variables, secrets_sealed FROM deployments WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Console credentials made for B's servers (POST /v1/servers/{id}/console).
       t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),

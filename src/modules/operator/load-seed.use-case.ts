@@ -1,3 +1,6 @@
+import { Settings } from '../../shared/config/settings';
+import { AutoRenewSetting, checkAutoRenew } from '../prepaid/domain/auto-renew';
+import { RENEWAL_TERMS } from '../prepaid/domain/term';
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../shared/database/unit-of-work';
 import { Clock, addMonthsClamped } from '../../shared/kernel/clock/clock';
@@ -70,7 +73,19 @@ export class LoadSeed {
     private readonly clock: Clock,
     private readonly seededDisks: SeededDisks,
     private readonly templates: TemplateCatalog,
+    private readonly settings: Settings,
   ) {}
+
+  /** terms.md: a seeded resource's `auto_renew`, checked as a purchase's (400 naming the member). */
+  private autoRenewOf(value: unknown, what: string): AutoRenewSetting {
+    try {
+      const a = checkAutoRenew(value, RENEWAL_TERMS);
+      return { enabled: a.enabled, termMonths: a.termMonths ?? null, leadS: this.settings.autoRenewLeadS };
+    } catch (err) {
+      if (err instanceof DomainError) throw invalidRequest(`Seed file: ${what}: ${err.message}`, err.details);
+      throw err;
+    }
+  }
 
   async execute(seed: SeedFile): Promise<SeedResult> {
     // Hash passwords before the transaction: scrypt is slow and needs no lock. Only those a new
@@ -227,6 +242,7 @@ export class LoadSeed {
         // seed-format.md has no labels or delete_protection: the defaults of lifecycle.md.
         labels: {},
         deleteProtection: false,
+        ...(v.auto_renew === undefined ? {} : { autoRenew: this.autoRenewOf(v.auto_renew, `volume ${v.name}`) }),
       });
       out.volumes.push(batch[batch.length - 1].id);
       if (batch.length === VOLUMES_PER_STATEMENT) await this.createVolumes(batch.splice(0));

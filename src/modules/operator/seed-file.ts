@@ -122,6 +122,8 @@ class SeedVolume {
   @IsOptional() @IsString() mount_path?: string;
   @IsOptional() @IsISO8601({ strict: true }) expires_at?: string;
   @IsOptional() @IsString() note?: string | null;
+  /** terms.md: `{enabled, term_months?}`, checked as a purchase's. */
+  @IsOptional() @IsObject() auto_renew?: unknown;
 }
 
 /** Opening balances: decimal strings, never JSON numbers (money is never a float). */
