@@ -669,7 +669,7 @@ export class ServersArea extends Area {
   }
 
   /**
-   * Change a server's name, labels or delete protection (`PATCH /v1/servers/{id}`).
+   * Change a server's name, labels, delete protection or automatic renewal (`PATCH /v1/servers/{id}`).
    */
   update(id: string, params: S["UpdateServerBody"], options?: RequestOptions): Promise<S["Server"]> {
     return this.transport.call("updateServer", [id], params, options) as Promise<S["Server"]>;
@@ -915,7 +915,7 @@ export class VolumesArea extends Area {
   }
 
   /**
-   * Change a disk's name, note, labels or delete protection (`PATCH /v1/volumes/{id}`).
+   * Change a disk's name, note, labels, delete protection or automatic renewal (`PATCH /v1/volumes/{id}`).
    */
   update(id: string, params: S["UpdateVolumeBody"], options?: RequestOptions): Promise<S["Volume"]> {
     return this.transport.call("updateVolume", [id], params, options) as Promise<S["Volume"]>;
