@@ -32,6 +32,8 @@ describe('terms: automatic renewal', () => {
   const rich = bearer(apiToken('arn', 'rw'));
   const poor = bearer(apiToken('arp', 'rw'));
   let serverId: string;
+  /** The poor organization's server, bought with all its rupiah. */
+  let poorId: string;
 
   beforeAll(async () => {
     t = await startTestApp(
@@ -40,7 +42,7 @@ describe('terms: automatic renewal', () => {
     );
     const hooks = (suffix: string) => ({ name: 'hooks', scopes: ['webhooks:write', 'billing:write'], token: apiToken(suffix, 'hooks') });
     const a = organization('arn');
-    const b = organization('arp', { wallet: { USD: '1.00000', IDR: '0' } });
+    const b = organization('arp', { wallet: { USD: '1.00000', IDR: '72000' } });
     await t.seed({
       server_plans: SERVER_PLANS,
       images: IMAGES,
@@ -130,6 +132,10 @@ describe('terms: automatic renewal', () => {
     expect((await t.http.get('/v1/volumes?auto_renew=false').set(rich)).body.volumes).toEqual([]);
     // The seed file's auto_renew, as a purchase's.
     expect((await volume('vol_arnseed1')).auto_renew).toEqual({ enabled: true, term_months: 12, last_attempt: null, next_attempt_at: '2027-05-31T23:00:00.000Z' });
+    const cheap = await t.http.post('/v1/servers').set(poor).send({ name: 'cheap-1', region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'IDR', auto_renew: { enabled: true } });
+    expect(cheap.status).toBe(202);
+    poorId = cheap.body.server.id;
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
     const wrong = await t.http.get('/v1/volumes?auto_renew=yes').set(rich);
     expect(wrong.status).toBe(400);
     expect(wrong.body.error.details).toEqual({ field: 'auto_renew' });
@@ -178,9 +184,19 @@ describe('terms: automatic renewal', () => {
     ]);
   });
 
-  it('a top-up makes the next attempt happen at once, before AUTO_RENEW_RETRY_S', async () => {
-    clock.set(new Date(at(NOW, 3700)));
+  it('the failed attempt is retried after AUTO_RENEW_RETRY_S; a top-up then makes the next one happen at once', async () => {
+    // Before AUTO_RENEW_RETRY_S nothing; at it, a second attempt, refused again and announced again.
+    clock.set(new Date(at(NOW, 3601 + RETRY - 1)));
     expect(await renew.execute()).toBe(0);
+    const retried = at(NOW, 3601 + RETRY);
+    clock.set(new Date(retried));
+    expect(await renew.execute()).toBe(1);
+    expect((await volume('vol_arpdata1', poor)).auto_renew).toEqual({
+      enabled: true, term_months: 1, next_attempt_at: at(retried, RETRY),
+      last_attempt: { at: retried, outcome: 'insufficient_balance', operation_id: null, required: '2.00000', available: '1.00000', currency: 'USD' },
+    });
+    expect((await events('volume.auto_renew_failed')).map((e) => e.created_at)).toEqual([at(NOW, 3601), retried]);
+    expect(await t.sql('SELECT id FROM operations WHERE volume_id = $1', ['vol_arpdata1'])).toEqual([]);
     const key = bearer(apiToken('arp', 'hooks'));
     const topUp = await t.http.post('/v1/wallet/top-ups').set(key).send({ amount: '5', currency: 'USD' });
     expect(topUp.status).toBe(201);
@@ -190,7 +206,8 @@ describe('terms: automatic renewal', () => {
     const paid = await t.http.post('/v1/payment-events/simulated').set('Content-Type', 'application/json').set('Stripe-Signature', signature(body, Math.floor(clock.now().getTime() / 1000))).send(body);
     expect(paid.status).toBe(200);
 
-    const now = at(NOW, 3701);
+    // A second after the top-up, well before the next retry: attempted, and accepted.
+    const now = at(retried, 1);
     clock.set(new Date(now));
     expect(await renew.execute()).toBe(1);
     const [op] = await operationsOf('volume_id', 'vol_arpdata1', 'volume.renew');
@@ -207,9 +224,17 @@ describe('terms: automatic renewal', () => {
     expect(await volume('vol_arpdata1', poor)).toMatchObject({ status: 'available', suspended_at: null });
   });
 
-  it('the server: renewed for auto_renew.term_months, never suspended; PATCH turns auto-renew off', async () => {
-    clock.set(new Date('2026-12-23T09:00:01.000Z'));
-    expect(await renew.execute()).toBe(1);
+  it('the server: renewed for auto_renew.term_months, never suspended; one the wallet cannot pay: no operation left, suspended at expires_at, attempts go on; PATCH turns auto-renew off', async () => {
+    const due = '2026-12-23T09:00:01.000Z';
+    clock.set(new Date(due));
+    expect(await renew.execute()).toBe(2);
+    // The poor server: its vm.renew was stored before the hold was refused; the savepoint took it back.
+    expect(await operationsOf('vm_id', poorId, 'vm.renew')).toEqual([]);
+    const failed = { at: due, outcome: 'insufficient_balance', operation_id: null, required: '72000', available: '0', currency: 'IDR' };
+    const poorServer = (await t.http.get(`/v1/servers/${poorId}`).set(poor)).body;
+    expect(poorServer).toMatchObject({ status: 'running', auto_renew: { enabled: true, term_months: null, last_attempt: failed, next_attempt_at: at(due, RETRY) } });
+    expect(await events('server.auto_renew_failed')).toEqual([{ id: expect.any(String), type: 'server.auto_renew_failed', created_at: due, data: poorServer }]);
+
     const [op] = await operationsOf('vm_id', serverId, 'vm.renew');
     expect(await audits('server.renew', serverId)).toEqual([
       { actor_type: 'system', actor_id: null, data: { operation_id: op.id, term_months: 3, currency: 'USD', amount: '13.50000', auto: true } },
@@ -217,7 +242,15 @@ describe('terms: automatic renewal', () => {
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
     expect(await ledgerOf(op.id)).toEqual([{ kind: 'hold', amount: '1350000' }, { kind: 'capture', amount: '1350000' }]);
     clock.set(new Date('2026-12-23T10:00:01.000Z'));
-    expect(await expire.execute()).toBe(0);
+    expect(await expire.execute()).toBe(1);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
+    expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body).toMatchObject({ status: 'suspended', suspended_at: '2026-12-23T10:00:01.000Z' });
+    // Suspended, it is still attempted (the retry time has passed): refused again.
+    expect(await renew.execute()).toBe(1);
+    expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body.auto_renew.last_attempt).toEqual({ ...failed, at: '2026-12-23T10:00:01.000Z' });
+    const poorOff = await t.http.patch(`/v1/servers/${poorId}`).set(poor).send({ auto_renew: { enabled: false } });
+    expect(poorOff.status).toBe(200);
+    expect(poorOff.body).toMatchObject({ status: 'suspended', auto_renew: { enabled: false, next_attempt_at: null } });
     expect(await server()).toMatchObject({
       status: 'running', expires_at: '2027-03-23T10:00:00.000Z', suspended_at: null,
       auto_renew: { enabled: true, term_months: 3, last_attempt: { outcome: 'accepted', operation_id: op.id }, next_attempt_at: '2027-03-23T09:00:00.000Z' },
