@@ -190,6 +190,10 @@ describe('terms: automatic renewal', () => {
     expect(await renew.execute()).toBe(0);
     const retried = at(NOW, 3601 + RETRY);
     clock.set(new Date(retried));
+    // admin.md: a suspended organization's automatic renewals pause.
+    await t.sql(`UPDATE organizations SET suspended_at = now(), suspension_reason = 'review' WHERE id = 'org_arp'`);
+    expect(await renew.execute()).toBe(0);
+    await t.sql(`UPDATE organizations SET suspended_at = NULL, suspension_reason = NULL WHERE id = 'org_arp'`);
     expect(await renew.execute()).toBe(1);
     expect((await volume('vol_arpdata1', poor)).auto_renew).toEqual({
       enabled: true, term_months: 1, next_attempt_at: at(retried, RETRY),
