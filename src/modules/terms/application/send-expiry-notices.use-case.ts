@@ -23,7 +23,7 @@ export class SendExpiryNotices {
     private readonly clock: Clock,
   ) {}
 
-  /** One sweep: how many notices it sent. */
+  /** One sweep: how many notices it sent (a batch that sends fewer than it may ends its offset and kind). */
   async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
     let sent = 0;
     for (const offset of this.settings.expiryNoticesS) {
@@ -62,7 +62,8 @@ export class SendExpiryNotices {
         },
       }));
     await this.outbox.recordMany(events);
-    return due.length;
+    // The notices sent, not the rows claimed: a batch that records nothing ends the loop, whatever it claimed.
+    return events.length;
   }
 
 }
