@@ -35,7 +35,9 @@
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
- * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server), WORKER_INTERVAL_MS (50),
+ * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,expiry), WORKER_INTERVAL_MS (50),
+ * EXPIRY_VOLUMES (10000), EXPIRY_SERVERS (2000), EXPIRY_SPREAD_S (60): the expiry phase (bench/expiry.ts, PostgreSQL only;
+ * terms.md asks for 100000 and 20000),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
  * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults),
  * BENCH_SERVER_NODE_ARGS_ONLY (true: without the options of `npm start`; bench/flags.ts).
@@ -49,6 +51,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { Child, Database, ROOT, analyze, backendCpuMs, backendCpuSpent, childEnv, cpuMs, createDatabase, freePort, mib, rssKb, rssSampler, sleep, spawnNode, startNodeArgs } from './harness';
 import { envInt } from './stats';
+import { ExpiryResult, expiryPhase, expiryRegion } from './expiry';
 
 interface Reply {
   status: number;
@@ -169,6 +172,8 @@ function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: nu
         volume_offers: [offer], server_offer: serverOffer,
       },
       { id: 'bench-r', name: 'Renewals', capacity_gb: (orgs * volumes + hotVolumes) * 10 + 100_000, zones: [{ id: 'bench-r-a', available: true }], volume_offers: [offer] },
+      // The expiry phase's resources (bench/expiry.ts), written into it later.
+      expiryRegion(),
     ],
     organizations: [
       ...Array.from({ length: orgs }, (_, o) => ({
@@ -269,7 +274,7 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
 }
 
 /** The phases of a run without PHASES, in order. */
-const DEFAULT_PHASES = 'options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server';
+const DEFAULT_PHASES = 'options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,expiry';
 
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
@@ -444,6 +449,9 @@ async function main(): Promise<void> {
         ceiling_one_query: topDb ?? null,
       });
     }
+    // Last: it leaves thousands of suspended resources behind.
+    let expiry: ExpiryResult | undefined;
+    if (wanted.includes('expiry')) expiry = await expiryPhase(db, port, (n) => seeded.tokens[n % seeded.tokens.length], connections, durationS, log);
     const rssEnd = rssKb(pid);
     const peak = overall.peakKb();
     overall.stop();
@@ -456,6 +464,7 @@ async function main(): Promise<void> {
       first_start: first,
       server_rss_mib: { idle_after_seed: mib(rssIdle), at_end: mib(rssEnd), peak_under_load: mib(peak) },
       phases: results,
+      expiry: expiry ?? null,
     };
     const printable = results.map((r) => {
       const { statuses: _s, ceiling: _c, ceiling_one_query: _q, ...rest } = r;
@@ -463,7 +472,13 @@ async function main(): Promise<void> {
     });
     process.stdout.write(
       `\nCloud Disk Service bench: ${db.engine}, ${orgs} organizations, ${regionVolumes} volumes in the options region, ${connections} connections, ${durationS} s per phase\n\n` +
-        `${table(printable)}\n\n` +
+        (printable.length > 0 ? `${table(printable)}\n\n` : '') +
+        (expiry
+          ? `expiry: ${expiry.volumes} volumes and ${expiry.servers} servers expiring within ${expiry.spread_s} s: ${expiry.suspended} suspended, ` +
+            `${expiry.late_or_missing} later than ${expiry.deadline_s} s after expires_at or not at all (lag p50 ${expiry.lag_p50_s} s, p99 ${expiry.lag_p99_s} s, max ${expiry.lag_max_s} s); ` +
+            `GET /v1/volumes?limit=20 p99 ${expiry.volumes_p99_ms_during_sweep} ms during the sweep against ${expiry.volumes_p99_ms_without_sweep} ms without ` +
+            `(${expiry.p99_ratio}x, target at most 1.5x); ${expiry.suspend_operations_ended} suspend operations ended by then\n\n`
+          : '') +
         `server RSS: first start peak ${first.peak_rss_mib} MiB (ready after ${first.ready_after_s} s); ` +
         `idle after seed ${mib(rssIdle)} MiB, peak under load ${mib(peak)} MiB, at end ${mib(rssEnd)} MiB\n`,
     );

@@ -55,6 +55,16 @@ describe('planServerRepair', () => {
     expect(planServerRepair(server(status), instance(power), NOW)).toEqual({ kind: 'record', change: { status: power }, reason: `the instance is ${power} at the provider` });
   });
 
+  it('keeps a suspended server suspended: a stopped instance is what it should be, a running one is reported, a missing one recorded', () => {
+    const suspended = server('suspended', { suspendedAt: EARLIER, releaseAt: NOW });
+    expect(planServerRepair(suspended, instance('stopped'), NOW)).toBeUndefined();
+    expect(planServerRepair(suspended, instance('running'), NOW)).toEqual({ kind: 'report', reason: 'suspended server has a running instance at the provider' });
+    expect(planServerRepair(suspended, null, NOW)).toEqual({ kind: 'record', change: { instanceMissingSince: NOW }, reason: 'suspended server has no instance at the provider' });
+    expect(planServerRepair({ ...suspended, instanceMissingSince: EARLIER }, instance('stopped'), NOW)).toEqual({
+      kind: 'record', change: { instanceMissingSince: null }, reason: 'the instance is at the provider again',
+    });
+  });
+
   it.each(['running', 'stopped'] as const)('does nothing for a %s server whose instance agrees', (status) => {
     expect(planServerRepair(server(status), instance(status), NOW)).toBeUndefined();
   });

@@ -21,6 +21,8 @@ export type ServerRepair = { kind: 'record'; change: ServerStateChange; reason: 
  *   vm.delete executor from the same instance read (the deletion's firewall rules, disks, event).
  * - `starting`, `stopping`, `rebooting`: the status the instance's power shows.
  * - `running`, `stopped`: the status the instance's power shows when it differs.
+ * - `suspended` (terms.md): never changed by the instance's power (the expiry sweep would suspend
+ *   it again); a running instance behind it is reported.
  * - No instance: `instance_missing_since` is set once and reported (power actions
  *   and renewal answer 409 while it is); an instance seen again clears it.
  * - An instance whose ipv4 differs from the server's: reported (the address is never changed).
@@ -41,7 +43,11 @@ export function planServerRepair(server: Server, instance: ProviderInstance | nu
     change.instanceMissingSince = null;
     reasons.push('the instance is at the provider again');
   }
-  if (server.status !== instance.power) {
+  if (server.status === 'suspended') {
+    // Its term ended: it stays suspended whatever the instance shows (only a renewal resumes it),
+    // and an instance running behind it is reported (cli verify names it too), never recorded.
+    if (reasons.length === 0 && instance.power === 'running') return { kind: 'report', reason: 'suspended server has a running instance at the provider' };
+  } else if (server.status !== instance.power) {
     change.status = instance.power;
     reasons.push(`the instance is ${instance.power} at the provider`);
   }

@@ -24,15 +24,15 @@ export class SendExpiryNotices {
     private readonly clock: Clock,
   ) {}
 
-  /** One sweep: how many notices it sent. */
+  /** One sweep: how many notices it sent (a batch that sends fewer than it may ends its offset and kind). */
   async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
     let sent = 0;
     for (const offset of this.settings.expiryNoticesS) {
       for (const kind of ['volume', 'server'] as const) {
         while (!stopping()) {
-          const { claimed, recorded } = await this.uow.run(() => this.notify(kind, offset, batch));
-          sent += recorded;
-          if (claimed < batch) break;
+          const n = await this.uow.run(() => this.notify(kind, offset, batch));
+          sent += n;
+          if (n < batch) break;
         }
       }
     }
@@ -44,7 +44,7 @@ export class SendExpiryNotices {
    * resource is live and not suspended, and its auto-renew is off or its last attempt failed
    * (the wallet could not pay). Not audited.
    */
-  private async notify(kind: 'volume' | 'server', offsetS: number, limit: number): Promise<{ claimed: number; recorded: number }> {
+  private async notify(kind: 'volume' | 'server', offsetS: number, limit: number): Promise<number> {
     const now = this.clock.now();
     const due = byOrg(await this.store.claimNoticesDue(kind, now, offsetS, limit));
     const recorded = await this.store.recordNotices(due.map((d) => ({ resourceId: d.id, orgId: d.orgId, expiresAt: d.expiresAt, offsetS, sentAt: now })));
@@ -63,9 +63,9 @@ export class SendExpiryNotices {
         },
       }));
     await this.outbox.recordMany(events);
-    // A row claimed under a statement snapshot taken before a concurrent sweep committed its
-    // notice is claimed again and its insert conflicts: claimed, not sent.
-    return { claimed: due.length, recorded: events.length };
+    // The notices sent, not the rows claimed: a row claimed on a snapshot older than a concurrent
+    // sweep's commit conflicts on insert and is not sent again; a batch that records nothing ends the loop.
+    return events.length;
   }
 
 }

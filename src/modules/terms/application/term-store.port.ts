@@ -57,7 +57,8 @@ export abstract class TermStore {
    * Live, not suspended volumes or servers whose `expires_at` is in (now, now + offset], whose
    * term is longer than the offset (the offset was crossed after the purchase or the last
    * renewal), whose auto-renew is off or its last attempt failed, and without a notice for
-   * (resource, expires_at, offset).
+   * (resource, expires_at, offset). The notices' `expires_at` is the resource's to the
+   * millisecond (as the API shows it and as recordNotices stores it).
    */
   abstract claimNoticesDue(kind: 'volume' | 'server', now: Date, offsetS: number, limit: number): Promise<NoticeDue[]>;
   /** Records the notices sent (the primary key keeps one per (resource, expires_at, offset)); the ids actually recorded. */

@@ -36,6 +36,14 @@ interface AutoRenewRow {
  * another transaction holds to it, and PostgreSQL re-checks the predicate on the latest version
  * of each row it locks (a renewal committed meanwhile moved `expires_at`: the row is not
  * returned).
+ *
+ * That re-check covers the row's own columns only: a renewal (or any other action) that locked
+ * the row, stored its operation and committed after the claim's snapshot was taken updated no
+ * column of the row, so PostgreSQL does not re-check it, and the "no unfinished operation" test
+ * of the claim read the old snapshot. Each claim therefore reads its locked rows again in a second
+ * statement (a fresh snapshot, the rows now held): the rows whose condition no longer holds are
+ * left alone (their locks end with the transaction), and the sweep never writes an operation
+ * beside a renewal that won the row first.
  */
 @Injectable()
 export class TypeOrmTermStore extends TermStore {
@@ -44,24 +52,26 @@ export class TypeOrmTermStore extends TermStore {
   }
 
   async claimExpiredVolumes(now: Date, limit: number): Promise<DueResource[]> {
-    const rows = await this.db.query<{ id: string; org_id: string; status: string; server_id: string | null }>(
+    const claimed = await this.db.query<{ id: string; org_id: string; status: string; server_id: string | null }>(
       `SELECT v.id, v.org_id, v.status, v.server_id FROM volumes v
         WHERE v.status IN ('available', 'attached') AND v.expires_at <= $1 AND ${VOLUME_IDLE}
         ORDER BY v.expires_at LIMIT $2 FOR UPDATE OF v SKIP LOCKED`,
       [now, limit],
       'terms_claim_expired_volumes',
     );
+    const rows = await this.stillDue('volumes', claimed, `v.status IN ('available', 'attached') AND v.expires_at <= $2 AND ${VOLUME_IDLE}`, now);
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, status: r.status, serverId: r.server_id }));
   }
 
   async claimExpiredServers(now: Date, limit: number): Promise<DueResource[]> {
-    const rows = await this.db.query<{ id: string; org_id: string; status: string }>(
+    const claimed = await this.db.query<{ id: string; org_id: string; status: string }>(
       `SELECT s.id, s.org_id, s.status FROM servers s
         WHERE s.status IN ('running', 'stopped') AND s.expires_at IS NOT NULL AND s.expires_at <= $1 AND ${SERVER_IDLE}
         ORDER BY s.expires_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
       [now, limit],
       'terms_claim_expired_servers',
     );
+    const rows = await this.stillDue('servers', claimed, `s.status IN ('running', 'stopped') AND s.expires_at <= $2 AND ${SERVER_IDLE}`, now);
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, status: r.status, serverId: null }));
   }
 
@@ -72,7 +82,7 @@ export class TypeOrmTermStore extends TermStore {
         WHERE ${live} AND r.expires_at > $1 AND r.expires_at <= $1 + make_interval(secs => $2::int)
           AND (NOT r.auto_renew_enabled OR r.auto_renew_last_attempt->>'outcome' = 'insufficient_balance')
           AND make_interval(secs => $2::int) <= make_interval(months => r.term_months)
-          AND NOT EXISTS (SELECT 1 FROM expiry_notices n WHERE n.resource_id = r.id AND n.expires_at = r.expires_at AND n.offset_s = $2::int)
+          AND NOT EXISTS (SELECT 1 FROM expiry_notices n WHERE n.resource_id = r.id AND n.expires_at = date_trunc('milliseconds', r.expires_at) AND n.offset_s = $2::int)
         ORDER BY r.expires_at LIMIT $3 FOR UPDATE OF r SKIP LOCKED`,
       [now, offsetS, limit],
       `terms_notices_due_${kind}`,
@@ -95,25 +105,43 @@ export class TypeOrmTermStore extends TermStore {
   }
 
   async claimReleasableVolumes(now: Date, limit: number): Promise<DueResource[]> {
-    const rows = await this.db.query<{ id: string; org_id: string; status: string; server_id: string | null }>(
+    const claimed = await this.db.query<{ id: string; org_id: string; status: string; server_id: string | null }>(
       `SELECT v.id, v.org_id, v.status, v.server_id FROM volumes v
         WHERE v.status = 'suspended' AND v.release_at <= $1 AND ${VOLUME_IDLE}
         ORDER BY v.release_at LIMIT $2 FOR UPDATE OF v SKIP LOCKED`,
       [now, limit],
       'terms_claim_releasable_volumes',
     );
+    const rows = await this.stillDue('volumes', claimed, `v.status = 'suspended' AND v.release_at <= $2 AND ${VOLUME_IDLE}`, now);
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, status: r.status, serverId: r.server_id }));
   }
 
   async claimReleasableServers(now: Date, limit: number): Promise<DueResource[]> {
-    const rows = await this.db.query<{ id: string; org_id: string; status: string }>(
+    const claimed = await this.db.query<{ id: string; org_id: string; status: string }>(
       `SELECT s.id, s.org_id, s.status FROM servers s
         WHERE s.status = 'suspended' AND s.release_at <= $1 AND ${SERVER_IDLE}
         ORDER BY s.release_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED`,
       [now, limit],
       'terms_claim_releasable_servers',
     );
+    const rows = await this.stillDue('servers', claimed, `s.status = 'suspended' AND s.release_at <= $2 AND ${SERVER_IDLE}`, now);
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, status: r.status, serverId: null }));
+  }
+
+  /**
+   * The claimed (now locked) rows whose condition still holds, read again in a statement of its
+   * own: its snapshot sees the operations committed since the claim began (see the class).
+   */
+  private async stillDue<T extends { id: string }>(table: 'volumes' | 'servers', claimed: T[], condition: string, now: Date): Promise<T[]> {
+    if (claimed.length === 0) return claimed;
+    const alias = table === 'volumes' ? 'v' : 's';
+    const due = await this.db.query<{ id: string }>(
+      `SELECT ${alias}.id FROM ${table} ${alias} WHERE ${alias}.id = ANY($1::text[]) AND ${condition}`,
+      [claimed.map((r) => r.id), now],
+      this.db.statementName(`terms_still_due_${table}`, condition),
+    );
+    const ids = new Set(due.map((r) => r.id));
+    return claimed.filter((r) => ids.has(r.id));
   }
 
   async markVolumeReleasing(id: string): Promise<void> {
