@@ -36,6 +36,7 @@ import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
+import { WebhookDeliveriesDuePerEndpoint1764000000351 } from './1764000000351-webhook-deliveries-due-per-endpoint';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -70,6 +71,7 @@ export const MIGRATIONS = [
   TermsSuspension1764000000340,
   ExpiryNotices1764000000341,
   LoginFailuresByEmail1764000000350,
+  WebhookDeliveriesDuePerEndpoint1764000000351,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,
   AgentPlacements1764000000440,
