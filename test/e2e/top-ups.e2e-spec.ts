@@ -1,7 +1,9 @@
+import type { Server } from 'node:http';
 import request from 'supertest';
 import { ExpireTopUps } from '../../src/modules/funding/application/top-ups.use-cases';
 import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { headOnly, rawBodyOf, rawRequestIdOf, rawStatusOf } from '../support/head-only';
 import { PAYMENT_SECRET } from '../support/payments';
 import { paymentProviders } from '../support/payment-providers';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -332,6 +334,19 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       const res = await post(huge, signature(huge));
       expect(res.status).toBe(413);
       expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 256 KiB', request_id: res.headers['x-request-id'], details: {} } });
+      expect(await counts()).toBe(before);
+    });
+
+    it('Content-Length: 99999999: 413 at once, before a byte of the body is sent (nothing drained, nothing recorded)', async () => {
+      const before = await counts();
+      const raw = await headOnly(
+        t.app.getHttpServer() as Server,
+        `POST /v1/payment-events/${p.name} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nStripe-Signature: t=1,v1=00\r\nContent-Length: 99999999\r\n\r\n`,
+        '{"id":"evt_',
+      );
+      expect(rawStatusOf(raw)).toBe(413);
+      expect(raw).toMatch(/\r\nconnection: close\r\n/i);
+      expect(rawBodyOf(raw)).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 256 KiB', request_id: rawRequestIdOf(raw), details: {} } });
       expect(await counts()).toBe(before);
     });
 
