@@ -37,6 +37,7 @@ import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
+import { WebhookDeliveriesDuePerEndpoint1764000000351 } from './1764000000351-webhook-deliveries-due-per-endpoint';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -72,6 +73,7 @@ export const MIGRATIONS = [
   ExpiryNotices1764000000341,
   AutoRenew1764000000342,
   LoginFailuresByEmail1764000000350,
+  WebhookDeliveriesDuePerEndpoint1764000000351,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,
   AgentPlacements1764000000440,

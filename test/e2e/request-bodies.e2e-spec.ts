@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
-import { AddressInfo, connect } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { headOnly } from '../support/head-only';
 import { TestApp, startTestApp } from '../support/test-app';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 
@@ -9,33 +9,6 @@ import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../suppo
  * inflated (415), and within a small limit: a few bytes of brotli sent by anyone used to become a
  * 1 MiB parse before the 401.
  */
-
-/** Sends the request head (and `partialBody`), never the rest of the declared body; resolves with the raw answer, or 'no answer' after `waitMs`. */
-async function headOnly(server: Server, head: string, partialBody = '', waitMs = 3000): Promise<string> {
-  if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      resolve(text || 'no answer');
-    }, waitMs);
-    socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => {
-      text += chunk;
-      const end = text.indexOf('\r\n\r\n');
-      const length = /content-length: (\d+)/i.exec(text);
-      if (end >= 0 && length && text.length >= end + 4 + Number(length[1])) {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(text);
-      }
-    });
-    socket.on('error', reject);
-    socket.write(head + partialBody);
-  });
-}
 
 const bodyOf = (raw: string): unknown => JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4));
 const statusOf = (raw: string): number => Number(raw.slice(9, 12));

@@ -29,6 +29,14 @@ describeOnPostgres('servers under concurrency (PostgreSQL)', () => {
       organizations: [
         organization('ka', { wallet }),
         organization('kb', { wallet, volumes: [], servers: Array.from({ length: 20 }, (_, i) => ({ id: `vm_kb${i}`, name: `s-${i}`, region: 'id-jkt', zone: 'id-jkt-a' })) }),
+        organization('kc', {
+          wallet,
+          servers: Array.from({ length: 8 }, (_, i) => ({ id: `vm_kc${i}`, name: `d-${i}`, region: 'id-jkt', zone: 'id-jkt-a' })),
+          volumes: Array.from({ length: 8 }, (_, i) => ({
+            id: `vol_kc${i}`, name: `disk-${i}`, type: 'premium', region: 'id-jkt', zone: 'id-jkt-a', size_gb: 10, term_months: 1, currency: 'USD',
+            server: `vm_kc${i}`, mount_path: '/mnt/data', expires_at: '2026-12-21T00:00:00.000Z', note: null,
+          })),
+        }),
       ],
     });
   });
@@ -76,5 +84,28 @@ describeOnPostgres('servers under concurrency (PostgreSQL)', () => {
         await t.app.get(AdvanceOperations).runUntilIdle();
       }
     }
+  });
+
+  it("a detach and a delete of the server at once on a server's disk: when the delete wins, the detach's 409 names its vm.delete (details.operation_id)", async () => {
+    const key = bearer(apiToken('kc', 'rw'));
+    let deleteWon = 0;
+    for (let i = 0; i < 8; i++) {
+      const [detach, remove] = await Promise.all([t.http.post(`/v1/volumes/vol_kc${i}/detach`).set(key), t.http.delete(`/v1/servers/vm_kc${i}`).set(key)]);
+      if (remove.status === 202 && detach.status === 409) {
+        deleteWon++;
+        const opId = remove.body.operation.id;
+        expect(detach.body.error).toEqual({
+          code: 'invalid_state',
+          message: `Volume vol_kc${i} is on server vm_kc${i}, which is being deleted (${opId}); the deletion detaches it`,
+          request_id: detach.headers['x-request-id'],
+          details: { operation_id: opId },
+        });
+      } else {
+        // The detach won: the delete waits for it (409 naming the detach), or came after it ended.
+        expect(detach.status).toBe(202);
+        if (remove.status === 409) expect(remove.body.error.details).toEqual({ operation_id: detach.body.operation.id });
+      }
+    }
+    expect(deleteWon).toBeGreaterThan(0);
   });
 });

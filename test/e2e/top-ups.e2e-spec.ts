@@ -1,7 +1,9 @@
+import type { Server } from 'node:http';
 import request from 'supertest';
 import { ExpireTopUps } from '../../src/modules/funding/application/top-ups.use-cases';
 import { MetricsServer } from '../../src/shared/observability/metrics-server';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
+import { headOnly, rawBodyOf, rawRequestIdOf, rawStatusOf } from '../support/head-only';
 import { PAYMENT_SECRET } from '../support/payments';
 import { paymentProviders } from '../support/payment-providers';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -108,6 +110,10 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       ['return_url user info', { amount: '25', currency: 'USD', return_url: 'https://a:b@example.com/' }, 'return_url'],
       ['return_url too long', { amount: '25', currency: 'USD', return_url: `https://example.com/${'a'.repeat(2030)}` }, 'return_url'],
       ['return_url a number', { amount: '25', currency: 'USD', return_url: 5 }, 'return_url'],
+      // Characters a Content-Security-Policy reads as syntax: the checkout page names return_url's origin in its form-action.
+      ...['https://a.example;sandbox/', 'https://a.example,b.example/', 'https://*/', "https://a'b.example/"].map(
+        (url) => [`return_url host ${url}`, { amount: '25', currency: 'USD', return_url: url }, 'return_url'] as [string, unknown, string],
+      ),
       ['body an array', [1], 'body'],
     ];
     it.each(cases)('%s', async (_name, body, field) => {
@@ -157,15 +163,22 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       expect(page.status).toBe(200);
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
       expect(page.headers['cache-control']).toBe('no-store');
-      expect(page.headers['content-security-policy']).toContain("default-src 'none'");
-      expect(page.headers['content-security-policy']).not.toMatch(/script-src/);
+      expect(page.headers['content-security-policy']).toBe(
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https://console.example.com; frame-ancestors 'none'; base-uri 'none'",
+      );
       expect(page.text).not.toMatch(/<script/i);
       expect(page.text).toContain('<span id="amount" data-value="20.00000">$20.00</span>');
       expect(page.text).toContain(`<dd id="reference">${id}</dd>`);
       expect(page.text).toContain('<span id="currency">USD</span>');
       expect(page.text).toContain('<span id="status">open</span>');
       expect(page.text).toContain('id="pay"');
-      const paid = await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`);
+      // A form posted from another site (its Origin) is refused before the session is touched.
+      const foreign = await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`).set('Origin', 'https://evil.example');
+      expect(foreign.status).toBe(403);
+      expect(foreign.text).toContain('<h1>Forbidden</h1>');
+      expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body.status).toBe('pending');
+      // Its own page's form: the Origin is the site's own.
+      const paid = await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`).set('Host', 'checkout.test:8080').set('Origin', 'http://checkout.test:8080');
       expect(paid.status).toBe(303);
       expect(paid.headers.location).toBe(`https://console.example.com/billing?tab=1&top_up_id=${id}&checkout=paid`);
     }
@@ -332,6 +345,19 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       const res = await post(huge, signature(huge));
       expect(res.status).toBe(413);
       expect(res.body).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 256 KiB', request_id: res.headers['x-request-id'], details: {} } });
+      expect(await counts()).toBe(before);
+    });
+
+    it('Content-Length: 99999999: 413 at once, before a byte of the body is sent (nothing drained, nothing recorded)', async () => {
+      const before = await counts();
+      const raw = await headOnly(
+        t.app.getHttpServer() as Server,
+        `POST /v1/payment-events/${p.name} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nStripe-Signature: t=1,v1=00\r\nContent-Length: 99999999\r\n\r\n`,
+        '{"id":"evt_',
+      );
+      expect(rawStatusOf(raw)).toBe(413);
+      expect(raw).toMatch(/\r\nconnection: close\r\n/i);
+      expect(rawBodyOf(raw)).toEqual({ error: { code: 'invalid_request', message: 'Request body is larger than 256 KiB', request_id: rawRequestIdOf(raw), details: {} } });
       expect(await counts()).toBe(before);
     });
 

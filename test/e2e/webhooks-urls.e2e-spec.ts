@@ -38,6 +38,10 @@ describe('webhook URLs (private addresses refused)', () => {
       '0.0.0.0', '10.0.0.1', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1', '192.0.0.1', '192.168.1.1', '198.18.0.1', '224.0.0.1', '240.0.0.1',
       '2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::]', '[::1]', '[fc00::1]', '[fd00::1]', '[fe80::1]', '[ff02::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]',
       '[64:ff9b::127.0.0.1]', '[64:ff9b::a00:1]',
+      // Only what ipaddr.js calls unicast: IPv4 documentation ranges, IPv4-compatible and the mapped/translated forms, local-use NAT64,
+      // 6to4 and Teredo carrying a private address, site-local, discard-only.
+      '192.0.2.1', '198.51.100.1', '203.0.113.1', '[::7f00:1]', '[::ffff:0:0]', '[::ffff:0:a9fe:a9fe]', '[64:ff9b:1::a9fe:a9fe]', '[2002:7f00:1::]',
+      '[2001:0:a00:1::]', '[fec0::1]', '[100::1]', '[2001:db8::1]',
     ].map((host) => [host, `https://${host}:8443/hook`, `url must not point at a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}`]),
     ['a name resolving to 127.0.0.1', 'https://localhost/hook', `url's host resolves to a private, loopback, link-local or reserved address${PRIVATE_URLS_HINT}`],
     ['a name that does not resolve', 'https://no-such-host.invalid/hook', "url's host no-such-host.invalid does not resolve"],

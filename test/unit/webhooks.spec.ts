@@ -59,8 +59,18 @@ describe('webhook URL policy', () => {
     '0.0.0.0', '10.1.2.3', '100.64.0.1', '127.0.0.1', '169.254.169.254', '172.16.0.1', '172.31.255.255', '192.0.0.8', '192.168.1.1', '198.18.0.1',
     '198.19.255.255', '224.0.0.1', '240.0.0.1', '255.255.255.255', '::', '::1', 'fc00::1', 'fd12::1', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1',
     '::ffff:10.0.0.1', '64:ff9b::7f00:1', '64:ff9b::a00:1', '64:ff9b::a9fe:a9fe',
+    // IPv4 documentation, benchmarking and other ranges ipaddr.js does not call unicast.
+    '192.0.2.1', '198.51.100.7', '203.0.113.9', '192.88.99.1', '192.175.48.1', '192.52.193.1',
+    // IPv4-compatible, the mapped unspecified address, IPv4-translated, local-use NAT64 (/96 and /48 forms), 6to4, Teredo (server or client).
+    '::7f00:1', '::a9fe:a9fe', '::ffff:0:0', '::ffff:0:7f00:1', '64:ff9b:1::a9fe:a9fe', '64:ff9b:1::808:808', '64:ff9b:1:7f00:1:0:100::', '2002:7f00:1::1', '2002:a9fe:a9fe::',
+    '2001:0:7f00:1::1', '2001:0:808:808::80ff:fffe',
+    // Site-local, discard, documentation, benchmarking, ORCHID, outside 2000::/3.
+    'fec0::1', '100::1', '2001:db8::1', '2001:2::1', '2001:10::1', '4000::1', '5f00::1',
   ];
-  const allowed = ['1.1.1.1', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.0.1.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808'];
+  const allowed = [
+    '1.1.1.1', '8.8.8.8', '172.32.0.1', '100.128.0.1', '192.0.1.1', '2606:4700::1111', '::ffff:8.8.8.8', '64:ff9b::808:808', '64:ff9b:1:808:8:800:808:808',
+    '2002:808:808::1', '2001:0:808:808::f7f7:f7f7',
+  ];
   it.each(blocked)('blocks %s', (address) => expect(isBlockedAddress(address)).toBe(true));
   it.each(allowed)('allows %s', (address) => expect(isBlockedAddress(address)).toBe(false));
 

@@ -111,6 +111,8 @@ export interface Settings {
   webhookSecretOverlapS: number;
   /** Webhook deliveries one process attempts at once. */
   webhookConcurrency: number;
+  /** Webhook deliveries of one organization in flight at once, every process together: its share of the slots. */
+  webhookConcurrencyPerOrganization: number;
   /** How long an attempt waits for the receiver's answer. */
   webhookTimeoutMs: number;
   /** The delay before each attempt of a delivery, in seconds (the first is 0: at once); its length is the number of attempts. */
@@ -428,6 +430,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     deploymentSecretsKey: secret(env, 'DEPLOYMENT_SECRETS_KEY'),
     webhookSecretOverlapS: int(env, 'WEBHOOK_SECRET_OVERLAP_S', 86_400, 0, 2_592_000),
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 16, 1, 256),
+    webhookConcurrencyPerOrganization: int(env, 'WEBHOOK_CONCURRENCY_PER_ORGANIZATION', 8, 1, 4096),
     webhookTimeoutMs: int(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     webhookRetryScheduleS: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_S', [0, 5, 300, 1800, 7200, 18000, 36000, 36000]),
     webhookDisableAfterS: int(env, 'WEBHOOK_DISABLE_AFTER_S', 432_000, 1, 31_536_000),

@@ -22,6 +22,14 @@ export const describeLimit = (bytes: number): string => (bytes % 1024 === 0 ? `$
 
 const BODY_LIMIT_METADATA = 'cds:body-limit';
 const BODY_DEFERRED_METADATA = 'cds:body-deferred';
+const BODY_OWN_READER_METADATA = 'cds:body-own-reader';
+
+/**
+ * On a controller whose body a middleware of its own reads (the inbound payment events' raw
+ * reader, mounted before the app's parsers): BodyErrorGuard never reads its body, even one the
+ * middleware refused unread (too large).
+ */
+export const OwnBodyReader = (): ClassDecorator => SetMetadata(BODY_OWN_READER_METADATA, true);
 
 /**
  * On a controller with its own authentication guard (the admin API): the global BodyErrorGuard
@@ -255,6 +263,7 @@ export class BodyErrorGuard implements CanActivate {
       req.bodyDeferred = true;
       return true;
     }
+    if (Reflect.getMetadata(BODY_OWN_READER_METADATA, context.getClass()) === true) return true;
     // No body to read (neither Content-Length nor Transfer-Encoding, as every GET sends): nothing to parse or refuse.
     if (req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) return true;
     return this.readBody(context, req);

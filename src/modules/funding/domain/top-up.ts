@@ -68,6 +68,10 @@ function parseReturnUrl(raw: unknown): string | null {
     throw bad('an absolute https URL (http only on localhost)');
   }
   if (url.username || url.password) throw bad('a URL without user information');
+  // A host of letters, digits, dots and hyphens (IDNs as the parser turns them into xn--), or an
+  // IP literal: the checkout page names its origin in a Content-Security-Policy, where ; , * and '
+  // would be syntax.
+  if (!/^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])$/.test(url.hostname)) throw bad('a URL whose host has only letters, digits, dots and hyphens');
   const local = LOCAL_HOSTS.includes(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) throw bad('an absolute https URL (http only on localhost)');
   return raw;

@@ -324,15 +324,17 @@ export class TypeOrmServerRepository extends ServerRepository {
   }
 
   async deletion(serverId: string): Promise<{ operationId: string | null } | undefined> {
-    const row = await this.db.one<{ status: string; operation_id: string | null }>(
-      `SELECT s.status,
-              (SELECT o.id FROM operations o
-                WHERE o.vm_id = s.id AND o.type = 'vm.delete' AND o.status IN ('pending', 'running') LIMIT 1) AS operation_id
-         FROM servers s WHERE s.id = $1 FOR SHARE OF s`,
+    // Two statements: a row lock that waited for a deletion's commit sees the row as that commit
+    // left it, but the rest of its statement reads the snapshot taken before the wait (READ
+    // COMMITTED), without the vm.delete that commit created. The next statement sees it.
+    const server = await this.db.one<{ status: string }>(`SELECT status FROM servers WHERE id = $1 FOR SHARE`, [serverId], 'servers_deletion_lock');
+    if (server?.status !== 'deleting') return undefined;
+    const op = await this.db.one<{ id: string }>(
+      `SELECT id FROM operations WHERE vm_id = $1 AND type = 'vm.delete' AND status IN ('pending', 'running') LIMIT 1`,
       [serverId],
-      'servers_deletion_in_progress',
+      'servers_deletion_operation',
     );
-    return row?.status === 'deleting' ? { operationId: row.operation_id } : undefined;
+    return { operationId: op?.id ?? null };
   }
 }
 

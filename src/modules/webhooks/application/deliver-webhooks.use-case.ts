@@ -16,7 +16,9 @@ export const USER_AGENT = 'CloudDiskService-Webhooks/1';
 
 /**
  * The delivery workers' use case: claim due deliveries (FOR UPDATE SKIP LOCKED, under a lease of
- * WORKER_LEASE_MS, at most 4 in flight per endpoint over every process), POST each outside any
+ * WORKER_LEASE_MS, at most 4 in flight per endpoint and WEBHOOK_CONCURRENCY_PER_ORGANIZATION per
+ * organization over every process, round-robin between organizations, the one holding fewest
+ * first, so a receiver that hangs costs its own organization's share only), POST each outside any
  * transaction, then record the outcome in a short transaction on the rows still held: a 2xx
  * succeeds; 410 fails it and disables the endpoint (`gone`); anything else is retried on the
  * schedule (WEBHOOK_RETRY_SCHEDULE_S, ±10% jitter, a Retry-After may lengthen one) until it is
@@ -47,7 +49,7 @@ export class DeliverWebhooks {
     if (limit <= 0) return [];
     return this.uow.run(() => {
       const now = this.clock.now();
-      return this.store.claim(this.workerId, now, new Date(now.getTime() + this.settings.workerLeaseMs), limit, MAX_IN_FLIGHT_PER_ENDPOINT);
+      return this.store.claim(this.workerId, now, new Date(now.getTime() + this.settings.workerLeaseMs), limit, MAX_IN_FLIGHT_PER_ENDPOINT, this.settings.webhookConcurrencyPerOrganization);
     });
   }
 

@@ -50,10 +50,12 @@ export abstract class WebhookStore {
   abstract findDelivery(endpointId: string, id: string): Promise<WebhookDelivery | undefined>;
   abstract listDeliveries(endpointId: string, query: DeliveryListQuery): Promise<Page<WebhookDelivery>>;
   /**
-   * Claims (FOR UPDATE SKIP LOCKED) up to `limit` due deliveries, oldest due first, at most
-   * `perEndpoint` in flight per endpoint counting those other processes hold, under a lease until `leaseUntil`.
+   * Claims (FOR UPDATE SKIP LOCKED) up to `limit` due deliveries under a lease until
+   * `leaseUntil`, shared between organizations: round-robin, the organization with the fewest
+   * in flight first, each organization's oldest due first; at most `perEndpoint` in flight per
+   * endpoint and `perOrganization` per organization, counting those other processes hold.
    */
-  abstract claim(workerId: string, now: Date, leaseUntil: Date, limit: number, perEndpoint: number): Promise<ClaimedDelivery[]>;
+  abstract claim(workerId: string, now: Date, leaseUntil: Date, limit: number, perEndpoint: number, perOrganization: number): Promise<ClaimedDelivery[]>;
   /** Locks an endpoint by id alone (the delivery worker, before the delivery's row: the order every writer follows). */
   abstract lockEndpointById(id: string): Promise<WebhookEndpoint | undefined>;
   /** Locks a delivery this worker still holds (pending, claimed by it): its endpoint and its attempts, or undefined. */

@@ -4,29 +4,51 @@ import ipaddr from 'ipaddr.js';
  * Where a webhook may be sent (checked at creation, at PATCH and at each connection): an
  * absolute https URL of at most 2048 characters, any port, no user info, whose host (as WHATWG
  * URL parsing normalises it: `2130706433` is 127.0.0.1) is, or resolves only to, public
- * addresses. Blocked: the ranges below, and their IPv4-mapped (::ffff:0:0/96) and NAT64
- * (64:ff9b::/96) forms. `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_URLS, tests and local use) lets
- * http and any address through.
+ * addresses: those ipaddr.js names `unicast`, IPv4 and IPv6 alike (every other range it names
+ * is refused: private, loopback, link-local, carrier-grade NAT, documentation, benchmarking,
+ * multicast, reserved, site-local, discard...), an IPv6 address also inside the global unicast
+ * 2000::/3. An IPv6 address that carries an IPv4 address (IPv4-mapped ::ffff:0:0/96,
+ * IPv4-translated ::ffff:0:0:0/96, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16,
+ * Teredo 2001::/32) is checked as that IPv4 address (each one it may carry); the deprecated
+ * IPv4-compatible ::/96 (`::7f00:1`) is refused. `allowPrivate` (WEBHOOK_ALLOW_PRIVATE_URLS,
+ * tests and local use) lets http and any address through.
  */
-const BLOCKED_V4 = ['0.0.0.0/8', '10.0.0.0/8', '100.64.0.0/10', '127.0.0.0/8', '169.254.0.0/16', '172.16.0.0/12', '192.0.0.0/24', '192.168.0.0/16', '198.18.0.0/15', '224.0.0.0/4', '240.0.0.0/4'].map((c) =>
-  ipaddr.IPv4.parseCIDR(c),
-);
-const BLOCKED_V6 = ['::/128', '::1/128', 'fc00::/7', 'fe80::/10', 'ff00::/8'].map((c) => ipaddr.IPv6.parseCIDR(c));
-const NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
+const GLOBAL_UNICAST_V6 = ipaddr.IPv6.parseCIDR('2000::/3');
+const LOCAL_NAT64 = ipaddr.IPv6.parseCIDR('64:ff9b:1::/48');
 
 export const MAX_URL_LENGTH = 2048;
+
+const v4 = (bytes: number[]): ipaddr.IPv4 => new ipaddr.IPv4(bytes);
+
+/** The IPv4 addresses an IPv6 address carries (its range says where), or undefined when it carries none. */
+function embeddedV4(ip: ipaddr.IPv6): ipaddr.IPv4[] | undefined {
+  const b = ip.toByteArray();
+  switch (ip.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return [v4(b.slice(12))];
+    case 'rfc6052':
+      // The /96 form; the local-use prefix may also be a /48 (RFC 6052: bits 48-63 and 72-87).
+      return ip.match(LOCAL_NAT64) ? [v4(b.slice(12)), v4([b[6], b[7], b[9], b[10]])] : [v4(b.slice(12))];
+    case '6to4':
+      return [v4(b.slice(2, 6))];
+    case 'teredo':
+      // The Teredo server (bits 32-63) and the client (the last 32 bits, inverted).
+      return [v4(b.slice(4, 8)), v4(b.slice(12).map((x) => x ^ 0xff))];
+    default:
+      return undefined;
+  }
+}
 
 /** Whether an IP address (text) may not be reached. */
 export function isBlockedAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return true;
-  let ip = ipaddr.parse(address);
-  if (ip.kind() === 'ipv6') {
-    const v6 = ip as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
-    else if (v6.match(NAT64)) ip = new ipaddr.IPv4(v6.toByteArray().slice(12));
-  }
-  if (ip.kind() === 'ipv4') return BLOCKED_V4.some((range) => (ip as ipaddr.IPv4).match(range));
-  return BLOCKED_V6.some((range) => (ip as ipaddr.IPv6).match(range));
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
+  const v6 = ip as ipaddr.IPv6;
+  const carried = embeddedV4(v6);
+  if (carried) return carried.some((a) => a.range() !== 'unicast');
+  return v6.range() !== 'unicast' || !v6.match(GLOBAL_UNICAST_V6);
 }
 
 /** Appended to the refusals a receiver on this machine or a private network meets: the setting that allows it. */

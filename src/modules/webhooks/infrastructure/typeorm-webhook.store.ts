@@ -192,28 +192,43 @@ export class TypeOrmWebhookStore extends WebhookStore {
     return toPage(rows, q.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toDelivery);
   }
 
-  async claim(workerId: string, now: Date, leaseUntil: Date, limit: number, perEndpoint: number): Promise<ClaimedDelivery[]> {
+  async claim(workerId: string, now: Date, leaseUntil: Date, limit: number, perEndpoint: number, perOrganization: number): Promise<ClaimedDelivery[]> {
+    // The endpoints with pending deliveries, one index probe each (a skip scan); for each, how
+    // many of its deliveries are in flight (under a lease, any process) and its oldest due ones
+    // up to its limit; each organization's in flight is its endpoints' sum. A candidate's place
+    // is its organization's in flight plus its rank within the organization's candidates: the
+    // claim takes the lowest places first (round-robin between organizations, the one holding
+    // fewest slots first) and none beyond the organization's share.
     const rows = await this.db.query<{
       id: string; endpoint_id: string; event_id: string; attempts: number; url: string; secret_sealed: string;
       previous_secret_sealed: string | null; secret_rotation_ends_at: Date | null; body: string;
     }>(
-      `WITH candidates AS (
-         SELECT id, endpoint_id, next_attempt_at FROM webhook_deliveries
-          WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until < $1)
-          ORDER BY next_attempt_at, id
-          LIMIT $4 * 4
-          FOR UPDATE SKIP LOCKED
-       ), in_flight AS (
-         SELECT e.endpoint_id,
-                (SELECT count(*) FROM webhook_deliveries f
-                  WHERE f.endpoint_id = e.endpoint_id AND f.status = 'pending' AND f.locked_until >= $1) AS n
-           FROM (SELECT DISTINCT endpoint_id FROM candidates) e
+      `WITH RECURSIVE pending_endpoints AS (
+         (SELECT endpoint_id FROM webhook_deliveries WHERE status = 'pending' ORDER BY endpoint_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.status = 'pending' AND d.endpoint_id > p.endpoint_id ORDER BY d.endpoint_id LIMIT 1)
+           FROM pending_endpoints p WHERE p.endpoint_id IS NOT NULL
+       ), endpoints AS (
+         SELECT e.id, e.org_id,
+                (SELECT count(*) FROM webhook_deliveries f WHERE f.endpoint_id = e.id AND f.status = 'pending' AND f.locked_until >= $1)::int AS in_flight
+           FROM pending_endpoints p JOIN webhook_endpoints e ON e.id = p.endpoint_id
+       ), organizations AS (
+         SELECT org_id, sum(in_flight)::int AS in_flight FROM endpoints GROUP BY org_id
+       ), candidates AS (
+         SELECT c.id, c.next_attempt_at, ep.org_id
+           FROM endpoints ep CROSS JOIN LATERAL (
+             SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= $1 AND (d.locked_until IS NULL OR d.locked_until < $1)
+              ORDER BY d.next_attempt_at, d.id
+              LIMIT greatest($5 - ep.in_flight, 0)
+              FOR UPDATE SKIP LOCKED
+           ) c
        ), ranked AS (
          SELECT c.id, c.next_attempt_at,
-                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) + i.n AS place
-           FROM candidates c JOIN in_flight i ON i.endpoint_id = c.endpoint_id
+                o.in_flight + row_number() OVER (PARTITION BY c.org_id ORDER BY c.next_attempt_at, c.id) AS place
+           FROM candidates c JOIN organizations o ON o.org_id = c.org_id
        ), picked AS (
-         SELECT id FROM ranked WHERE place <= $5 ORDER BY next_attempt_at, id LIMIT $4
+         SELECT id FROM ranked WHERE place <= $6 ORDER BY place, next_attempt_at, id LIMIT $4
        ), claimed AS (
          UPDATE webhook_deliveries d SET locked_by = $2, locked_until = $3 FROM picked p WHERE d.id = p.id
          RETURNING d.id, d.endpoint_id, d.event_id, d.attempts, d.next_attempt_at
@@ -221,7 +236,7 @@ export class TypeOrmWebhookStore extends WebhookStore {
        SELECT c.id, c.endpoint_id, c.event_id, c.attempts, e.url, e.secret_sealed, e.previous_secret_sealed, e.secret_rotation_ends_at, ev.body
          FROM claimed c JOIN webhook_endpoints e ON e.id = c.endpoint_id JOIN webhook_events ev ON ev.id = c.event_id
         ORDER BY c.next_attempt_at, c.id`,
-      [now, workerId, leaseUntil, limit, perEndpoint],
+      [now, workerId, leaseUntil, limit, perEndpoint, perOrganization],
       'webhooks_claim',
     );
     return rows.map((r) => ({

@@ -8,13 +8,18 @@ import { returnLocation } from '../../domain/top-up';
 import { checkoutPage as page, sessionPage } from './checkout-pages';
 import { CheckoutAction, SimulatedCheckout } from '../../infrastructure/simulated-checkout';
 
+const SAFE_ORIGIN = /^https?:\/\/(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d+)?$/;
+
 /**
  * No source allows a script. `form-action` also governs where the form's redirect may go
  * (browsers enforce it on the 303 to return_url), so a session with a return_url adds that
  * URL's origin, and nothing else.
  */
 function csp(returnUrl: string | null): string {
-  const back = returnUrl ? ` ${new URL(returnUrl).origin}` : '';
+  // The origin as the URL parser gives it, and only when it is a plain scheme://host[:port]: a
+  // host with a character that a CSP reads as syntax (; , * ') adds nothing (creation refuses it).
+  const origin = returnUrl ? new URL(returnUrl).origin : '';
+  const back = SAFE_ORIGIN.test(origin) ? ` ${origin}` : '';
   return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'${back}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
@@ -94,6 +99,12 @@ export class CheckoutController {
   /** Never credits by itself: the signed event, delivered to the API, does. */
   private async act(id: string, action: CheckoutAction, req: Request, res: Response): Promise<void> {
     if (this.unavailable(res)) return;
+    // Only the checkout's own page may post its form: a browser's Origin naming another site is
+    // refused (403) before the session is touched. Clients that send no Origin are not browsers.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin !== `${req.protocol}://${req.headers.host ?? ''}`) {
+      return this.send(res, 403, page('Forbidden', '<h1>Forbidden</h1>\n<p>This checkout accepts its own page\'s form only.</p>'));
+    }
     const done = await this.checkout.act(id, action);
     if (done === undefined) return this.send(res, 404, page('Not found', '<h1>Checkout session not found</h1>'));
     if (done === 'closed') {

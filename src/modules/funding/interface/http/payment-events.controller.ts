@@ -2,6 +2,7 @@ import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiBody, ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Request } from 'express';
+import { OwnBodyReader } from '../../../../shared/http/body-parsing';
 import { PayloadTooLargeError } from '../../../../shared/http/error-envelope';
 import { ApiErrors, REQUEST_ID_HEADER } from '../../../../shared/http/openapi';
 import { Public } from '../../../auth/interface/http/access.decorators';
@@ -17,6 +18,7 @@ import { PaymentEventReceivedResponse } from './top-ups.openapi';
 @Controller('v1/payment-events')
 @Public()
 @SkipThrottle()
+@OwnBodyReader()
 export class PaymentEventsController {
   constructor(private readonly receive: ReceivePaymentEvent) {}
 
