@@ -357,5 +357,17 @@ describe('volume snapshots', () => {
       { check: 'provider.snapshots_match', subject: live.id, message: 'available snapshot is missing at the storage provider', details: { org_id: 'org_snp' } },
     ]);
     await t.sql(`UPDATE provider_snapshots SET deleted_at = NULL WHERE snapshot_id = $1`, [live.id]);
+    // A counter off by one, and a snapshot that was never bought (no snapshot.create, nothing at the provider).
+    await t.sql(`UPDATE volume_snapshot_counts SET live = live + 1 WHERE volume_id = 'vol_snpfree1'`);
+    await t.sql(
+      `INSERT INTO snapshots (id, org_id, name, status, volume_id, region_id, zone_id, type, size_gb, term_months, billing_currency, billing_amount,
+                              price_usd_minor, price_idr_minor, expires_at, created_at)
+       VALUES ('snap_free000000000000000000', 'org_snp', 'free', 'available', 'vol_snpfree1', 'id-jkt', 'id-jkt-a', 'premium', 10, 1, 'USD', 0, 1000, 160, now(), now())`,
+    );
+    expect((await verify.execute()).violations).toEqual([
+      { check: 'snapshots.charged_once', subject: 'snap_free000000000000000000', message: expect.stringContaining('0 snapshot.create operation(s)'), details: expect.any(Object) },
+      { check: 'snapshots.counts_match', subject: 'vol_snpfree1', message: '2 live snapshot(s), counter 3', details: { scope: 'vol_snpfree1', counted: 3, live: 2 } },
+      { check: 'provider.snapshots_match', subject: 'snap_free000000000000000000', message: 'available snapshot is missing at the storage provider', details: { org_id: 'org_snp' } },
+    ]);
   });
 });

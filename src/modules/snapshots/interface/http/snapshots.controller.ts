@@ -67,7 +67,7 @@ export class VolumeSnapshotsController extends SnapshotActions {
   })
   @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
   @ApiIdempotencyKey([202, 402, 404, 409])
-  @ApiBody({ type: CreateSnapshotBody, examples: { monthly: { summary: 'A snapshot kept for a month', value: { name: 'before-upgrade', term_months: 1, currency: 'USD' } } } })
+  @ApiBody({ type: CreateSnapshotBody })
   @ApiAcceptedResponse({ description: 'Snapshot accepted: the price is held; poll the operation', type: SnapshotActionResponse, headers: ACCEPTED_HEADERS })
   @ApiErrors(
     'invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state',
