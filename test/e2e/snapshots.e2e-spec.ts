@@ -287,6 +287,50 @@ describe('volume snapshots', () => {
     firstExpires = '2027-03-23T10:00:05.000Z';
   });
 
+  it('restores a snapshot as a larger disk holding the same data (volume.create: payment_reserved, restoring, ready), charged as any disk', async () => {
+    const res = await t.http.post('/v1/volumes').set(rw).send({ name: 'restored-1', region: 'id-jkt', snapshot_id: firstId, size_gb: 200, term_months: 1, currency: 'USD' });
+    expect(res.status).toBe(202);
+    expect(res.body.volume).toMatchObject({ name: 'restored-1', status: 'creating', type: 'premium', size_gb: 200, billing: { currency: 'USD', amount: '4.00000' } });
+    expect(res.body.operation.steps).toEqual([
+      { name: 'payment_reserved', status: 'succeeded' },
+      { name: 'restoring', status: 'pending' },
+      { name: 'ready', status: 'pending' },
+    ]);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1, failed: 0 });
+    const volumeId = res.body.volume.id as string;
+    expect((await t.http.get(`/v1/volumes/${volumeId}`).set(rw)).body).toMatchObject({ status: 'available', size_gb: 200 });
+    // 200 GB × 0.02000 USD × 1 month, captured once.
+    expect(await ledger(res.body.operation.id)).toEqual([
+      { kind: 'hold', currency: 'USD', amount: '400000' },
+      { kind: 'capture', currency: 'USD', amount: '400000' },
+    ]);
+    const marker = async (id: string) =>
+      (await t.sql<{ m: string }>(`SELECT COALESCE(data_marker, disk_id) AS m FROM provider_disks WHERE volume_id = $1 AND deleted_at IS NULL`, [id]))[0]?.m;
+    expect(await marker(volumeId)).toBe(await marker('vol_snpdata1'));
+    expect(await t.sql(`SELECT data->>'snapshot_id' AS snapshot_id FROM audit_log WHERE action = 'volume.create' AND target_id = $1`, [volumeId])).toEqual([{ snapshot_id: firstId }]);
+
+    // Refusals: a size below the snapshot's, another region or type, an unknown snapshot, one not available.
+    const small = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-2', region: 'id-jkt', snapshot_id: firstId, size_gb: 50, term_months: 1, currency: 'USD' });
+    expect(small.status).toBe(400);
+    expect(small.body).toEqual(errorBody(small, 'invalid_request', "size_gb must be at least the snapshot's 100 GB", { field: 'size_gb' }));
+    const elsewhere = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-2', region: 'sg-sin', snapshot_id: firstId, term_months: 1, currency: 'USD' });
+    expect(elsewhere.status).toBe(400);
+    expect(elsewhere.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'region' } });
+    const ssd = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-2', region: 'id-jkt', type: 'ssd', snapshot_id: firstId, term_months: 1, currency: 'USD' });
+    expect(ssd.status).toBe(400);
+    expect(ssd.body.error).toMatchObject({ code: 'invalid_request', details: { field: 'type' } });
+    const unknown = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-2', region: 'id-jkt', snapshot_id: 'snap_nope', term_months: 1, currency: 'USD' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual(errorBody(unknown, 'not_found', 'Snapshot snap_nope not found'));
+    const noSize = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-2', region: 'id-jkt', term_months: 1, currency: 'USD' });
+    expect(noSize.status).toBe(400);
+    expect(noSize.body).toEqual(errorBody(noSize, 'invalid_request', 'size_gb is required', { field: 'size_gb' }));
+    expect(await t.sql(`SELECT id FROM volumes WHERE name = 'r-2'`)).toEqual([]);
+    // Done with it: deleted, so the disks below are the test's.
+    expect((await t.http.delete(`/v1/volumes/${volumeId}`).set(rw)).status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
+  });
+
   it('outlives its disk; DELETE makes it deleting, snapshot.delete deletes it at the provider; a deleted one refuses DELETE and PATCH', async () => {
     const del = await t.http.delete('/v1/volumes/vol_snpdata1?detach=true').set(rw);
     expect(del.status).toBe(202);
@@ -294,6 +338,19 @@ describe('volume snapshots', () => {
     expect((await t.http.get('/v1/volumes/vol_snpdata1').set(rw)).body.status).toBe('deleted');
     const kept = await t.http.get('/v1/snapshots?volume_id=vol_snpdata1').set(rw);
     expect(kept.body.snapshots.map((s: { status: string }) => s.status)).toEqual(['available', 'available']);
+
+    // The disk gone, its snapshot still restores (size: the snapshot's by default).
+    const restoredAgain = await t.http.post('/v1/volumes').set(rw).send({ name: 'restored-2', region: 'id-jkt', snapshot_id: firstId, term_months: 1, currency: 'USD' });
+    expect(restoredAgain.status).toBe(202);
+    expect(restoredAgain.body.volume).toMatchObject({ size_gb: 100, billing: { currency: 'USD', amount: '2.00000' } });
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
+    const [restored] = await t.sql<{ same: boolean }>(
+      `SELECT d.data_marker = s.data_marker AS same FROM provider_disks d, provider_snapshots s WHERE d.volume_id = $1 AND s.snapshot_id = $2`,
+      [restoredAgain.body.volume.id, firstId],
+    );
+    expect(restored).toEqual({ same: true });
+    expect((await t.http.delete(`/v1/volumes/${restoredAgain.body.volume.id}`).set(rw)).status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
 
     const second = kept.body.snapshots[0].id as string;
     const res = await t.http.delete(`/v1/snapshots/${second}`).set(rw);
@@ -331,6 +388,9 @@ describe('volume snapshots', () => {
     expect(await t.sql(`SELECT actor_type, data FROM audit_log WHERE action = 'snapshot.suspend' AND target_id = $1`, [firstId])).toEqual([
       { actor_type: 'system', data: { suspended_at: firstExpires, release_at: at(firstExpires, 120) } },
     ]);
+    const refused = await t.http.post('/v1/volumes').set(rw).send({ name: 'r-3', region: 'id-jkt', snapshot_id: firstId, term_months: 1, currency: 'USD' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toEqual(errorBody(refused, 'invalid_state', `Snapshot ${firstId} is suspended (its term ended); renew it to restore from it`, { reason: 'suspended' }));
     const renewal = await t.sql<{ id: string; type: string }>(`SELECT id, type FROM operations WHERE params->>'snapshot_id' = $1 AND type = 'snapshot.renew'`, [auto.id]);
     expect(renewal).toHaveLength(1);
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
