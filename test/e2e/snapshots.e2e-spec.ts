@@ -269,6 +269,21 @@ describe('volume snapshots', () => {
     await t.sql(`UPDATE org_snapshot_counts SET live = 12 WHERE org_id = 'org_snp'`);
   });
 
+  it('12 creates racing for one disk (on PostgreSQL, 12 connections): exactly 10 accepted, 2 quota_exceeded, each accepted one held once', async () => {
+    const replies = await Promise.all(Array.from({ length: 12 }, (_, i) => take('vol_snpgone1', { name: `race-${i}`, term_months: 1, currency: 'USD' })));
+    expect(replies.map((r) => r.status).sort()).toEqual([...Array(10).fill(202), 409, 409]);
+    for (const r of replies.filter((x) => x.status === 409)) expect(r.body.error).toMatchObject({ code: 'quota_exceeded', details: { limit: 10 } });
+    expect(await t.sql(`SELECT count(*)::int AS n FROM snapshots WHERE volume_id = 'vol_snpgone1' AND status <> 'deleted'`)).toEqual([{ n: 10 }]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM wallet_ledger l JOIN operations o ON o.id = l.operation_id
+                         WHERE o.type = 'snapshot.create' AND o.params->>'volume_id' = 'vol_snpgone1' AND l.kind = 'hold'`)).toEqual([{ n: 11 }]);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 10, failed: 0 });
+    // 10 × 10 GB × 0.01 USD = 1.00000 USD more; then they are deleted, the disk's slots free again.
+    expect(await balances('org_snp')).toContainEqual({ currency: 'USD', available: '9700000', reserved: '0' });
+    for (const r of replies.filter((x) => x.status === 202)) expect((await t.http.delete(`/v1/snapshots/${r.body.snapshot.id}`).set(rw)).status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 10 });
+    expect((await counts()).volumes).toContainEqual({ volume_id: 'vol_snpgone1', live: 0 });
+  });
+
   it('renews at the frozen price (100 GB × 0.01 × 3 = 3.00000 USD): expires_at + 3 months, charged once', async () => {
     const res = await t.http.post(`/v1/snapshots/${firstId}/renew`).set(rw).send({ term_months: 3 });
     expect(res.status).toBe(202);

@@ -2479,10 +2479,10 @@ export interface components {
              */
             region: string;
             /**
-             * @description Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb
+             * @description Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb. Required unless snapshot_id is given (then at least the snapshot's size; default: the snapshot's)
              * @example 100
              */
-            size_gb: number;
+            size_gb?: number;
             /**
              * @description Months prepaid; one of the offer's terms
              * @example 12
@@ -2535,6 +2535,11 @@ export interface components {
              * @example false
              */
             delete_protection?: boolean;
+            /**
+             * @description A snapshot of the organization to restore: the new disk holds its data, in its region (region must name it), of its type (type, when given, must be it); the operation's step restoring makes it
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /** @description Automatic renewal from the wallet before expires_at. Default off */
             auto_renew?: components["schemas"]["AutoRenewInput"];
             /**
