@@ -123,6 +123,8 @@ export interface Org {
   /** The owner's session (the account routes take sessions only). */
   session: string;
   volumes: string[];
+  /** Snapshots the run took (the snapshot action). */
+  snapshots?: string[];
   server: string;
   /** Servers of its own the run may delete (chaos-servers-delete.ts), each with a disk. */
   doomed: string[];
@@ -235,6 +237,24 @@ export const ACTIONS: Action[] = [
           ctx.stats.problem(`purchase replay of key ${key} answered ${again.status} ${again.body.slice(0, 120)}; the original was ${reply.status} ${reply.body.slice(0, 120)}`);
         }
       }
+    },
+  },
+  {
+    // Snapshots of the org's disks racing the disks' deletes and renewals; half of the time one of the org's snapshots is deleted instead.
+    name: 'snapshot',
+    weight: 3,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const snapshots = (org.snapshots ??= []);
+      if (snapshots.length > 0 && Math.random() < 0.5) {
+        const reply = await ctx.send(org, 'DELETE', `/v1/snapshots/${pick(snapshots)}`, { key: randomUUID() });
+        noteAction(ctx, 'snapshot_delete', org, reply);
+        return;
+      }
+      const body = JSON.stringify({ name: `s-${randomBytes(4).toString('hex')}`, term_months: pick([1, 3, 12]), currency: pick(['USD', 'IDR']) });
+      const reply = await ctx.send(org, 'POST', `/v1/volumes/${pick(org.volumes)}/snapshots`, { body, key: randomUUID() });
+      noteAction(ctx, 'snapshot', org, reply);
+      if (reply?.status === 202) snapshots.push((JSON.parse(reply.body) as { snapshot: { id: string } }).snapshot.id);
     },
   },
   {
@@ -433,6 +453,7 @@ export function seedFile(): object {
         id: 'id-jkt',
         name: 'Jakarta',
         capacity_gb: 1_000_000,
+        snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' },
         zones: [
           { id: 'id-jkt-a', available: true },
           { id: 'id-jkt-b', available: true },

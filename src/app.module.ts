@@ -21,6 +21,7 @@ import { TemplatesModule } from './modules/templates/templates.module';
 import { ServersJobsModule } from './modules/servers/servers-jobs.module';
 import { TermsJobsModule } from './modules/terms/terms-jobs.module';
 import { TermsModule } from './modules/terms/terms.module';
+import { SnapshotsModule } from './modules/snapshots/snapshots.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -64,6 +65,7 @@ export class AppModule {
         ServersModule,
         TemplatesModule,
         ServersJobsModule,
+        SnapshotsModule,
         TermsModule,
         TermsJobsModule,
         WebhooksModule,

@@ -21,7 +21,7 @@ describe('GET /v1/regions', () => {
           volume_offers: [region().volume_offers[1]],
         }),
         // offers seeded out of order too
-        region('id-jkt', { volume_offers: [...region().volume_offers].reverse() }),
+        region('id-jkt', { volume_offers: [...region().volume_offers].reverse(), snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' } }),
         { id: 'au-syd', name: 'Sydney', capacity_gb: 0, zones: [], volume_offers: [] },
       ],
       organizations: [
@@ -39,7 +39,7 @@ describe('GET /v1/regions', () => {
 
   const expected = {
     regions: [
-      { id: 'au-syd', name: 'Sydney', volume_types: [], zones: [] },
+      { id: 'au-syd', name: 'Sydney', volume_types: [], zones: [], snapshot_price_per_gb_month: null },
       {
         id: 'id-jkt',
         name: 'Jakarta',
@@ -48,6 +48,7 @@ describe('GET /v1/regions', () => {
           { id: 'id-jkt-a', available: true },
           { id: 'id-jkt-b', available: false },
         ],
+        snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' },
       },
       {
         id: 'sg-sin',
@@ -57,6 +58,7 @@ describe('GET /v1/regions', () => {
           { id: 'sg-sin-a', available: false },
           { id: 'sg-sin-b', available: true },
         ],
+        snapshot_price_per_gb_month: null,
       },
     ],
   };
@@ -66,7 +68,7 @@ describe('GET /v1/regions', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual(expected);
-    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'volume_types', 'zones']);
+    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'volume_types', 'zones', 'snapshot_price_per_gb_month']);
     expect(Object.keys(res.body.regions[1].zones[0])).toEqual(['id', 'available']);
   });
 

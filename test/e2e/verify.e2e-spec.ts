@@ -40,6 +40,9 @@ const CHECKS = [
   'terms.deadlines_met',
   'terms.suspended_volume_detached',
   'terms.auto_renew_once_per_term',
+  'snapshots.charged_once',
+  'snapshots.counts_match',
+  'provider.snapshots_match',
   'provider.apps_match_deployments',
 ];
 
@@ -173,6 +176,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'terms.deadlines_met': 0, 'terms.suspended_volume_detached': 0,
         // Broken in auto-renew.e2e-spec.
         'terms.auto_renew_once_per_term': 0,
+        // Broken in snapshots.e2e-spec (a snapshot missing at the provider; the counters and charges are held by the database).
+        'snapshots.charged_once': 0, 'snapshots.counts_match': 0, 'provider.snapshots_match': 0,
       }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([

@@ -74,6 +74,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT count(*)::int AS n FROM idempotency_records WHERE org_id = $1`, [`org_${B}`]),
       t.sql(`SELECT id, name, public_key FROM ssh_keys WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      // Snapshots (PATCH, DELETE, renew of /v1/snapshots/{id}) never reach organization B's.
+      t.sql(`SELECT id, name, status, labels, expires_at, auto_renew_enabled, operation_id FROM snapshots WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
@@ -107,7 +109,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       { id: 'postgres', name: 'PostgreSQL', versions: ['15', '16'], variables: [{ name: 'password', description: 'p', required: true, secret: true }, { name: 'database', description: 'd', required: false, secret: false }] },
       { id: 'redis', name: 'Redis', versions: ['7'], variables: [] },
     ];
-    const seeded = await t.seed({ ...serverCatalog, templates, regions: [region('id-jkt', { server_offer: serverOffer })], organizations: [org(A), org(B)] });
+    const seeded = await t.seed({ ...serverCatalog, templates, regions: [region('id-jkt', { server_offer: serverOffer, snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' } })], organizations: [org(A), org(B)] });
     // Operations of both organizations (pending: the worker is off in tests).
     for (const s of [A, B]) {
       const res = await t.http.post(`/v1/volumes/vol_${s}v1/renew`).set(bearer(apiToken(s, 'rw'))).send({ term_months: 1 });
@@ -117,6 +119,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       expect((await t.http.post('/v1/ssh-keys').set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', public_key: line })).status).toBe(201);
       const rule = { direction: 'in', protocol: 'tcp', port: '22', sources: ['203.0.113.0/24'], server_id: `vm_${s}web1` };
       expect((await t.http.post('/v1/firewall-rules').set(bearer(apiToken(s, 'rw'))).send(rule)).status).toBe(201);
+      // A snapshot of each organization, for the /v1/snapshots/{id} paths.
+      expect((await t.http.post(`/v1/volumes/vol_${s}v2/snapshots`).set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', term_months: 1, currency: 'USD' })).status).toBe(202);
       const deployed = await t.http.post(`/v1/servers/vm_${s}web1/deployments`).set(bearer(apiToken(s, 'rw'))).send({ template: 'postgres', variables: { password: `fuzz-secret-${s}` } });
       expect(deployed.status).toBe(202);
     }
@@ -136,7 +140,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const opIds = (await t.sql<{ id: string }>(`SELECT id FROM operations WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const webhookIds = [`we_${s}fuzz00000000000000000`, `dlv_${s}fuzz0000000000000000`];
       const deploymentIds = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      return [...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
+      const snapshotIds = (await t.sql<{ id: string }>(`SELECT id FROM snapshots WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+      return [...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);
@@ -379,7 +384,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
   };
   const stateOfA = () =>
     Promise.all(
-      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log'].map(
+      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots'].map(
         async (table) => [table, (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [`org_${A}`]))[0].n],
       ),
     );

@@ -141,8 +141,8 @@ describe('ListRegions', () => {
     queries.regionsById.set('sg', { id: 'sg', name: 'S', capacityGb: 1, zones: [{ id: 'sg-b', available: true }, { id: 'sg-a', available: false }], offers: [offer('ssd', { regionId: 'sg' }), offer('premium', { regionId: 'sg' })] });
     queries.regionsById.set('id', { id: 'id', name: 'I', capacityGb: 1, zones: [], offers: [] });
     expect(await new ListRegions(queries).execute()).toEqual([
-      { id: 'id', name: 'I', volumeTypes: [], zones: [] },
-      { id: 'sg', name: 'S', volumeTypes: ['premium', 'ssd'], zones: [{ id: 'sg-a', available: false }, { id: 'sg-b', available: true }] },
+      { id: 'id', name: 'I', volumeTypes: [], zones: [], snapshotPrice: null },
+      { id: 'sg', name: 'S', volumeTypes: ['premium', 'ssd'], zones: [{ id: 'sg-a', available: false }, { id: 'sg-b', available: true }], snapshotPrice: null },
     ]);
   });
 });

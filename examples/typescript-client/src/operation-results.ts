@@ -6,6 +6,7 @@
 import type {
   Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
   VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
+  SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -53,6 +54,18 @@ export function describeResult(operation: Operation): string {
     case 'vm.delete': {
       const r: VmDeleteResult | null = operation.result;
       return r ? `deleted ${r.server_id} at ${r.deleted_at}, keeping ${r.detached_volume_ids.length} disk(s)` : 'not deleted yet';
+    }
+    case 'snapshot.create': {
+      const r: SnapshotCreateResult | null = operation.result;
+      return r ? `took ${r.snapshot_id} (${r.size_gb} GB) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not taken yet';
+    }
+    case 'snapshot.renew': {
+      const r: SnapshotRenewResult | null = operation.result;
+      return r ? `renewed ${r.snapshot_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'snapshot.delete': {
+      const r: SnapshotDeleteResult | null = operation.result;
+      return r ? `deleted ${r.snapshot_id} at ${r.deleted_at}` : 'not deleted yet';
     }
     case 'vm.suspend': {
       const r: VmSuspendResult | null = operation.result;

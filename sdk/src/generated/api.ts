@@ -184,6 +184,20 @@ export interface QueryParams {
     /** Only deployments in this status; without it every status but removed */
     status?: "deploying" | "active" | "failed" | "updating" | "removing" | "removed";
   };
+  listSnapshots: {
+    /** Page size */
+    limit?: number;
+    /** The next_cursor of the previous page */
+    cursor?: string;
+    /** Only the snapshots of this disk (deleted disks too) */
+    volume_id?: string;
+    /** Only snapshots in this region */
+    region?: string;
+    /** Only snapshots in this status; without it every status but deleted */
+    status?: "creating" | "available" | "suspended" | "deleting" | "deleted";
+    /** key=value; repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
+    label?: Array<string>;
+  };
   listWebhookEndpoints: {
     /** Page size */
     limit?: number;
@@ -198,7 +212,7 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
   };
   listTopUps: {
     status?: "pending" | "succeeded" | "failed" | "canceled" | "expired";
@@ -277,6 +291,12 @@ export const ROUTES = {
   removeDeployment: {"method":"DELETE","path":"/v1/deployments/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
   updateDeployment: {"method":"POST","path":"/v1/deployments/{id}/update","query":[],"body":"optional","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
   checkDeploymentHealth: {"method":"POST","path":"/v1/deployments/{id}/health","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
+  createSnapshot: {"method":"POST","path":"/v1/volumes/{id}/snapshots","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"snapshot","get":"getSnapshot"}},
+  listSnapshots: {"method":"GET","path":"/v1/snapshots","query":["limit","cursor","volume_id","region","status","label"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"snapshots","cursor":true}},
+  getSnapshot: {"method":"GET","path":"/v1/snapshots/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
+  updateSnapshot: {"method":"PATCH","path":"/v1/snapshots/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
+  deleteSnapshot: {"method":"DELETE","path":"/v1/snapshots/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"snapshot","get":"getSnapshot"}},
+  renewSnapshot: {"method":"POST","path":"/v1/snapshots/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"snapshot","get":"getSnapshot"}},
   createWebhookEndpoint: {"method":"POST","path":"/v1/webhook-endpoints","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
   listWebhookEndpoints: {"method":"GET","path":"/v1/webhook-endpoints","query":["limit","cursor"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"webhook_endpoints","cursor":true}},
   getWebhookEndpoint: {"method":"GET","path":"/v1/webhook-endpoints/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
@@ -745,6 +765,68 @@ export class ServersArea extends Area {
   }
 }
 
+/** snapshots: POST /v1/volumes/{id}/snapshots, GET /v1/snapshots, GET /v1/snapshots/{id}, PATCH /v1/snapshots/{id}, DELETE /v1/snapshots/{id}, POST /v1/snapshots/{id}/renew. */
+export class SnapshotsArea extends Area {
+  /**
+   * Take a snapshot of a disk (attached or available), prepaid for a term (`POST /v1/volumes/{id}/snapshots`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  create(id: string, params: S["CreateSnapshotBody"], options?: ActionOptions): Promise<S["SnapshotAction"]> {
+    return this.transport.call("createSnapshot", [id], params, options) as Promise<S["SnapshotAction"]>;
+  }
+
+  /**
+   * The organization's snapshots, newest first, filtered (`GET /v1/snapshots`).
+   *
+   * Iterate it (`for await`) for every item across pages; `.pages()` for the pages.
+   */
+  list(params?: Query<"listSnapshots">, options?: RequestOptions): Paginator<S["Snapshot"], S["SnapshotList"]> {
+    return this.transport.paginate("listSnapshots", [], params, options);
+  }
+
+  /**
+   * One snapshot of the organization (deleted ones too, with deleted_at) (`GET /v1/snapshots/{id}`).
+   */
+  get(id: string, options?: RequestOptions): Promise<S["Snapshot"]> {
+    return this.transport.call("getSnapshot", [id], undefined, options) as Promise<S["Snapshot"]>;
+  }
+
+  /**
+   * Change a snapshot's name, labels or automatic renewal (`PATCH /v1/snapshots/{id}`).
+   */
+  update(id: string, params: S["UpdateSnapshotBody"], options?: RequestOptions): Promise<S["Snapshot"]> {
+    return this.transport.call("updateSnapshot", [id], params, options) as Promise<S["Snapshot"]>;
+  }
+
+  /**
+   * Delete a snapshot; the prepaid term is not refunded (`DELETE /v1/snapshots/{id}`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  delete(id: string, options?: ActionOptions): Promise<S["SnapshotAction"]> {
+    return this.transport.call("deleteSnapshot", [id], undefined, options) as Promise<S["SnapshotAction"]>;
+  }
+
+  /**
+   * Renew a snapshot by a term, at the price it was bought at, paid from the wallet (`POST /v1/snapshots/{id}/renew`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  renew(id: string, params: S["RenewSnapshotBody"], options?: ActionOptions): Promise<S["SnapshotAction"]> {
+    return this.transport.call("renewSnapshot", [id], params, options) as Promise<S["SnapshotAction"]>;
+  }
+}
+
 /** sshKeys: POST /v1/ssh-keys, GET /v1/ssh-keys, GET /v1/ssh-keys/{id}, PATCH /v1/ssh-keys/{id}, DELETE /v1/ssh-keys/{id}. */
 export class SshKeysArea extends Area {
   /**
@@ -1063,6 +1145,7 @@ export const AREAS = {
   regions: RegionsArea,
   serverOptions: ServerOptionsArea,
   servers: ServersArea,
+  snapshots: SnapshotsArea,
   sshKeys: SshKeysArea,
   templates: TemplatesArea,
   topUps: TopUpsArea,
@@ -1188,5 +1271,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -757,6 +757,8 @@ export interface components {
              *     ]
              */
             zones: components["schemas"]["Zone"][];
+            /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots); null when the region sells no snapshots */
+            snapshot_price_per_gb_month: components["schemas"]["PricePerGbMonth"] | (never | null);
         };
         RegionList: {
             /** @description Every region, by id */
@@ -1026,6 +1028,50 @@ export interface components {
              */
             previous_server_id: string | null;
         };
+        /** @description result of a succeeded snapshot.create */
+        SnapshotCreateResult: {
+            /** @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            snapshot_id: string;
+            /**
+             * @description The snapshot's size: its disk's at the time
+             * @example 100
+             */
+            size_gb: number;
+            /**
+             * Format: date-time
+             * @description The end of the paid term: the success time + term_months
+             * @example 2027-11-23T10:00:12.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded snapshot.renew */
+        SnapshotRenewResult: {
+            /** @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            snapshot_id: string;
+            /**
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * Format: date-time
+             * @description The new end of the paid term
+             * @example 2027-03-21T00:00:00.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded snapshot.delete */
+        SnapshotDeleteResult: {
+            /** @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            snapshot_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:05:00.000Z
+             */
+            deleted_at: string;
+        };
         /** @description result of a succeeded template.deploy */
         TemplateDeployResult: {
             /** @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd */
@@ -1089,7 +1135,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting
              * @example renewing
              */
             name: string;
@@ -1128,6 +1174,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1189,6 +1240,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1248,6 +1304,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1309,6 +1370,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1368,6 +1434,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1429,6 +1500,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1488,6 +1564,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1549,6 +1630,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1608,6 +1694,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1669,6 +1760,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1728,6 +1824,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1789,6 +1890,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1849,6 +1955,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1862,6 +1973,201 @@ export interface components {
              * @example null
              */
             result: components["schemas"]["VolumeSuspendResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type snapshot.create */
+        SnapshotCreateOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "snapshot.create";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["SnapshotCreateResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type snapshot.renew */
+        SnapshotRenewOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "snapshot.renew";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["SnapshotRenewResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type snapshot.delete */
+        SnapshotDeleteOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "snapshot.delete";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["SnapshotDeleteResult"] | (never | null);
             /**
              * @description Set when failed; null otherwise
              * @example null
@@ -1908,6 +2214,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -1969,6 +2280,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2028,6 +2344,11 @@ export interface components {
              * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
              */
             deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /**
              * @example [
              *       {
@@ -2089,6 +2410,11 @@ export interface components {
              */
             deployment_id?: string;
             /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2120,7 +2446,7 @@ export interface components {
             finished_at: string | null;
         };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -2153,10 +2479,10 @@ export interface components {
              */
             region: string;
             /**
-             * @description Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb
+             * @description Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb. Required unless snapshot_id is given (then at least the snapshot's size; default: the snapshot's)
              * @example 100
              */
-            size_gb: number;
+            size_gb?: number;
             /**
              * @description Months prepaid; one of the offer's terms
              * @example 12
@@ -2209,6 +2535,11 @@ export interface components {
              * @example false
              */
             delete_protection?: boolean;
+            /**
+             * @description A snapshot of the organization to restore: the new disk holds its data, in its region (region must name it), of its type (type, when given, must be it); the operation's step restoring makes it
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
             /** @description Automatic renewal from the wallet before expires_at. Default off */
             auto_renew?: components["schemas"]["AutoRenewInput"];
             /**
@@ -3214,6 +3545,170 @@ export interface components {
                 [key: string]: string | null;
             };
         };
+        CreateSnapshotBody: {
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit
+             * @example before-upgrade
+             */
+            name: string;
+            /**
+             * @description Months prepaid
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description The wallet balance that pays
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "IDR";
+            /**
+             * @description At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters. Default {}
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        /** @description Automatic renewal of a snapshot: when enabled, it is renewed from the wallet when its term ends */
+        SnapshotAutoRenew: {
+            /** @example false */
+            enabled: boolean;
+            /**
+             * @description The term each automatic renewal buys; null: the snapshot's own term_months
+             * @example null
+             * @enum {integer|null}
+             */
+            term_months: 1 | 3 | 12 | null;
+        };
+        /** @description A point-in-time copy of a disk, prepaid for a term; it outlives its disk and is restored as a new disk (POST /v1/volumes with snapshot_id) */
+        Snapshot: {
+            /** @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /** @example before-upgrade */
+            name: string;
+            /**
+             * @example available
+             * @enum {string}
+             */
+            status: "creating" | "available" | "suspended" | "deleting" | "deleted";
+            /**
+             * @description The disk it copies (which may have been deleted since)
+             * @example vol_demodata1
+             */
+            volume_id: string;
+            /** @example id-jkt */
+            region: string;
+            /**
+             * @description The disk's size when it was taken
+             * @example 100
+             */
+            size_gb: number;
+            /**
+             * @description The disk's type
+             * @example premium
+             */
+            type: string;
+            /**
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            billing: components["schemas"]["Billing"];
+            /** @description The region's snapshot price when it was bought, frozen for its renewals */
+            price_per_gb_month: components["schemas"]["PricePerGbMonth"];
+            /**
+             * Format: date-time
+             * @description End of the paid term (recomputed when the snapshot is ready)
+             * @example 2026-12-23T10:00:00.000Z
+             */
+            expires_at: string;
+            auto_renew: components["schemas"]["SnapshotAutoRenew"];
+            /**
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Set while suspended (its term ended)
+             * @example null
+             */
+            suspended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a suspended snapshot is deleted unless renewed
+             * @example null
+             */
+            release_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            deleted_at: string | null;
+            /**
+             * @example null
+             * @enum {string|null}
+             */
+            deleted_reason: "customer" | "expired" | "purchase_failed" | null;
+        };
+        /** @description The action accepted: the snapshot as it is now, and the operation to poll (also in Location) */
+        SnapshotAction: {
+            snapshot: components["schemas"]["Snapshot"];
+            operation: components["schemas"]["Operation"];
+        };
+        SnapshotList: {
+            /** @description Newest first */
+            snapshots: components["schemas"]["Snapshot"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        UpdateSnapshotBody: {
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit
+             * @example before-upgrade-2
+             */
+            name?: string;
+            /**
+             * @description Replaces the whole map ({} removes every label). At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /** @description Turns automatic renewal on or off; term_months left out keeps the current one */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
+        };
+        RenewSnapshotBody: {
+            /**
+             * @description Months to add
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description Currency to pay in; omitted: the snapshot's billing currency
+             * @example USD
+             * @enum {string}
+             */
+            currency?: "USD" | "IDR";
+        };
         CreateWebhookEndpointDto: {
             /**
              * @description Absolute https URL, any port, no user info, reaching only public addresses
@@ -3330,7 +3825,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -3541,6 +4036,9 @@ export type VmRenewResult = components['schemas']["VmRenewResult"];
 export type VmDeleteResult = components['schemas']["VmDeleteResult"];
 export type VmSuspendResult = components['schemas']["VmSuspendResult"];
 export type VolumeSuspendResult = components['schemas']["VolumeSuspendResult"];
+export type SnapshotCreateResult = components['schemas']["SnapshotCreateResult"];
+export type SnapshotRenewResult = components['schemas']["SnapshotRenewResult"];
+export type SnapshotDeleteResult = components['schemas']["SnapshotDeleteResult"];
 export type TemplateDeployResult = components['schemas']["TemplateDeployResult"];
 export type TemplateUpdateResult = components['schemas']["TemplateUpdateResult"];
 export type TemplateHealthResult = components['schemas']["TemplateHealthResult"];
@@ -3560,6 +4058,9 @@ export type VmRenewOperation = components['schemas']["VmRenewOperation"];
 export type VmDeleteOperation = components['schemas']["VmDeleteOperation"];
 export type VmSuspendOperation = components['schemas']["VmSuspendOperation"];
 export type VolumeSuspendOperation = components['schemas']["VolumeSuspendOperation"];
+export type SnapshotCreateOperation = components['schemas']["SnapshotCreateOperation"];
+export type SnapshotRenewOperation = components['schemas']["SnapshotRenewOperation"];
+export type SnapshotDeleteOperation = components['schemas']["SnapshotDeleteOperation"];
 export type TemplateDeployOperation = components['schemas']["TemplateDeployOperation"];
 export type TemplateUpdateOperation = components['schemas']["TemplateUpdateOperation"];
 export type TemplateHealthOperation = components['schemas']["TemplateHealthOperation"];
@@ -3612,6 +4113,13 @@ export type Deployment = components['schemas']["Deployment"];
 export type DeploymentAction = components['schemas']["DeploymentAction"];
 export type DeploymentList = components['schemas']["DeploymentList"];
 export type UpdateDeploymentBody = components['schemas']["UpdateDeploymentBody"];
+export type CreateSnapshotBody = components['schemas']["CreateSnapshotBody"];
+export type SnapshotAutoRenew = components['schemas']["SnapshotAutoRenew"];
+export type Snapshot = components['schemas']["Snapshot"];
+export type SnapshotAction = components['schemas']["SnapshotAction"];
+export type SnapshotList = components['schemas']["SnapshotList"];
+export type UpdateSnapshotBody = components['schemas']["UpdateSnapshotBody"];
+export type RenewSnapshotBody = components['schemas']["RenewSnapshotBody"];
 export type CreateWebhookEndpointDto = components['schemas']["CreateWebhookEndpointDto"];
 export type WebhookEndpoint = components['schemas']["WebhookEndpoint"];
 export type WebhookEndpointWithSecret = components['schemas']["WebhookEndpointWithSecret"];

@@ -153,6 +153,10 @@ export class LoadSeed {
               },
             })),
           },
+          snapshotPrice: region.snapshot_price_per_gb_month && {
+            USD: Money.parse(region.snapshot_price_per_gb_month.USD, 'USD', `regions.${region.id}.snapshot_price_per_gb_month.USD`),
+            IDR: Money.parse(region.snapshot_price_per_gb_month.IDR, 'IDR', `regions.${region.id}.snapshot_price_per_gb_month.IDR`),
+          },
         });
         result.regions.push(region.id);
       }

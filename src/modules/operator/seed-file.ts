@@ -87,6 +87,7 @@ class SeedRegion {
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedZone) zones: SeedZone[];
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOffer) volume_offers: SeedOffer[];
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedServerOffer) server_offer?: SeedServerOffer;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedPrice) snapshot_price_per_gb_month?: SeedPrice;
 }
 
 class SeedMember {

@@ -22,6 +22,8 @@ import { VolumeQueries } from './application/volume-queries';
 import { ServerRepository, VolumeRepository } from './application/volumes.port';
 import { TypeOrmServerRepository, TypeOrmVolumeRepository } from './infrastructure/typeorm-volumes.repository';
 import { TypeOrmQuoteRepository } from './infrastructure/typeorm-quotes.repository';
+import { SnapshotSources } from './application/snapshot-sources.port';
+import { TypeOrmSnapshotSources } from './infrastructure/typeorm-snapshot-sources';
 import { QuotesController } from './interface/http/quotes.controller';
 import { VolumesController } from './interface/http/volumes.controller';
 
@@ -33,6 +35,7 @@ import { VolumesController } from './interface/http/volumes.controller';
     { provide: ServerRepository, useClass: TypeOrmServerRepository },
     VolumeQueries,
     { provide: QuoteRepository, useClass: TypeOrmQuoteRepository },
+    { provide: SnapshotSources, useClass: TypeOrmSnapshotSources },
     RenewVolume,
     RenewalExecutor,
     { provide: VolumeStates, useClass: TypeOrmVolumeStates },

@@ -3,6 +3,7 @@ import { ErrorCode } from '../../../shared/kernel/errors/domain-error';
 export const OPERATION_TYPES = [
   'vm.create', 'vm.renew', 'vm.delete', 'vm.start', 'vm.stop', 'vm.reboot',
   'volume.create', 'volume.attach', 'volume.detach', 'volume.renew', 'volume.delete', 'vm.suspend', 'volume.suspend',
+  'snapshot.create', 'snapshot.renew', 'snapshot.delete',
   'template.deploy', 'template.update', 'template.health', 'template.remove',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];

@@ -12,6 +12,6 @@ export class ListRegions {
     const regions = await this.queries.regions();
     return [...regions]
       .sort((a, b) => compare(a.id, b.id))
-      .map((r) => ({ id: r.id, name: r.name, volumeTypes: [...r.volumeTypes].sort(compare), zones: [...r.zones].sort((a, b) => compare(a.id, b.id)) }));
+      .map((r) => ({ ...r, volumeTypes: [...r.volumeTypes].sort(compare), zones: [...r.zones].sort((a, b) => compare(a.id, b.id)) }));
   }
 }

@@ -31,6 +31,8 @@ export interface RegionDefinition {
   offers: Omit<VolumeOffer, 'regionId'>[];
   /** Absent: the region sells no servers (vcpu_capacity 0). */
   serverOffer?: ServerOfferDefinition;
+  /** The snapshot price per GB-month; absent: the region sells no snapshots. */
+  snapshotPrice?: PricePair;
 }
 
 /** A server plan of the catalog (servers.md): its boot disk (`diskGb`) is not counted in disk capacity. */

@@ -90,4 +90,6 @@ export interface RegionSummary {
   /** The disk types the region sells (it has an offer for), in code-unit order. */
   volumeTypes: VolumeType[];
   zones: Zone[];
+  /** The snapshot price per GB-month; null when the region sells no snapshots. */
+  snapshotPrice: PricePair | null;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
+import { pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { CatalogQueries } from '../application/catalog-queries.port';
 import { VolumeType, Zone } from '../domain/catalog';
 import { OfferSnapshot, RegionLoad, RegionSummary, ServerSlot } from '../domain/volume-options';
@@ -78,8 +79,8 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
   }
 
   async regions(): Promise<RegionSummary[]> {
-    const rows = await this.db.query<{ id: string; name: string; volume_types: VolumeType[]; zones: Zone[] }>(
-      `SELECT r.id, r.name,
+    const rows = await this.db.query<{ id: string; name: string; volume_types: VolumeType[]; zones: Zone[]; snap_usd: string | null; snap_idr: string | null }>(
+      `SELECT r.id, r.name, r.snapshot_price_usd_minor::text AS snap_usd, r.snapshot_price_idr_minor::text AS snap_idr,
               ARRAY(SELECT o.type FROM volume_offers o WHERE o.region_id = r.id ORDER BY o.type COLLATE "C") AS volume_types,
               ${ZONES_JSON} AS zones
          FROM regions r`,
@@ -89,6 +90,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
       name: r.name,
       volumeTypes: r.volume_types,
       zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
+      snapshotPrice: r.snap_usd === null || r.snap_idr === null ? null : pricePairOfMinor(r.snap_usd, r.snap_idr),
     }));
   }
 }

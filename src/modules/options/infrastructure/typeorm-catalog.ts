@@ -39,12 +39,17 @@ export class TypeOrmCatalog extends Catalog {
 
   async createRegion(region: RegionDefinition): Promise<void> {
     try {
-      await this.db.query('INSERT INTO regions (id, name, capacity_gb, vcpu_capacity) VALUES ($1, $2, $3, $4)', [
-        region.id,
-        region.name,
-        region.capacityGb,
-        region.serverOffer?.vcpuCapacity ?? 0,
-      ]);
+      await this.db.query(
+        'INSERT INTO regions (id, name, capacity_gb, vcpu_capacity, snapshot_price_usd_minor, snapshot_price_idr_minor) VALUES ($1, $2, $3, $4, $5, $6)',
+        [
+          region.id,
+          region.name,
+          region.capacityGb,
+          region.serverOffer?.vcpuCapacity ?? 0,
+          region.snapshotPrice?.USD.minor.toString() ?? null,
+          region.snapshotPrice?.IDR.minor.toString() ?? null,
+        ],
+      );
       for (const zone of region.zones) {
         await this.db.query('INSERT INTO zones (id, region_id, available) VALUES ($1, $2, $3)', [zone.id, region.id, zone.available]);
       }

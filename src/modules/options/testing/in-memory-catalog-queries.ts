@@ -60,6 +60,7 @@ export class InMemoryCatalogQueries extends CatalogQueries {
       name: r.name,
       volumeTypes: r.offers.map((o) => o.type).sort(),
       zones: r.zones.map((z) => ({ ...z })),
+      snapshotPrice: null,
     }));
   }
 }

@@ -20,6 +20,20 @@ export interface ProviderDisk {
   mounted: boolean;
 }
 
+/** A snapshot the provider holds: a point-in-time copy of one disk, its data kept after the disk is gone. */
+export interface ProviderSnapshot {
+  /** The provider's own id of the snapshot. */
+  providerId: string;
+  snapshotId: string;
+  /** The volume whose disk was copied. */
+  volumeId: string;
+  zoneId: string;
+  sizeGb: number;
+  type: string;
+  /** What the copy holds (the simulated provider's data marker: a disk restored from it holds the same). */
+  dataMarker: string;
+}
+
 export class ProviderUnavailable extends Error {
   constructor(message = 'The storage provider is unavailable') {
     super(message);
@@ -36,7 +50,8 @@ export interface DiskPage {
 /** Every call names the step it performs; the pair (volumeId, step) is its idempotency key. */
 export abstract class BlockStorage {
   /** `serverId`: the server the disk is bought for (attached next), so a provider with several hosts makes it on that server's host. */
-  abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; serverId?: string | null }): Promise<ProviderDisk>;
+  /** `fromSnapshotId`: the new disk holds that snapshot's data (a restore); its size may be larger than the snapshot's. */
+  abstract createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; serverId?: string | null; fromSnapshotId?: string | null }): Promise<ProviderDisk>;
   abstract attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk>;
   abstract mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk>;
   abstract unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
@@ -55,6 +70,18 @@ export abstract class BlockStorage {
    * worker reads it before giving anything back after a call whose answer was lost.
    */
   abstract getDisk(volumeId: string): Promise<ProviderDisk | null>;
+  /**
+   * Copies the volume's live disk (attached or not: a crash-consistent copy) as the snapshot
+   * `snapshotId`; idempotent by the snapshot id (called again, it answers the copy it made).
+   * A volume without a live disk: a DomainError (invalid_state).
+   */
+  abstract createSnapshot(input: { snapshotId: string; step: string; volumeId: string }): Promise<ProviderSnapshot>;
+  /** Deleting a snapshot that does not exist (never made, or deleted already) succeeds. */
+  abstract deleteSnapshot(input: { snapshotId: string; step: string }): Promise<void>;
+  /** The provider's truth about one snapshot: the live copy, or null (never made, or deleted). A read. */
+  abstract getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null>;
+  /** The provider's live snapshots (for `cli verify`), ordered by snapshot id. */
+  abstract listSnapshots(): Promise<ProviderSnapshot[]>;
   /**
    * A cheap health probe (no disk touched): resolves when the provider answers, throws
    * ProviderUnavailable otherwise. Lets the circuit learn that the provider is down (or back)

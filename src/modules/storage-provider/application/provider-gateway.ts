@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CircuitGateway } from '../../operations/application/provider-circuit';
-import { BlockStorage, DiskPage, ProviderDisk, ProviderHealth, ProviderUnavailable } from './block-storage.port';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderHealth, ProviderSnapshot, ProviderUnavailable } from './block-storage.port';
 
 export { CIRCUIT_THRESHOLD, PROVIDER_PROBE_INTERVAL_MS } from '../../operations/application/provider-circuit';
 
@@ -46,5 +46,17 @@ export class ProviderGateway extends CircuitGateway implements ProviderHealth {
   }
   getDisk(volumeId: string): Promise<ProviderDisk | null> {
     return this.call(() => this.storage.getDisk(volumeId));
+  }
+  createSnapshot(input: { snapshotId: string; step: string; volumeId: string }): Promise<ProviderSnapshot> {
+    return this.call(() => this.storage.createSnapshot(input));
+  }
+  deleteSnapshot(input: { snapshotId: string; step: string }): Promise<void> {
+    return this.call(() => this.storage.deleteSnapshot(input));
+  }
+  getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null> {
+    return this.call(() => this.storage.getSnapshot(snapshotId));
+  }
+  listSnapshots(): Promise<ProviderSnapshot[]> {
+    return this.call(() => this.storage.listSnapshots());
   }
 }

@@ -16,7 +16,7 @@ export interface SimulatedDisk {
 export type ProviderAction = 'create' | 'attach' | 'mount' | 'unmount' | 'detach' | 'delete';
 
 export type ProviderCallInput =
-  | { action: 'create'; volumeId: string; zoneId: string; sizeGb: number; type: string; diskId: string }
+  | { action: 'create'; volumeId: string; zoneId: string; sizeGb: number; type: string; diskId: string; fromSnapshotId?: string | null }
   | { action: 'attach'; volumeId: string; serverId: string }
   | { action: 'mount'; volumeId: string; mountPath: string }
   | { action: 'unmount' | 'detach' | 'delete'; volumeId: string };

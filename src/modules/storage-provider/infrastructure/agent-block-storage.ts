@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AgentDisk } from '../../../shared/agent-protocol/agent-protocol';
 import { AgentHosts } from '../../../shared/agent-protocol/agent-hosts';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
-import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderSnapshot, ProviderUnavailable } from '../application/block-storage.port';
 
 const toDisk = (d: AgentDisk): ProviderDisk => ({
   diskId: d.disk_id, volumeId: d.volume_id, zoneId: d.zone_id, sizeGb: d.size_gb, serverId: d.server_id, mountPath: d.mount_path, mounted: d.mounted,
@@ -33,7 +33,8 @@ export class AgentBlockStorage extends BlockStorage {
     return this.guard(async () => toDisk((await this.hosts.call<AgentDisk>(await this.agentOf(volumeId), 'POST', `/v1/disks/${volumeId}/actions/${action}`, body))!));
   }
 
-  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; serverId?: string | null }): Promise<ProviderDisk> {
+  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; serverId?: string | null; fromSnapshotId?: string | null }): Promise<ProviderDisk> {
+    if (input.fromSnapshotId) throw invalidState(`The host agents take no snapshots; a disk cannot be restored from ${input.fromSnapshotId}`);
     return this.guard(async () => {
       const agent = await this.hosts.place(input.volumeId, async () => (input.serverId && (await this.hosts.placementOf(input.serverId))) || this.hosts.chooseForDisk());
       const body = { step: input.step, zone_id: input.zoneId, size_gb: input.sizeGb, type: input.type };
@@ -77,6 +78,23 @@ export class AgentBlockStorage extends BlockStorage {
       const d = await this.hosts.call<AgentDisk>(agent, 'GET', `/v1/disks/${volumeId}`);
       return d ? toDisk(d) : null;
     });
+  }
+
+  /** The host agents keep no snapshots: a snapshot (or a restore from one) is refused, final for its operation. */
+  async createSnapshot(input: { snapshotId: string; step: string; volumeId: string }): Promise<ProviderSnapshot> {
+    throw invalidState(`The host agents take no snapshots (volume ${input.volumeId})`);
+  }
+
+  async deleteSnapshot(): Promise<void> {
+    // None was ever made here.
+  }
+
+  async getSnapshot(): Promise<ProviderSnapshot | null> {
+    return null;
+  }
+
+  async listSnapshots(): Promise<ProviderSnapshot[]> {
+    return [];
   }
 
   async ping(): Promise<void> {

@@ -4,7 +4,8 @@ import { Settings } from '../../../shared/config/settings';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderSnapshot, ProviderUnavailable } from '../application/block-storage.port';
 import { SeededDisks } from '../application/seeded-disks.port';
 import { ProviderAction, ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
 
@@ -19,6 +20,23 @@ interface DiskRow {
   mounted: boolean;
   deleted_at: Date | null;
 }
+
+interface SnapshotRow {
+  snapshot_id: string;
+  provider_id: string;
+  volume_id: string;
+  zone_id: string;
+  size_gb: number;
+  type: string;
+  data_marker: string;
+  deleted_at: Date | null;
+}
+
+const SNAPSHOT_COLUMNS = 'snapshot_id, provider_id, volume_id, zone_id, size_gb, type, data_marker, deleted_at';
+
+const toProviderSnapshot = (r: SnapshotRow): ProviderSnapshot => ({
+  providerId: r.provider_id, snapshotId: r.snapshot_id, volumeId: r.volume_id, zoneId: r.zone_id, sizeGb: r.size_gb, type: r.type, dataMarker: r.data_marker,
+});
 
 const DISK_COLUMNS = 'disk_id, volume_id, zone_id, size_gb, type, server_id, mount_path, mounted, deleted_at';
 
@@ -67,9 +85,70 @@ export class SimulatedBlockStorage extends BlockStorage {
     super();
   }
 
-  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string }): Promise<ProviderDisk> {
+  async createDisk(input: { volumeId: string; step: string; zoneId: string; sizeGb: number; type: string; fromSnapshotId?: string | null }): Promise<ProviderDisk> {
     const diskId = `disk_${randomBase62(20)}`;
-    return this.disk(await this.call(input.step, { action: 'create', volumeId: input.volumeId, zoneId: input.zoneId, sizeGb: input.sizeGb, type: input.type, diskId }));
+    return this.disk(
+      await this.call(input.step, {
+        action: 'create', volumeId: input.volumeId, zoneId: input.zoneId, sizeGb: input.sizeGb, type: input.type, diskId, fromSnapshotId: input.fromSnapshotId ?? null,
+      }),
+    );
+  }
+
+  /**
+   * Copies the volume's live disk into provider_snapshots, its data marker with it; idempotent by
+   * the snapshot id (the primary key: the same call again, or a racing one, answers the copy made).
+   */
+  async createSnapshot(input: { snapshotId: string; step: string; volumeId: string }): Promise<ProviderSnapshot> {
+    const fault = await this.before();
+    const made = await this.uow.run(async () => {
+      const prior = await this.snapshotRow(input.snapshotId);
+      if (prior) {
+        if (prior.deleted_at) throw invalidState(`Snapshot ${input.snapshotId} was deleted at the storage provider; it cannot be made again`);
+        return prior;
+      }
+      const disk = await this.db.one<{ disk_id: string }>(
+        'SELECT disk_id FROM provider_disks WHERE volume_id = $1 AND deleted_at IS NULL FOR SHARE',
+        [input.volumeId],
+        'provider_snapshot_disk',
+      );
+      if (!disk) throw invalidState(`The storage provider has no disk for volume ${input.volumeId}`);
+      await this.db.query(
+        `INSERT INTO provider_snapshots (snapshot_id, provider_id, volume_id, zone_id, size_gb, type, data_marker)
+         SELECT $1, $2, volume_id, zone_id, size_gb, type, COALESCE(data_marker, disk_id) FROM provider_disks WHERE disk_id = $3
+         ON CONFLICT (snapshot_id) DO NOTHING`,
+        [input.snapshotId, `psnap_${randomBase62(20)}`, disk.disk_id],
+        'provider_snapshot_create',
+      );
+      return (await this.snapshotRow(input.snapshotId))!;
+    });
+    if (fault === 'after') throw new ProviderUnavailable('The storage provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return toProviderSnapshot(made);
+  }
+
+  async deleteSnapshot(input: { snapshotId: string; step: string }): Promise<void> {
+    const fault = await this.before();
+    await this.uow.run(() =>
+      this.db.query('UPDATE provider_snapshots SET deleted_at = COALESCE(deleted_at, now()) WHERE snapshot_id = $1', [input.snapshotId], 'provider_snapshot_delete'),
+    );
+    if (fault === 'after') throw new ProviderUnavailable('The storage provider took the call but its answer was lost (PROVIDER_FAULTS)');
+  }
+
+  async getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null> {
+    await this.before();
+    const row = await this.uow.run(() => this.snapshotRow(snapshotId));
+    return row && !row.deleted_at ? toProviderSnapshot(row) : null;
+  }
+
+  async listSnapshots(): Promise<ProviderSnapshot[]> {
+    await this.before();
+    const rows = await this.uow.run(() =>
+      this.db.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM provider_snapshots WHERE deleted_at IS NULL ORDER BY snapshot_id`),
+    );
+    return rows.map(toProviderSnapshot);
+  }
+
+  private async snapshotRow(snapshotId: string): Promise<SnapshotRow | undefined> {
+    return this.db.one<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM provider_snapshots WHERE snapshot_id = $1`, [snapshotId], 'provider_snapshot_find');
   }
 
   async attachDisk(input: { volumeId: string; step: string; serverId: string }): Promise<ProviderDisk> {
@@ -158,9 +237,16 @@ export class SimulatedBlockStorage extends BlockStorage {
           const before = row && toSimulated(row);
           const after = simulateCall(before, input);
           if (after && !before) {
+            // A restore: the new disk holds the snapshot's data (its marker); a snapshot gone is a final refusal.
+            const from = input.action === 'create' ? (input.fromSnapshotId ?? null) : null;
+            const source = from === null ? undefined : await this.db.one<{ data_marker: string }>(
+              'SELECT data_marker FROM provider_snapshots WHERE snapshot_id = $1 AND deleted_at IS NULL FOR SHARE',
+              [from],
+            );
+            if (from !== null && !source) throw invalidState(`The storage provider has no snapshot ${from} to restore from`);
             await this.db.query(
-              `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type) VALUES ($1, $2, $3, $4, $5)`,
-              [after.diskId, after.volumeId, after.zoneId, after.sizeGb, after.type],
+              `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, data_marker) VALUES ($1, $2, $3, $4, $5, $6)`,
+              [after.diskId, after.volumeId, after.zoneId, after.sizeGb, after.type, source?.data_marker ?? after.diskId],
             );
           } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
             await this.db.query(

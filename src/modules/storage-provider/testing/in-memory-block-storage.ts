@@ -1,4 +1,5 @@
-import { BlockStorage, DiskPage, ProviderDisk, ProviderUnavailable } from '../application/block-storage.port';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { BlockStorage, DiskPage, ProviderDisk, ProviderSnapshot, ProviderUnavailable } from '../application/block-storage.port';
 import { ProviderCallInput, SimulatedDisk, simulateCall } from '../domain/simulated-disk';
 
 const copy = (d: SimulatedDisk): SimulatedDisk => ({ ...d });
@@ -56,6 +57,31 @@ export class InMemoryBlockStorage extends BlockStorage {
     this.before();
     const disk = this.disks.get(volumeId);
     return disk && !disk.deleted ? toProviderDisk(disk) : null;
+  }
+  readonly snapshots = new Map<string, ProviderSnapshot & { deleted: boolean }>();
+  async createSnapshot(input: { snapshotId: string; step: string; volumeId: string }): Promise<ProviderSnapshot> {
+    this.before();
+    const prior = this.snapshots.get(input.snapshotId);
+    if (prior) return { ...prior };
+    const disk = this.disks.get(input.volumeId);
+    if (!disk || disk.deleted) throw invalidState(`The storage provider has no disk for volume ${input.volumeId}`);
+    const made = { providerId: `snap_${++this.sequence}`, snapshotId: input.snapshotId, volumeId: disk.volumeId, zoneId: disk.zoneId, sizeGb: disk.sizeGb, type: disk.type, dataMarker: disk.diskId, deleted: false };
+    this.snapshots.set(input.snapshotId, made);
+    return { ...made };
+  }
+  async deleteSnapshot(input: { snapshotId: string; step: string }): Promise<void> {
+    this.before();
+    const s = this.snapshots.get(input.snapshotId);
+    if (s) s.deleted = true;
+  }
+  async getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null> {
+    this.before();
+    const s = this.snapshots.get(snapshotId);
+    return s && !s.deleted ? { ...s } : null;
+  }
+  async listSnapshots(): Promise<ProviderSnapshot[]> {
+    this.before();
+    return [...this.snapshots.values()].filter((s) => !s.deleted).map((s) => ({ ...s }));
   }
   async ping(): Promise<void> {
     if (this.down) throw new ProviderUnavailable('down (test)');

@@ -6,6 +6,7 @@ import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-c
 import { BlockStorage } from '../../storage-provider/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
+import { ProviderSnapshotsCheck, SnapshotCountsCheck, SnapshotsChargedOnceCheck } from './snapshot-checks';
 import { TemplateAppsCheck } from './template-apps-check';
 import { TemplateApps } from '../../templates/application/template-apps.port';
 import { ProviderInstancesCheck } from './provider-instances-check';
@@ -277,6 +278,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new TermDeadlinesCheck(db, settings),
       new SuspendedVolumeDetachedCheck(db),
       new AutoRenewOncePerTermCheck(db),
+      new SnapshotsChargedOnceCheck(db),
+      new SnapshotCountsCheck(db),
+      new ProviderSnapshotsCheck(db, storage),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }

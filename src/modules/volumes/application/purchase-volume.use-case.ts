@@ -25,6 +25,7 @@ import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { auditActor } from '../../audit/application/audit-actor';
 import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
 import { QuoteRepository } from './quotes.port';
+import { SnapshotSource, SnapshotSources } from './snapshot-sources.port';
 import { purchaseParams } from './volume-action-params';
 import { ServerRepository, VolumeRepository } from './volumes.port';
 
@@ -32,7 +33,8 @@ import { ServerRepository, VolumeRepository } from './volumes.port';
 export interface PurchaseVolumeInput {
   name: string;
   regionId: string;
-  sizeGb: number;
+  /** Required unless restoring a snapshot (then at least, and by default, the snapshot's size). */
+  sizeGb?: number;
   termMonths: TermMonths;
   currency: Currency;
   type?: VolumeType;
@@ -45,6 +47,8 @@ export interface PurchaseVolumeInput {
   quoteId?: string;
   /** `{enabled, term_months?}` as sent: checked here (400 naming auto_renew.<member>). */
   autoRenew?: unknown;
+  /** A snapshot to restore: the disk is made with its data, in its region, of its type. */
+  snapshotId?: string;
 }
 
 export const providerUnavailable = (): DomainError =>
@@ -75,6 +79,7 @@ export class PurchaseVolume {
     private readonly health: ProviderHealth,
     private readonly clock: Clock,
     private readonly settings: Settings,
+    private readonly snapshots: SnapshotSources,
   ) {}
 
   async execute(principal: Principal, input: PurchaseVolumeInput, ip: string | null): Promise<{ volume: Volume; operation: Operation }> {
@@ -86,15 +91,25 @@ export class PurchaseVolume {
       throw invalidRequest('mount_path is only allowed with server_id (the disk is mounted when it is attached)', { field: 'mount_path' });
     }
     const requestedPath = input.mountPath === undefined ? undefined : checkMountPath(input.mountPath);
-    const order: OrderTerms = {
-      regionId: input.regionId,
-      type: input.type ?? 'premium',
-      sizeGb: input.sizeGb,
-      termMonths: input.termMonths,
-      currency: input.currency,
-    };
-
     return this.uow.run(async () => {
+      // A restore: the snapshot decides the type and the default size (share-locked until commit).
+      const snapshot: SnapshotSource | undefined = input.snapshotId === undefined ? undefined : await this.snapshots.lockForRestore(principal.orgId, input.snapshotId);
+      // No size to judge without the snapshot: an unknown one answers 404 first.
+      if (input.snapshotId !== undefined && !snapshot && input.sizeGb === undefined) throw notFound(`Snapshot ${input.snapshotId} not found`);
+      const order: OrderTerms = {
+        regionId: input.regionId,
+        type: input.type ?? (snapshot?.type as VolumeType | undefined) ?? 'premium',
+        sizeGb: input.sizeGb ?? snapshot?.sizeGb ?? 0,
+        termMonths: input.termMonths,
+        currency: input.currency,
+      };
+      if (snapshot) {
+        if (snapshot.regionId !== order.regionId) {
+          throw invalidRequest(`snapshot ${snapshot.id} is in region ${snapshot.regionId}; a disk restored from it is bought there`, { field: 'region' });
+        }
+        if (snapshot.type !== order.type) throw invalidRequest(`snapshot ${snapshot.id} is of a ${snapshot.type} disk; a disk restored from it is ${snapshot.type}`, { field: 'type' });
+        if (order.sizeGb < snapshot.sizeGb) throw invalidRequest(`size_gb must be at least the snapshot's ${snapshot.sizeGb} GB`, { field: 'size_gb' });
+      }
       // Everything the order names is looked up first, so that every 400 that can be judged comes
       // before any 404 (lifecycle.md: 400 → 404): a server in another region is 400 even when the
       // zone named does not exist, a member differing from the quote even when the server does not.
@@ -129,6 +144,7 @@ export class PurchaseVolume {
       if (!offer) throw notFound(`Region ${order.regionId} sells no ${order.type} disks`);
       if (input.serverId !== undefined && !server) throw notFound(`Server ${input.serverId} not found`);
       if (input.quoteId !== undefined && !quote) throw notFound(`Quote ${input.quoteId} not found`);
+      if (input.snapshotId !== undefined && !snapshot) throw notFound(`Snapshot ${input.snapshotId} not found`);
 
       let zone: Zone | undefined = zoneFound && { id: zoneFound.id, available: zoneFound.available };
       if (server && !zone) {
@@ -140,6 +156,11 @@ export class PurchaseVolume {
       let price: PricePair = { USD: offer.price.USD, IDR: offer.price.IDR };
       let amount: Money = orderAmount(offer.price, order);
       if (quote) ({ price, amount } = applyQuote(quote, order, this.clock.now()));
+      // 409 invalid_state: a snapshot that cannot be restored from now.
+      if (snapshot?.status === 'suspended') {
+        throw new DomainError('invalid_state', `Snapshot ${snapshot.id} is suspended (its term ended); renew it to restore from it`, { reason: 'suspended' });
+      }
+      if (snapshot && snapshot.status !== 'available') throw invalidState(`Snapshot ${snapshot.id} is ${snapshot.status}; only an available snapshot can be restored`);
       // 409 invalid_state: a server being bought or deleted takes no disk (servers.md "Disks").
       if (server && (server.status === 'creating' || server.status === 'deleting')) {
         throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
@@ -191,7 +212,7 @@ export class PurchaseVolume {
         type: 'volume.create',
         vmId: server?.id ?? null,
         volumeId,
-        steps: purchaseSteps(server !== undefined),
+        steps: purchaseSteps(server !== undefined, snapshot !== undefined),
         params: purchaseParams.write({
           sizeGb: order.sizeGb,
           type: order.type,
@@ -200,6 +221,7 @@ export class PurchaseVolume {
           mountPath,
           termMonths: order.termMonths,
           amount,
+          snapshotId: snapshot?.id ?? null,
         }),
         createdAt: now,
       });
@@ -230,6 +252,7 @@ export class PurchaseVolume {
           server_id: server?.id ?? null,
           mount_path: mountPath,
           quote_id: input.quoteId ?? null,
+          ...(snapshot ? { snapshot_id: snapshot.id } : {}),
         },
       });
       // Last: while the provider is known to be down, the whole transaction rolls back (nothing reserved).

@@ -114,6 +114,19 @@ export class CreateVolumeExecutor extends VolumeActionExecutor {
       commit: async () => undefined,
     },
     {
+      // A restore: the provider makes the disk from the snapshot's data (idempotent by the step's key).
+      name: 'restoring',
+      perform: async (op) => {
+        const p = purchaseParams.read(op.params);
+        if (!p.snapshotId) throw invalidState(`Operation ${op.id} has a restoring step but no snapshot`);
+        const disk = await this.provider.createDisk({
+          volumeId: this.volumeId(op), step: key(op, 'restoring'), zoneId: p.zoneId, sizeGb: p.sizeGb, type: p.type, serverId: p.serverId, fromSnapshotId: p.snapshotId,
+        });
+        return { disk_id: disk.diskId };
+      },
+      commit: async () => undefined,
+    },
+    {
       name: 'attaching',
       perform: async (op) => {
         const p = purchaseParams.read(op.params);

@@ -7,8 +7,8 @@ import { isTerm, TermMonths } from '../../prepaid/domain/term';
  * and volume.delete operations, and the worker's executors read back. Never shown to callers.
  *
  * Steps (lifecycle.md), in order:
- * - volume.create: payment_reserved (succeeded at acceptance), creating_volume, attaching
- *   (only with a server), ready
+ * - volume.create: payment_reserved (succeeded at acceptance), creating_volume (or, restoring a
+ *   snapshot, restoring), attaching (only with a server), ready
  * - volume.attach: attaching, mounting
  * - volume.detach: unmounting, detaching
  * - volume.delete: unmounting and detaching (only when attached), deleting
@@ -22,6 +22,8 @@ export interface PurchaseParams {
   termMonths: TermMonths;
   /** The purchase's price, captured from the hold at success. */
   amount: Money;
+  /** The snapshot the disk is restored from (its `restoring` step), or null. */
+  snapshotId?: string | null;
 }
 
 export interface AttachParams {
@@ -47,10 +49,11 @@ export const purchaseParams = {
       term_months: p.termMonths,
       currency: p.amount.currency,
       amount: p.amount.format(),
+      ...(p.snapshotId ? { snapshot_id: p.snapshotId } : {}),
     };
   },
   read(params: JsonObject): PurchaseParams {
-    const { size_gb, type, zone_id, server_id, mount_path, term_months, currency, amount } = params;
+    const { size_gb, type, zone_id, server_id, mount_path, term_months, currency, amount, snapshot_id } = params;
     if (
       !Number.isSafeInteger(size_gb) || !str(type) || !str(zone_id) || !strOrNull(server_id) || !strOrNull(mount_path) ||
       !isTerm(term_months) || !isCurrency(currency) || typeof amount !== 'string'
@@ -65,6 +68,7 @@ export const purchaseParams = {
       mountPath: mount_path,
       termMonths: term_months,
       amount: Money.parse(amount, currency),
+      snapshotId: str(snapshot_id) ? snapshot_id : null,
     };
   },
 };

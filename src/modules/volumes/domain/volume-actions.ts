@@ -26,11 +26,11 @@ export const defaultMountPath = (name: string): string => `/mnt/${name}`;
 
 const pending = (name: string): OperationStep => ({ name, status: 'pending' });
 
-/** volume.create: payment_reserved (done at acceptance), creating_volume, attaching (with a server), ready. */
-export function purchaseSteps(withServer: boolean): OperationStep[] {
+/** volume.create: payment_reserved (done at acceptance), creating_volume (restoring, from a snapshot), attaching (with a server), ready. */
+export function purchaseSteps(withServer: boolean, restore = false): OperationStep[] {
   return [
     { name: 'payment_reserved', status: 'succeeded' },
-    pending('creating_volume'),
+    pending(restore ? 'restoring' : 'creating_volume'),
     ...(withServer ? [pending('attaching')] : []),
     pending('ready'),
   ];

@@ -10,11 +10,13 @@ export interface TransactionSubject {
   targetId: string | null;
 }
 
-const WHAT: Record<string, [string, 'disk' | 'server']> = {
+const WHAT: Record<string, [string, 'disk' | 'server' | 'snapshot']> = {
   'volume.create': ['Purchase', 'disk'],
   'volume.renew': ['Renewal', 'disk'],
   'vm.create': ['Purchase', 'server'],
   'vm.renew': ['Renewal', 'server'],
+  'snapshot.create': ['Purchase', 'snapshot'],
+  'snapshot.renew': ['Renewal', 'snapshot'],
 };
 
 const months = (n: number): string => (n === 1 ? '1 month' : `${n} months`);

@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -47,6 +47,45 @@ export class VolumeRenewResultResponse {
 
   @ApiProperty({ type: () => ChargeResponse })
   charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'SnapshotCreateResult', description: 'result of a succeeded snapshot.create' })
+export class SnapshotCreateResultResponse {
+  @ApiProperty({ example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  snapshot_id: string;
+
+  @ApiProperty({ type: 'integer', description: "The snapshot's size: its disk's at the time", example: 100 })
+  size_gb: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The end of the paid term: the success time + term_months', example: '2027-11-23T10:00:12.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'SnapshotRenewResult', description: 'result of a succeeded snapshot.renew' })
+export class SnapshotRenewResultResponse {
+  @ApiProperty({ example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  snapshot_id: string;
+
+  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
+  term_months: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'SnapshotDeleteResult', description: 'result of a succeeded snapshot.delete' })
+export class SnapshotDeleteResultResponse {
+  @ApiProperty({ example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  snapshot_id: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:05:00.000Z' })
+  deleted_at: string;
 }
 
 @ApiSchema({ name: 'VolumeCreateResult', description: 'result of a succeeded volume.create (a purchase)' })
@@ -247,6 +286,9 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'vm.delete', result: VmDeleteResultResponse },
   { type: 'vm.suspend', result: VmSuspendResultResponse },
   { type: 'volume.suspend', result: VolumeSuspendResultResponse },
+  { type: 'snapshot.create', result: SnapshotCreateResultResponse },
+  { type: 'snapshot.renew', result: SnapshotRenewResultResponse },
+  { type: 'snapshot.delete', result: SnapshotDeleteResultResponse },
   { type: 'template.deploy', result: TemplateDeployResultResponse },
   { type: 'template.update', result: TemplateUpdateResultResponse },
   { type: 'template.health', result: TemplateHealthResultResponse },
@@ -275,12 +317,15 @@ export class OperationResponse {
   @ApiPropertyOptional({ description: 'Present on template.* operations', example: 'dep_4kQ9sLmX2vR7tW1yZ8bN3cHd' })
   deployment_id?: string;
 
+  @ApiPropertyOptional({ description: 'Present on snapshot.* operations', example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  snapshot_id?: string;
+
   @ApiProperty({ type: () => [OperationStepResponse], example: [{ name: 'renewing', status: 'running' }] })
   steps: OperationStepResponse[];
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; template.*: Template<Type>Result); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { VolumeType } from '../../domain/catalog';
-import { PricePerGbMonthSchema, ServerRefSchema } from '../../../../shared/http/openapi';
+import { PricePerGbMonthSchema, ServerRefSchema, nullableRef } from '../../../../shared/http/openapi';
 
 /** Response bodies of GET /v1/volume-options and GET /v1/regions, for the OpenAPI document (examples: seeds/demo.json). */
 
@@ -87,6 +87,9 @@ export class RegionResponse {
     ],
   })
   zones: ZoneResponse[];
+
+  @ApiProperty({ ...nullableRef(PricePerGbMonthSchema), description: 'The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots); null when the region sells no snapshots' })
+  snapshot_price_per_gb_month: PricePerGbMonthSchema | null;
 }
 
 @ApiSchema({ name: 'RegionList' })

@@ -19,5 +19,11 @@ export function presentVolumeOptions(o: VolumeOptions) {
 
 /** One region of GET /v1/regions. */
 export function presentRegion(r: RegionSummary) {
-  return { id: r.id, name: r.name, volume_types: r.volumeTypes, zones: r.zones.map((z) => ({ id: z.id, available: z.available })) };
+  return {
+    id: r.id,
+    name: r.name,
+    volume_types: r.volumeTypes,
+    zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
+    snapshot_price_per_gb_month: r.snapshotPrice ? formatPricePair(r.snapshotPrice) : null,
+  };
 }

@@ -76,10 +76,10 @@ export class VolumesController {
     description:
       'API key scope vm:write, or a developer, admin or owner with a session. In one transaction: the volume (status `creating`, ' +
       'price frozen), its capacity in the region, the hold of `size_gb × price_per_gb_month[currency] × term_months` (or the ' +
-      "quote's amount with `quote_id`), and a volume.create operation to poll (steps payment_reserved, creating_volume, attaching " +
-      'with a server, ready). Errors in this order: 400 (the member named in details.field), 409 idempotency_conflict, 400 (what ' +
+      "quote's amount with `quote_id`), and a volume.create operation to poll (steps payment_reserved, creating_volume (restoring with " +
+      '`snapshot_id`: the disk made from that snapshot, in its region and of its type), attaching with a server, ready). Errors in this order: 400 (the member named in details.field), 409 idempotency_conflict, 400 (what ' +
       'the offer, zone, server and quote named tell: size or term not sold, a zone or server of another region or zone, a member ' +
-      'differing from the quote, then a region or zone that does not exist, with details.valid), 404 (server, quote; a region selling no disk of the type), 409 quote_expired, 409 invalid_state (quote used), ' +
+      'differing from the quote, then a region or zone that does not exist, with details.valid), 404 (server, quote, snapshot; a region selling no disk of the type), 409 quote_expired, 409 invalid_state (quote used; a snapshot not available, suspended with details.reason), ' +
       '409 conflict (name taken), 409 out_of_stock (zone not available or region full), 409 quota_exceeded (the server holds ' +
       'per_server_limit disks, counting attaches and purchases in progress), 402, 503 provider_unavailable (nothing reserved).',
   })
@@ -128,6 +128,7 @@ export class VolumesController {
           deleteProtection: body.delete_protection,
           quoteId: body.quote_id,
           autoRenew: body.auto_renew,
+          snapshotId: body.snapshot_id,
         },
         ip,
       ),

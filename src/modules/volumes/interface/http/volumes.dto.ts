@@ -144,10 +144,15 @@ export class PurchaseVolumeBody {
   @IsDefined({ message: 'region is required' })
   region: string;
 
-  @ApiProperty({ type: 'integer', description: "Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb", example: 100 })
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: "Size in GB: from the offer's min_gb to max_gb, min_gb + k × step_gb. Required unless snapshot_id is given (then at least the snapshot's size; default: the snapshot's)",
+    example: 100,
+  })
   @IsInt({ message: 'size_gb must be a whole number of GB' })
   @IsDefined({ message: 'size_gb is required' })
-  size_gb: number;
+  @ValidateIf((body: PurchaseVolumeBody) => body.snapshot_id === undefined || body.size_gb !== undefined)
+  size_gb?: number;
 
   @TermMonthsMember("Months prepaid; one of the offer's terms", 12)
   term_months: TermMonths;
@@ -192,6 +197,15 @@ export class PurchaseVolumeBody {
 
   @DeleteProtectionMember('While true, DELETE is refused. Default false', false)
   delete_protection?: boolean;
+
+  @ApiPropertyOptional({
+    description: "A snapshot of the organization to restore: the new disk holds its data, in its region (region must name it), of its type (type, when given, must be it); the operation's step restoring makes it",
+    example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd',
+  })
+  @IsNotEmpty({ message: 'snapshot_id must not be empty' })
+  @IsString({ message: 'snapshot_id must be a string' })
+  @ValidateIf((body: PurchaseVolumeBody) => body.snapshot_id !== undefined)
+  snapshot_id?: string;
 
   @AutoRenewMember('Automatic renewal from the wallet before expires_at. Default off')
   auto_renew?: unknown;

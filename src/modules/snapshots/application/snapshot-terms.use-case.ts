@@ -1,0 +1,86 @@
+import { Injectable } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock } from '../../../shared/kernel/clock/clock';
+import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { DeleteSnapshot, RenewSnapshot } from './snapshot.use-cases';
+import { DueSnapshot, SnapshotRepository } from './snapshots.port';
+
+const BATCH = 100;
+
+/** Orders claimed rows by organization (then id): the audit heads are taken in one order by every batch. */
+const byOrg = (rows: DueSnapshot[]): DueSnapshot[] =>
+  rows.sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+
+/**
+ * The end of a snapshot's term, run by the term sweep (terms.md, for snapshots): a snapshot
+ * still `available` at `expires_at` with automatic renewal on is renewed then (RenewSnapshot by
+ * actor system, audited with `data.auto: true`); otherwise, or when the wallet cannot pay, it is
+ * `suspended` (it cannot be restored from) until `release_at` = now + VOLUME_RETENTION_S, when it
+ * is deleted (snapshot.delete by actor system, `deleted_reason: "expired"`). A renewal meanwhile
+ * makes it available again. Each transition claims its rows FOR UPDATE SKIP LOCKED, one
+ * transaction per batch, so several processes share the work and each row moves once.
+ */
+@Injectable()
+export class SnapshotTerms {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly snapshots: SnapshotRepository,
+    private readonly renew: RenewSnapshot,
+    private readonly remove: DeleteSnapshot,
+    private readonly audit: AuditTrail,
+    private readonly settings: Settings,
+    private readonly clock: Clock,
+  ) {}
+
+  /** One sweep: how many snapshots it renewed, suspended or released. */
+  async execute(stopping: () => boolean = () => false): Promise<number> {
+    let done = 0;
+    for (const step of [(n: number) => this.release(n), (n: number) => this.expire(n)]) {
+      while (!stopping()) {
+        const n = await this.uow.run(() => step(BATCH));
+        done += n;
+        if (n < BATCH) break;
+      }
+    }
+    return done;
+  }
+
+  private async release(limit: number): Promise<number> {
+    const due = byOrg(await this.snapshots.claimReleasable(this.clock.now(), limit));
+    for (const d of due) {
+      const s = await this.snapshots.lock(d.id);
+      if (s) await this.remove.deleteLocked({ kind: 'system', orgId: d.orgId }, s, 'expired', null);
+    }
+    return due.length;
+  }
+
+  private async expire(limit: number): Promise<number> {
+    const now = this.clock.now();
+    const due = byOrg(await this.snapshots.claimExpired(now, limit));
+    for (const d of due) {
+      if (d.autoRenew.enabled && (await this.renewed(d))) continue;
+      const releaseAt = new Date(now.getTime() + this.settings.volumeRetentionS * 1000);
+      await this.snapshots.markSuspended(d.id, now, releaseAt);
+      await this.audit.record({
+        orgId: d.orgId, actorType: 'system', actorId: null, action: 'snapshot.suspend', targetId: d.id, ipAddress: null,
+        data: { suspended_at: now.toISOString(), release_at: releaseAt.toISOString() },
+      });
+    }
+    return due.length;
+  }
+
+  /** An automatic renewal in a savepoint: whether it was accepted (refused: nothing of it is left). */
+  private async renewed(d: DueSnapshot): Promise<boolean> {
+    try {
+      await this.uow.savepoint(() =>
+        this.renew.execute({ kind: 'system', orgId: d.orgId }, { snapshotId: d.id, termMonths: d.autoRenew.termMonths ?? d.termMonths, auto: true }, null),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof DomainError) return false;
+      throw err;
+    }
+  }
+}

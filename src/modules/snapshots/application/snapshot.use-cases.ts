@@ -1,0 +1,302 @@
+import { Injectable } from '@nestjs/common';
+import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { DomainError, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
+import { newId } from '../../../shared/kernel/ids/ids';
+import { Currency } from '../../../shared/kernel/money/money';
+import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
+import { SystemActor, auditActor } from '../../audit/application/audit-actor';
+import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { Principal } from '../../auth/domain/principal';
+import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
+import { Operation } from '../../operations/domain/operation';
+import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
+import { Labels, checkLabels, parseLabelSelector, sameLabels } from '../../prepaid/domain/labels';
+import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { suspendedError } from '../../prepaid/domain/suspension';
+import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
+import { VolumeRepository } from '../../volumes/application/volumes.port';
+import { insufficientBalance } from '../../wallet/domain/wallet-errors';
+import { Snapshot, SnapshotStatus, checkSnapshotName, quoteSnapshotRenewal, snapshotAmount, snapshotBusy } from '../domain/snapshot';
+import { snapshotParams } from './snapshot-params';
+import { SnapshotChanges, SnapshotRepository } from './snapshots.port';
+
+export interface CreateSnapshotInput {
+  volumeId: string;
+  name: string;
+  termMonths: TermMonths;
+  currency: Currency;
+  labels?: Record<string, unknown>;
+}
+
+const providerUnavailable = (): DomainError => new DomainError('provider_unavailable', 'The storage provider is unavailable; nothing was reserved. Retry later');
+
+/**
+ * POST /v1/volumes/{id}/snapshots: in one transaction, the disk's row locked (404; 409
+ * invalid_state unless available or attached: suspended ones with details.reason), the region's
+ * snapshot price (404 when it sells none), the snapshot row (`creating`; the live counts of the
+ * disk and the organization go up with it in the database: 409 quota_exceeded past 10 or 100),
+ * then the snapshot.create operation with the hold of `size_gb × price × term_months` and the
+ * audit row (402 when the wallet cannot cover it: nothing is left). 503 while the provider is down.
+ */
+@Injectable()
+export class CreateSnapshot {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly volumes: VolumeRepository,
+    private readonly snapshots: SnapshotRepository,
+    private readonly acceptance: OperationAcceptance,
+    private readonly health: ProviderHealth,
+    private readonly clock: Clock,
+  ) {}
+
+  async execute(principal: Principal, input: CreateSnapshotInput, ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
+    const name = checkSnapshotName(input.name);
+    const labels: Labels = input.labels === undefined ? {} : checkLabels(input.labels);
+    return this.uow.run(async () => {
+      const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
+      if (!volume || volume.status === 'deleted') throw notFound(`Volume ${input.volumeId} not found`);
+      const price = await this.snapshots.regionPrice(volume.regionId);
+      if (!price) throw notFound(`Region ${volume.regionId} sells no snapshots`);
+      if (volume.status === 'suspended') throw suspendedError('Volume', volume.id, 'snapshot it');
+      if (volume.status !== 'available' && volume.status !== 'attached') {
+        throw invalidState(`Volume ${volume.id} is ${volume.status}; a snapshot needs an available or attached disk`);
+      }
+      const now = this.clock.now();
+      const amount = snapshotAmount(price, input.currency, input.termMonths, volume.sizeGb);
+      const snapshotId = newId('snap');
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId: principal.orgId,
+        type: 'snapshot.create',
+        vmId: null,
+        volumeId: null,
+        steps: [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'snapshotting', status: 'pending' }],
+        params: snapshotParams.write({ snapshotId, volumeId: volume.id, termMonths: input.termMonths, amount }),
+        createdAt: now,
+      });
+      // The counts' CHECKs decide here (409 quota_exceeded), before the money.
+      const snapshot = await this.snapshots.create({
+        id: snapshotId,
+        orgId: principal.orgId,
+        name,
+        status: 'creating',
+        volumeId: volume.id,
+        regionId: volume.regionId,
+        zoneId: volume.zoneId,
+        type: volume.type,
+        sizeGb: volume.sizeGb,
+        termMonths: input.termMonths,
+        billing: amount,
+        price,
+        expiresAt: addMonthsClamped(now, input.termMonths),
+        autoRenew: { enabled: false, termMonths: null },
+        labels,
+        operationId: operation.id,
+        createdAt: now,
+      });
+      const outcome = await this.acceptance.accept({
+        operation,
+        hold: amount,
+        audit: {
+          orgId: principal.orgId,
+          ...auditActor(principal),
+          action: 'snapshot.create',
+          targetId: snapshotId,
+          ipAddress: ip,
+          data: {
+            operation_id: operation.id, name, volume_id: volume.id, size_gb: volume.sizeGb, term_months: input.termMonths,
+            currency: amount.currency, amount: amount.format(),
+          },
+        },
+      });
+      if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
+      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
+      if (this.health.isDown()) throw providerUnavailable();
+      return { snapshot, operation };
+    });
+  }
+}
+
+/**
+ * POST /v1/snapshots/{id}/renew: the snapshot's row locked (404; 409 invalid_state when creating,
+ * deleting, deleted or busy), the snapshot.renew operation with the hold at the frozen price
+ * (`size_gb × price × term_months`, currency the billing one by default; 402), audited
+ * `snapshot.renew`. A suspended snapshot may be renewed (available again on success).
+ */
+@Injectable()
+export class RenewSnapshot {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly snapshots: SnapshotRepository,
+    private readonly acceptance: OperationAcceptance,
+    private readonly clock: Clock,
+  ) {}
+
+  execute(
+    principal: Principal | SystemActor,
+    input: { snapshotId: string; termMonths: TermMonths; currency?: Currency; auto?: boolean },
+    ip: string | null,
+  ): Promise<{ snapshot: Snapshot; operation: Operation }> {
+    return this.uow.run(async () => {
+      const snapshot = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
+      if (!snapshot) throw notFound(`Snapshot ${input.snapshotId} not found`);
+      const quote = quoteSnapshotRenewal(snapshot, input.termMonths, input.currency);
+      const operation = Operation.create({
+        id: newId('op'),
+        orgId: principal.orgId,
+        type: 'snapshot.renew',
+        vmId: null,
+        volumeId: null,
+        steps: [{ name: 'renewing', status: 'running' }],
+        params: snapshotParams.write({ snapshotId: snapshot.id, volumeId: snapshot.volumeId, termMonths: quote.termMonths, amount: quote.amount }),
+        createdAt: this.clock.now(),
+      });
+      const outcome = await this.acceptance.accept({
+        operation,
+        hold: quote.amount,
+        audit: {
+          orgId: principal.orgId,
+          ...auditActor(principal),
+          action: 'snapshot.renew',
+          targetId: snapshot.id,
+          ipAddress: ip,
+          data: {
+            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
+            ...(input.auto ? { auto: true } : {}),
+          },
+        },
+      });
+      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
+      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
+      await this.snapshots.setOperation(snapshot.id, operation.id);
+      return { snapshot: { ...snapshot, operationId: operation.id }, operation };
+    });
+  }
+}
+
+/**
+ * DELETE /v1/snapshots/{id}: the snapshot becomes `deleting` at once and a snapshot.delete
+ * operation (step `deleting`) deletes it at the provider. 409 invalid_state while it is being
+ * created, already deleting or deleted, or busy (a renewal). The prepaid term is not refunded.
+ */
+@Injectable()
+export class DeleteSnapshot {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly snapshots: SnapshotRepository,
+    private readonly acceptance: OperationAcceptance,
+    private readonly health: ProviderHealth,
+    private readonly clock: Clock,
+  ) {}
+
+  execute(principal: Principal | SystemActor, input: { snapshotId: string; reason?: 'customer' | 'expired' }, ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
+    return this.uow.run(async () => {
+      const snapshot = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
+      if (!snapshot) throw notFound(`Snapshot ${input.snapshotId} not found`);
+      return this.deleteLocked(principal, snapshot, input.reason ?? 'customer', ip);
+    });
+  }
+
+  /** The snapshot's row locked by the caller. */
+  async deleteLocked(principal: Principal | SystemActor, snapshot: Snapshot, reason: 'customer' | 'expired', ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
+    if (snapshot.status === 'deleted') throw invalidState(`Snapshot ${snapshot.id} is deleted already`);
+    if (snapshot.status === 'creating') throw invalidState(`Snapshot ${snapshot.id} is still being created; delete it once it is available`);
+    if (snapshot.operationId) throw snapshotBusy(snapshot);
+    // `deleting` with no operation: an earlier deletion failed at the provider; this one tries again.
+    const operation = Operation.create({
+      id: newId('op'),
+      orgId: snapshot.orgId,
+      type: 'snapshot.delete',
+      vmId: null,
+      volumeId: null,
+      steps: [{ name: 'deleting', status: 'pending' }],
+      params: snapshotParams.write({ snapshotId: snapshot.id, volumeId: snapshot.volumeId, termMonths: null, amount: null }),
+      createdAt: this.clock.now(),
+    });
+    const outcome = await this.acceptance.accept({
+      operation,
+      audit: {
+        orgId: snapshot.orgId,
+        ...auditActor(principal),
+        action: 'snapshot.delete',
+        targetId: snapshot.id,
+        ipAddress: ip,
+        data: { operation_id: operation.id, ...(reason === 'expired' ? { reason } : {}) },
+      },
+    });
+    if (outcome.kind !== 'accepted') throw invalidState(`Snapshot ${snapshot.id} could not be deleted now; retry`);
+    await this.snapshots.markDeleting(snapshot.id, operation.id, reason);
+    if (principal.kind !== 'system' && this.health.isDown()) throw providerUnavailable();
+    return { snapshot: { ...snapshot, status: 'deleting', operationId: operation.id, deletedReason: reason }, operation };
+  }
+}
+
+/** PATCH /v1/snapshots/{id} {name?, labels?, auto_renew?}: synchronous; audited `snapshot.update` with what changed. */
+@Injectable()
+export class UpdateSnapshot {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly snapshots: SnapshotRepository,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(principal: Principal, input: { snapshotId: string; name?: string; labels?: Record<string, unknown>; autoRenew?: unknown }, ip: string | null): Promise<Snapshot> {
+    const name = input.name === undefined ? undefined : checkSnapshotName(input.name);
+    const labels = input.labels === undefined ? undefined : checkLabels(input.labels);
+    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
+    return this.uow.run(async () => {
+      const s = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
+      if (!s) throw notFound(`Snapshot ${input.snapshotId} not found`);
+      if (s.status === 'deleted') throw invalidState(`Snapshot ${s.id} is deleted`);
+      const changes: SnapshotChanges = {};
+      const changed: Record<string, { old: unknown; new: unknown }> = {};
+      if (name !== undefined && name !== s.name) {
+        changes.name = name;
+        changed.name = { old: s.name, new: name };
+      }
+      if (labels !== undefined && !sameLabels(labels, s.labels)) {
+        changes.labels = labels;
+        changed.labels = { old: s.labels, new: labels };
+      }
+      if (autoRenew !== undefined) {
+        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? s.autoRenew.termMonths : autoRenew.termMonths };
+        if (next.enabled !== s.autoRenew.enabled || next.termMonths !== s.autoRenew.termMonths) {
+          changes.autoRenew = next;
+          changed.auto_renew = { old: { enabled: s.autoRenew.enabled, term_months: s.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
+        }
+      }
+      if (Object.keys(changed).length === 0) return s;
+      await this.snapshots.update(s.id, changes);
+      await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: 'snapshot.update', targetId: s.id, ipAddress: ip, data: { changes: changed } });
+      return (await this.snapshots.findInOrg(principal.orgId, s.id))!;
+    });
+  }
+}
+
+/** GET /v1/snapshots and GET /v1/snapshots/{id}: the organization's snapshots (deleted ones by id, or with status=deleted). */
+@Injectable()
+export class SnapshotQueries {
+  constructor(private readonly snapshots: SnapshotRepository) {}
+
+  async get(principal: Principal, id: string): Promise<Snapshot> {
+    const s = await this.snapshots.findInOrg(principal.orgId, id);
+    if (!s) throw notFound(`Snapshot ${id} not found`);
+    return s;
+  }
+
+  async list(
+    principal: Principal,
+    input: { limit?: string; cursor?: string; volumeId?: string; region?: string; status?: SnapshotStatus; label?: string | string[] },
+  ): Promise<{ snapshots: Snapshot[]; nextCursor: string | null }> {
+    const limit = parseLimit(input.limit);
+    const after = input.cursor === undefined ? undefined : decodeCursor(input.cursor);
+    const selectors = input.label === undefined ? [] : Array.isArray(input.label) ? input.label : [input.label];
+    const page = await this.snapshots.listInOrg(principal.orgId, {
+      limit,
+      after,
+      filter: { volumeId: input.volumeId, regionId: input.region, status: input.status, labels: selectors.map((s) => parseLabelSelector(s)) },
+    });
+    return { snapshots: page.items, nextCursor: page.next && encodeCursor(page.next) };
+  }
+}

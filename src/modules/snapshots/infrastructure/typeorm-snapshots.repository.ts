@@ -1,0 +1,231 @@
+import { Injectable } from '@nestjs/common';
+import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
+import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Labels } from '../../prepaid/domain/labels';
+import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
+import { DueSnapshot, NewSnapshot, SnapshotChanges, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
+import { SNAPSHOTS_PER_ORGANIZATION, SNAPSHOTS_PER_VOLUME, Snapshot, SnapshotStatus, snapshotQuota } from '../domain/snapshot';
+
+interface SnapshotRow {
+  id: string;
+  org_id: string;
+  name: string;
+  status: SnapshotStatus;
+  volume_id: string;
+  region_id: string;
+  zone_id: string;
+  type: string;
+  size_gb: number;
+  term_months: TermMonths;
+  billing_currency: Currency;
+  billing_amount: string;
+  price_usd_minor: string;
+  price_idr_minor: string;
+  expires_at: Date;
+  auto_renew_enabled: boolean;
+  auto_renew_term_months: TermMonths | null;
+  labels: Labels;
+  operation_id: string | null;
+  created_at: Date;
+  deleted_at: Date | null;
+  suspended_at: Date | null;
+  release_at: Date | null;
+  deleted_reason: DeletedReason | null;
+}
+
+const SELECT = `SELECT s.id, s.org_id, s.name, s.status, s.volume_id, s.region_id, s.zone_id, s.type, s.size_gb, s.term_months,
+         s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text, s.expires_at,
+         s.auto_renew_enabled, s.auto_renew_term_months, s.labels, s.operation_id, s.created_at, s.deleted_at,
+         s.suspended_at, s.release_at, s.deleted_reason
+    FROM snapshots s`;
+
+const toSnapshot = (r: SnapshotRow): Snapshot => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name,
+  status: r.status,
+  volumeId: r.volume_id,
+  regionId: r.region_id,
+  zoneId: r.zone_id,
+  type: r.type,
+  sizeGb: r.size_gb,
+  termMonths: r.term_months,
+  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
+  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
+  expiresAt: r.expires_at,
+  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+  labels: r.labels,
+  operationId: r.operation_id,
+  createdAt: r.created_at,
+  deletedAt: r.deleted_at,
+  suspendedAt: r.suspended_at,
+  releaseAt: r.release_at,
+  deletedReason: r.deleted_reason,
+});
+
+/**
+ * The snapshots' SQL. The live counts per disk and per organization are kept by the
+ * snapshots_count_live trigger in the inserting transaction; their CHECKs (10, 100) refuse the
+ * insert past a limit, and the counter row's lock serialises racing inserts (migration Snapshots1764000000410).
+ */
+@Injectable()
+export class TypeOrmSnapshotRepository extends SnapshotRepository {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async create(s: NewSnapshot): Promise<Snapshot> {
+    try {
+      await this.db.query(
+        `INSERT INTO snapshots (id, org_id, name, status, volume_id, region_id, zone_id, type, size_gb, term_months, billing_currency,
+                                billing_amount, price_usd_minor, price_idr_minor, expires_at, auto_renew_enabled, auto_renew_term_months,
+                                labels, operation_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
+        [
+          s.id, s.orgId, s.name, s.status, s.volumeId, s.regionId, s.zoneId, s.type, s.sizeGb, s.termMonths, s.billing.currency,
+          s.billing.minor.toString(), s.price.USD.minor.toString(), s.price.IDR.minor.toString(), s.expiresAt, s.autoRenew.enabled,
+          s.autoRenew.termMonths, JSON.stringify(s.labels), s.operationId, s.createdAt,
+        ],
+        'snapshots_create',
+      );
+    } catch (err) {
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'volume_snapshots_within_limit') throw snapshotQuota('volume', SNAPSHOTS_PER_VOLUME);
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'org_snapshots_within_limit') throw snapshotQuota('organization', SNAPSHOTS_PER_ORGANIZATION);
+      throw err;
+    }
+    return (await this.findInOrg(s.orgId, s.id))!;
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
+    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.org_id = $1 AND s.id = $2`, [orgId, id], 'snapshots_find_in_org');
+    return row && toSnapshot(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
+    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.org_id = $1 AND s.id = $2 FOR UPDATE`, [orgId, id], 'snapshots_lock_in_org');
+    return row && toSnapshot(row);
+  }
+
+  async lock(id: string): Promise<Snapshot | undefined> {
+    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.id = $1 FOR UPDATE`, [id], 'snapshots_lock');
+    return row && toSnapshot(row);
+  }
+
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: SnapshotFilter }): Promise<Page<Snapshot>> {
+    const params: unknown[] = [orgId, query.limit + 1];
+    const where = ['s.org_id = $1'];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    const f = query.filter;
+    if (f.status === undefined) where.push(`s.status <> 'deleted'`);
+    else where.push(`s.status = ${param(f.status)}`);
+    if (f.volumeId !== undefined) where.push(`s.volume_id = ${param(f.volumeId)}`);
+    if (f.regionId !== undefined) where.push(`s.region_id = ${param(f.regionId)}`);
+    if (f.labels?.length) where.push(`s.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
+    if (query.after) where.push(`(s.created_at, s.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
+    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${SELECT} WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $2) l
+        ORDER BY l.created_at DESC, l.id DESC`;
+    const rows = await this.db.query<SnapshotRow & { created_at_text: string }>(sql, params, this.db.statementName('snapshots_list', sql));
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toSnapshot);
+  }
+
+  async update(id: string, changes: SnapshotChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(`UPDATE snapshots SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  async setOperation(id: string, operationId: string | null): Promise<void> {
+    await this.db.query('UPDATE snapshots SET operation_id = $2 WHERE id = $1', [id, operationId], 'snapshots_set_operation');
+  }
+
+  async markAvailable(id: string, expiresAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE snapshots SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
+      [id, expiresAt],
+      'snapshots_available',
+    );
+  }
+
+  async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE snapshots SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
+      [id, operationId, reason],
+      'snapshots_deleting',
+    );
+  }
+
+  async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE snapshots SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1 AND status <> 'deleted'`,
+      [id, at, reason],
+      'snapshots_deleted',
+    );
+  }
+
+  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE snapshots SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
+      [id, at, releaseAt],
+      'snapshots_suspended',
+    );
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    await this.db.query(
+      `UPDATE snapshots SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
+              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1`,
+      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+      'snapshots_renewal',
+    );
+  }
+
+  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
+      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
+      [regionId],
+      'snapshots_region_price',
+    );
+    if (!row) return undefined;
+    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  }
+
+  async claimExpired(now: Date, limit: number): Promise<DueSnapshot[]> {
+    return this.claim(
+      `${SELECT} WHERE s.status = 'available' AND s.expires_at <= $1 AND s.operation_id IS NULL ORDER BY s.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'snapshots_claim_expired',
+    );
+  }
+
+  async claimReleasable(now: Date, limit: number): Promise<DueSnapshot[]> {
+    return this.claim(
+      `${SELECT} WHERE s.status = 'suspended' AND s.release_at <= $1 AND s.operation_id IS NULL ORDER BY s.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'snapshots_claim_releasable',
+    );
+  }
+
+  private async claim(sql: string, params: unknown[], name: string): Promise<DueSnapshot[]> {
+    const rows = await this.db.query<SnapshotRow>(sql, params, name);
+    return rows.map((r) => ({
+      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
+      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+    }));
+  }
+}
