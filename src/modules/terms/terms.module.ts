@@ -6,6 +6,7 @@ import { StorageProviderModule } from '../storage-provider/storage-provider.modu
 import { VolumesModule } from '../volumes/volumes.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { ExpireTerms } from './application/expire-terms.use-case';
+import { ExtendRetention } from './application/extend-retention.use-case';
 import { SendExpiryNotices } from './application/send-expiry-notices.use-case';
 import { SuspendServerExecutor, SuspendVolumeExecutor } from './application/suspend-executors';
 import { TermStore } from './application/term-store.port';
@@ -18,7 +19,7 @@ import { TypeOrmTermStore } from './infrastructure/typeorm-term-store';
  */
 @Module({
   imports: [OperationsModule, AuditModule, EventOutboxModule, VolumesModule, ServersModule, StorageProviderModule],
-  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, SuspendServerExecutor, SuspendVolumeExecutor],
-  exports: [ExpireTerms, SendExpiryNotices],
+  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, SuspendServerExecutor, SuspendVolumeExecutor, ExtendRetention],
+  exports: [ExpireTerms, SendExpiryNotices, ExtendRetention],
 })
 export class TermsModule {}

@@ -50,4 +50,17 @@ export abstract class TermStore {
   abstract volumeUnmounted(id: string): Promise<void>;
   /** volume.suspend's detaching step done: no server, no mount path. */
   abstract volumeDetached(id: string): Promise<void>;
+  /** Locks the resource's row; its organization, status and suspension times, or undefined when it does not exist. */
+  abstract lockSuspension(kind: 'volume' | 'server', id: string): Promise<SuspensionState | undefined>;
+  /** Moves a suspended resource's `release_at`. */
+  abstract setReleaseAt(kind: 'volume' | 'server', id: string, releaseAt: Date): Promise<void>;
+}
+
+/** A resource's suspension, as the retention extension reads it under the row lock. */
+export interface SuspensionState {
+  orgId: string;
+  status: string;
+  deleted: boolean;
+  suspendedAt: Date | null;
+  releaseAt: Date | null;
 }
