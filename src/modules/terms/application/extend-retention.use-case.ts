@@ -14,6 +14,9 @@ export const MAX_RETENTION_S = 90 * 86_400;
 
 const ISO_8601 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** The customer's audit log action of each kind. */
+const AUDIT = { server: { action: 'server.retention_extend' }, volume: { action: 'volume.retention_extend' } } as const;
+
 /** The staff member extending: the audit keeps the role and the justification, never who. */
 export interface RetentionActor {
   role: string;
@@ -69,7 +72,7 @@ export class ExtendRetention {
         orgId: state.orgId,
         actorType: 'staff',
         actorId: actor.role,
-        action: kind === 'server' ? 'server.retention_extend' : 'volume.retention_extend',
+        action: AUDIT[kind].action,
         targetId: id,
         ipAddress: null,
         data: { release_at_before: state.releaseAt.toISOString(), release_at: until.toISOString(), reason, justification: actor.justification },
