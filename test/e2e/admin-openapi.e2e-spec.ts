@@ -22,7 +22,7 @@ function docPages(dir = join(ROOT, 'docs')): string[] {
 
 /** The admin routes a page names ("PATCH /admin/v1/regions/{id}"): method and path, the query and trailing punctuation dropped. */
 function adminRoutesNamed(text: string): { method: string; path: string }[] {
-  return [...text.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) `?(\/admin\/v1\/[A-Za-z0-9_{}/.\-]*)/g)].map((m) => ({ method: m[1], path: m[2].replace(/[.,:;]+$/, '').replace(/\/$/, '') }));
+  return [...text.matchAll(/\b(GET|POST|PUT|PATCH|DELETE) `?(\/admin\/v1\/[A-Za-z0-9_{}/.-]*)/g)].map((m) => ({ method: m[1], path: m[2].replace(/[.,:;]+$/, '').replace(/\/$/, '') }));
 }
 
 /** A named path is the document's when each segment is equal, a `{param}` matching a `{param}` of any name. */
