@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import request from 'supertest';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
@@ -363,6 +364,35 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       clock.set(new Date(at(expiresAt, 3600)));
       await expire.execute();
       expect((await t.http.get(`/v1/servers/${laterServer}`).set(rw)).body).toMatchObject({ status: 'suspended', release_at: until });
+    });
+  });
+
+  describe('generated bodies', () => {
+    it('the write routes answer every body with a success or the error envelope naming a field, never a 5xx, and the region stays sound', async () => {
+      const member = (names: string[]) => fc.oneof(fc.constantFrom(...names), fc.constantFrom('__proto__', 'constructor', 'USD', 'IDR', ''), fc.string({ maxLength: 8 }));
+      const value = fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.integer({ min: -5, max: 30000 }), fc.constantFrom('1.5', '0.00001', '80000', 'true', true, null));
+      const price = fc.dictionary(member(['USD', 'IDR']), value, { maxKeys: 3 });
+      const routes = [
+        { path: '/admin/v1/regions/id-jkt', method: 'patch', body: fc.dictionary(member(['disk_capacity_gb', 'vcpu_capacity', 'purchases_paused']), value, { maxKeys: 3 }) },
+        { path: '/admin/v1/zones/id-jkt-b', method: 'patch', body: fc.dictionary(member(['available']), value, { maxKeys: 2 }) },
+        { path: '/admin/v1/regions/id-jkt/prices', method: 'patch', body: fc.dictionary(member(['volumes', 'plans']), fc.oneof(value, fc.dictionary(member(['premium', 'ssd', 'cx1', 'cx9']), fc.oneof(price, value), { maxKeys: 2 })), { maxKeys: 2 }) },
+        { path: '/admin/v1/volumes/vol_acatdata1/extend-retention', method: 'post', body: fc.dictionary(member(['until', 'reason']), fc.oneof(value, fc.date({ noInvalidDate: true }).map((d) => d.toISOString())), { maxKeys: 2 }) },
+      ] as const;
+      const bodies = fc.sample(fc.tuple(fc.nat(routes.length - 1), fc.nat()).chain(([i]) => routes[i].body.map((body) => ({ route: routes[i], body }))), { numRuns: 120, seed: 20261128 });
+      const statuses = new Map<number, number>();
+      for (const { route, body } of bodies) {
+        const res = await admin[route.method](route.path).set(as('operator')).set(why).set(key()).send(body);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const where = `${route.method.toUpperCase()} ${route.path} ${JSON.stringify(body)}: ${res.status} ${JSON.stringify(res.body)}`;
+        if (res.status === 200) continue;
+        expect([where, res.status < 500, res.body.error?.request_id]).toEqual([where, true, res.headers['x-request-id']]);
+        if (res.status === 400) expect([where, typeof res.body.error.details.field]).toEqual([where, 'string']);
+      }
+      // Both kinds of answer were reached: some bodies were accepted, most refused.
+      expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 400]));
+      expect(await region()).toMatchObject({ id: 'id-jkt', disk_used_gb: expect.any(Number) });
+      const [row] = await t.sql<{ ok: boolean }>("SELECT used_gb <= capacity_gb AND vcpus_used <= vcpu_capacity AS ok FROM regions WHERE id = 'id-jkt'");
+      expect(row.ok).toBe(true);
     });
   });
 });
