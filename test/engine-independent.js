@@ -11,6 +11,7 @@
 module.exports = [
   'test/fuzz/openapi.fuzz.e2e-spec.ts',
   'test/e2e/access.e2e-spec.ts',
+  'test/e2e/admin-openapi.e2e-spec.ts',
   'test/e2e/accounts.e2e-spec.ts',
   'test/e2e/audit-auth.e2e-spec.ts',
   'test/e2e/audit-log.e2e-spec.ts',

@@ -195,7 +195,7 @@ describe('admin API', () => {
       expect(audit.body.entries.find((e: { request_id: string }) => e.request_id === res.headers['x-request-id'])).toEqual({
         id: expect.stringMatching(/^sau_/), staff_id: staffIds.support, role: 'support', method: 'GET', route: '/admin/v1/organizations/:id/servers',
         organization_id: 'org_ad', target_type: 'organization', target_id: 'org_ad', justification: 'SUP-1234 disk slow', request_id: res.headers['x-request-id'],
-        ip: expect.any(String), status: 200, created_at: expect.any(String),
+        ip: expect.any(String), status: 200, created_at: expect.any(String), changes: null,
       });
       expect((await admin.get('/admin/v1/staff-audit').set(as('support'))).status).toBe(403);
     });

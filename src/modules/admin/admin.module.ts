@@ -16,14 +16,18 @@ import { AdminOperationsController } from './interface/http/operations.controlle
 import { VerificationModule } from '../verification/verification.module';
 import { StaffController } from './interface/http/staff.controller';
 import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admin-openapi';
+import { OptionsModule } from '../options/options.module';
+import { TermsModule } from '../terms/terms.module';
+import { AdminCatalogController } from './interface/http/catalog.controller';
+import { AdminRetentionController } from './interface/http/retention.controller';
 
 /**
  * The admin API for internal tools (admin.md): served only on the admin listener (ADMIN_PORT),
  * staff tokens only, roles per route, every request in the staff audit.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule],
-  controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminOperationsController, AdminDocsController],
+  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule, OptionsModule, TermsModule],
+  controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminOperationsController, AdminCatalogController, AdminRetentionController, AdminDocsController],
   providers: [
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },
     { provide: StaffTokenCache, useFactory: () => new StaffTokenCache() },

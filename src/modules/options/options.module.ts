@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ComputeProviderModule } from '../servers/compute-provider.module';
-import { SetPurchasesPaused, SetRegionCapacity, SetRegionVcpus, SetZoneAvailability } from './application/catalog-admin.use-cases';
+import {
+  ListRegionDetails, SetPurchasesPaused, SetRegionCapacity, SetRegionPrices, SetRegionVcpus, SetZoneAvailability, UpdateRegion,
+} from './application/catalog-admin.use-cases';
 import { Catalog } from './application/catalog.port';
 import { CatalogQueries } from './application/catalog-queries.port';
 import { GetVolumeOptions } from './application/get-volume-options.use-case';
@@ -26,9 +28,12 @@ import { VolumeOptionsController } from './interface/http/volume-options.control
     SetRegionCapacity,
     SetRegionVcpus,
     SetPurchasesPaused,
+    ListRegionDetails,
+    UpdateRegion,
+    SetRegionPrices,
     { provide: ServerCatalogQueries, useClass: TypeOrmServerCatalogQueries },
     GetServerOptions,
   ],
-  exports: [Catalog, SetZoneAvailability, SetRegionCapacity, SetRegionVcpus, SetPurchasesPaused, ServerCatalogQueries],
+  exports: [Catalog, SetZoneAvailability, SetRegionCapacity, SetRegionVcpus, SetPurchasesPaused, ListRegionDetails, UpdateRegion, SetRegionPrices, ServerCatalogQueries],
 })
 export class OptionsModule {}

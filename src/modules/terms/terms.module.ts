@@ -7,6 +7,7 @@ import { VolumesModule } from '../volumes/volumes.module';
 import { EventOutboxModule } from '../webhooks/event-outbox.module';
 import { AutoRenewTerms } from './application/auto-renew.use-case';
 import { ExpireTerms } from './application/expire-terms.use-case';
+import { ExtendRetention } from './application/extend-retention.use-case';
 import { SendExpiryNotices } from './application/send-expiry-notices.use-case';
 import { SuspendServerExecutor, SuspendVolumeExecutor } from './application/suspend-executors';
 import { TermStore } from './application/term-store.port';
@@ -19,7 +20,7 @@ import { TypeOrmTermStore } from './infrastructure/typeorm-term-store';
  */
 @Module({
   imports: [OperationsModule, AuditModule, EventOutboxModule, VolumesModule, ServersModule, StorageProviderModule],
-  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, AutoRenewTerms, SuspendServerExecutor, SuspendVolumeExecutor],
-  exports: [ExpireTerms, SendExpiryNotices, AutoRenewTerms],
+  providers: [{ provide: TermStore, useClass: TypeOrmTermStore }, ExpireTerms, SendExpiryNotices, AutoRenewTerms, SuspendServerExecutor, SuspendVolumeExecutor, ExtendRetention],
+  exports: [ExpireTerms, SendExpiryNotices, AutoRenewTerms, ExtendRetention],
 })
 export class TermsModule {}

@@ -12,6 +12,8 @@ export interface StaffAuditRow {
   requestId: string | null;
   ip: string | null;
   status: number;
+  /** What a write changed, `{before, after}` (catalog and retention changes); null otherwise. */
+  changes?: Record<string, unknown> | null;
 }
 
 export interface StaffAuditEntry extends StaffAuditRow {

@@ -96,9 +96,9 @@ export class TypeOrmStaffDirectory extends StaffDirectory {
 
   async audit(r: StaffAuditRow): Promise<void> {
     await this.db.query(
-      `INSERT INTO staff_audit (public_id, staff_id, role, method, route, organization_id, target_type, target_id, justification, request_id, ip, status)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-      [newId('sau'), r.staffId, r.role, r.method, r.route, r.organizationId, r.targetType, r.targetId, r.justification, r.requestId, r.ip, r.status],
+      `INSERT INTO staff_audit (public_id, staff_id, role, method, route, organization_id, target_type, target_id, justification, request_id, ip, status, changes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+      [newId('sau'), r.staffId, r.role, r.method, r.route, r.organizationId, r.targetType, r.targetId, r.justification, r.requestId, r.ip, r.status, r.changes ? JSON.stringify(r.changes) : null],
       'staff_audit_insert',
     );
   }
@@ -118,9 +118,9 @@ export class TypeOrmStaffDirectory extends StaffDirectory {
     params.push(limit + 1);
     const rows = await this.db.query<{
       id: string; public_id: string; staff_id: string; role: StaffRole; method: string; route: string; organization_id: string | null; target_type: string | null;
-      target_id: string | null; justification: string | null; request_id: string | null; ip: string | null; status: number; created_at: Date;
+      target_id: string | null; justification: string | null; request_id: string | null; ip: string | null; status: number; created_at: Date; changes: Record<string, unknown> | null;
     }>(
-      `SELECT id::text AS id, public_id, staff_id, role, method, route, organization_id, target_type, target_id, justification, request_id, ip, status, created_at
+      `SELECT id::text AS id, public_id, staff_id, role, method, route, organization_id, target_type, target_id, justification, request_id, ip, status, created_at, changes
          FROM staff_audit ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY id DESC LIMIT $${params.length}`,
       params,
     );
@@ -128,7 +128,7 @@ export class TypeOrmStaffDirectory extends StaffDirectory {
     return {
       items: page.map((r) => ({
         id: r.public_id, staffId: r.staff_id, role: r.role, method: r.method, route: r.route, organizationId: r.organization_id, targetType: r.target_type,
-        targetId: r.target_id, justification: r.justification, requestId: r.request_id, ip: r.ip, status: r.status, createdAt: r.created_at,
+        targetId: r.target_id, justification: r.justification, requestId: r.request_id, ip: r.ip, status: r.status, createdAt: r.created_at, changes: r.changes,
       })),
       next: rows.length > limit ? page[page.length - 1].id : null,
     };

@@ -1,16 +1,25 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
-import { invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
+import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/errors/domain-error';
+import { PricePair } from '../../../shared/kernel/money/money';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
-import { PurchaseSwitches, Zone } from '../domain/catalog';
+import { PurchaseSwitches, RegionDetail, VOLUME_TYPES, VolumeType, Zone, isVolumeType } from '../domain/catalog';
+import { capacityValue, priceValue, switchValue } from '../domain/catalog-changes';
 import { Catalog } from './catalog.port';
 
-/** Largest capacity the CLI accepts: stays an exact JS integer. */
-const MAX_CAPACITY_GB = Number.MAX_SAFE_INTEGER;
+/**
+ * Who changes the catalog: the operator CLI (actor `system`) or a staff member of the admin API
+ * (actor `staff`, the audit keeps the role, never who).
+ */
+export type CatalogActor = { type: 'system' } | { type: 'staff'; role: string };
+export const CLI_ACTOR: CatalogActor = { type: 'system' };
+
+const auditActor = (actor: CatalogActor) => ({ actorType: actor.type, actorId: actor.type === 'staff' ? actor.role : null });
 
 /**
- * Operator CLI `zone:set`: opens or closes a zone to new disks. GET /v1/volume-options shows the
- * change within its catalog cache time (5 s); GET /v1/regions at once.
+ * Operator CLI `zone:set` and PATCH /admin/v1/zones/{id}: opens or closes a zone to new disks and
+ * servers. GET /v1/volume-options shows the change within its catalog cache time (5 s); GET
+ * /v1/regions at once.
  */
 @Injectable()
 export class SetZoneAvailability {
@@ -20,24 +29,28 @@ export class SetZoneAvailability {
     private readonly audit: AuditTrail,
   ) {}
 
-  async execute(input: { zoneId: string; available: string }): Promise<Zone & { regionId: string }> {
-    if (input.available !== 'true' && input.available !== 'false') {
-      throw invalidRequest('available must be true or false', { field: 'available' });
-    }
-    const available = input.available === 'true';
+  async execute(input: { zoneId: string; available: unknown }, actor: CatalogActor = CLI_ACTOR): Promise<Zone & { regionId: string }> {
+    return (await this.change(input, actor)).zone;
+  }
+
+  /** The change, with what the zone was before it. */
+  async change(input: { zoneId: string; available: unknown }, actor: CatalogActor = CLI_ACTOR): Promise<{ zone: Zone & { regionId: string }; wasAvailable: boolean }> {
+    const available = switchValue(input.available, 'available');
     return this.uow.run(async () => {
-      const zone = await this.catalog.setZoneAvailable(input.zoneId, available);
-      if (!zone) throw notFound(`Zone ${input.zoneId} not found`);
-      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.zone_set', targetId: zone.id, targetType: 'zone', ipAddress: null, data: { available } });
-      return zone;
+      const changed = await this.catalog.setZoneAvailable(input.zoneId, available);
+      if (!changed) throw notFound(`Zone ${input.zoneId} not found`);
+      const { previous, ...zone } = changed;
+      await this.audit.record({ orgId: null, ...auditActor(actor), action: 'catalog.zone_set', targetId: zone.id, targetType: 'zone', ipAddress: null, data: { available } });
+      return { zone, wasAvailable: previous };
     });
   }
 }
 
 /**
- * Operator CLI `region:capacity`: sets the disk capacity shared by premium and ssd, never below
- * what the region's live volumes use (conflict). Stock (in_stock) is read at every request from
- * this and the region's used_gb counter, never cached.
+ * Operator CLI `region:capacity` and PATCH /admin/v1/regions/{id} `disk_capacity_gb`: sets the disk
+ * capacity shared by premium and ssd, never below what the region's live volumes use (409
+ * conflict naming the field and `in_use`). Stock (in_stock) is read at every request from this
+ * and the region's used_gb counter, never cached.
  */
 @Injectable()
 export class SetRegionCapacity {
@@ -47,23 +60,29 @@ export class SetRegionCapacity {
     private readonly audit: AuditTrail,
   ) {}
 
-  async execute(input: { regionId: string; gb: string }): Promise<{ id: string; name: string; capacityGb: number }> {
-    if (!/^\d{1,16}$/.test(input.gb) || Number(input.gb) > MAX_CAPACITY_GB) {
-      throw invalidRequest('gb must be a whole number of GB, 0 or more', { field: 'gb' });
-    }
-    const capacityGb = Number(input.gb);
+  async execute(input: { regionId: string; gb: unknown; field?: string }, actor: CatalogActor = CLI_ACTOR): Promise<{ id: string; name: string; capacityGb: number }> {
+    const field = input.field ?? 'gb';
+    const capacityGb = capacityValue(input.gb, field, 'GB');
     return this.uow.run(async () => {
-      const region = await this.catalog.setRegionCapacity(input.regionId, capacityGb);
-      if (!region) throw notFound(`Region ${input.regionId} not found`);
-      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.region_capacity_set', targetId: region.id, targetType: 'region', ipAddress: null, data: { capacity_gb: capacityGb } });
-      return region;
+      const change = await this.catalog.setRegionCapacity(input.regionId, capacityGb);
+      if (!change) throw notFound(`Region ${input.regionId} not found`);
+      if (!change.set) {
+        throw new DomainError(
+          'conflict',
+          `Region ${input.regionId} has ${change.inUse} GB in use by its volumes; its capacity cannot be set below that (asked for ${capacityGb} GB)`,
+          { field, in_use: change.inUse },
+        );
+      }
+      await this.audit.record({ orgId: null, ...auditActor(actor), action: 'catalog.region_capacity_set', targetId: change.id, targetType: 'region', ipAddress: null, data: { capacity_gb: capacityGb } });
+      return { id: change.id, name: change.name, capacityGb: change.capacityGb };
     });
   }
 }
 
 /**
- * Operator CLI `region:vcpus`: sets the vCPUs a region sells servers from, never below the vCPUs of
- * its servers not deleted (conflict). server-options reads it at every request.
+ * Operator CLI `region:vcpus` and PATCH /admin/v1/regions/{id} `vcpu_capacity`: sets the vCPUs a
+ * region sells servers from, never below the vCPUs of its servers not deleted (409 conflict
+ * naming the field and `in_use`). server-options reads it at every request.
  */
 @Injectable()
 export class SetRegionVcpus {
@@ -73,23 +92,32 @@ export class SetRegionVcpus {
     private readonly audit: AuditTrail,
   ) {}
 
-  async execute(input: { regionId: string; vcpus: string }): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number }> {
-    if (!/^\d{1,16}$/.test(input.vcpus) || Number(input.vcpus) > MAX_CAPACITY_GB) {
-      throw invalidRequest('vcpus must be a whole number of vCPUs, 0 or more', { field: 'vcpus' });
-    }
-    const vcpus = Number(input.vcpus);
+  async execute(
+    input: { regionId: string; vcpus: unknown; field?: string },
+    actor: CatalogActor = CLI_ACTOR,
+  ): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number }> {
+    const field = input.field ?? 'vcpus';
+    const vcpus = capacityValue(input.vcpus, field, 'vCPUs');
     return this.uow.run(async () => {
-      const region = await this.catalog.setRegionVcpus(input.regionId, vcpus);
-      if (!region) throw notFound(`Region ${input.regionId} not found`);
-      await this.audit.record({ orgId: null, actorType: 'system', actorId: null, action: 'catalog.region_vcpus_set', targetId: region.id, targetType: 'region', ipAddress: null, data: { vcpu_capacity: vcpus } });
-      return region;
+      const change = await this.catalog.setRegionVcpus(input.regionId, vcpus);
+      if (!change) throw notFound(`Region ${input.regionId} not found`);
+      if (!change.set) {
+        throw new DomainError(
+          'conflict',
+          `Region ${input.regionId} has ${change.inUse} vCPUs in use by its servers; its vCPU capacity cannot be set below that (asked for ${vcpus})`,
+          { field, in_use: change.inUse },
+        );
+      }
+      await this.audit.record({ orgId: null, ...auditActor(actor), action: 'catalog.region_vcpus_set', targetId: change.id, targetType: 'region', ipAddress: null, data: { vcpu_capacity: vcpus } });
+      return { id: change.id, name: change.name, vcpuCapacity: change.vcpuCapacity, vcpusUsed: change.vcpusUsed };
     });
   }
 }
 
 /**
- * Operator CLI `purchases:pause` and `purchases:resume`: the global switch (no region) or one
- * region's. A server purchase reads both switches in its transaction; disks are unaffected.
+ * Operator CLI `purchases:pause` and `purchases:resume`, and PATCH /admin/v1/regions/{id}
+ * `purchases_paused`: the global switch (no region; CLI only) or one region's. A server purchase
+ * reads both switches in its transaction (503 purchases_paused); disks and renewals are unaffected.
  */
 @Injectable()
 export class SetPurchasesPaused {
@@ -99,15 +127,15 @@ export class SetPurchasesPaused {
     private readonly audit: AuditTrail,
   ) {}
 
-  async execute(input: { regionId: string | null; paused: boolean }): Promise<PurchaseSwitches> {
+  async execute(input: { regionId: string | null; paused: unknown; field?: string }, actor: CatalogActor = CLI_ACTOR): Promise<PurchaseSwitches> {
+    const paused = switchValue(input.paused, input.field ?? 'paused');
     return this.uow.run(async () => {
-      const switches = await this.catalog.setPurchasesPaused(input.regionId, input.paused);
+      const switches = await this.catalog.setPurchasesPaused(input.regionId, paused);
       if (!switches) throw notFound(`Region ${input.regionId} not found`);
       await this.audit.record({
         orgId: null,
-        actorType: 'system',
-        actorId: null,
-        action: input.paused ? 'catalog.purchases_paused' : 'catalog.purchases_resumed',
+        ...auditActor(actor),
+        action: paused ? 'catalog.purchases_paused' : 'catalog.purchases_resumed',
         targetId: input.regionId ?? 'global',
         targetType: input.regionId === null ? 'global' : 'region',
         ipAddress: null,
@@ -115,5 +143,127 @@ export class SetPurchasesPaused {
       });
       return switches;
     });
+  }
+}
+
+/** A region's changeable state, as the staff audit keeps it before and after a change. */
+export function regionState(r: RegionDetail) {
+  return { disk_capacity_gb: r.diskCapacityGb, vcpu_capacity: r.vcpuCapacity, purchases_paused: r.purchasesPaused };
+}
+
+/** The regions as staff see them (GET /admin/v1/regions), by id, and the global purchase switch. */
+@Injectable()
+export class ListRegionDetails {
+  constructor(private readonly catalog: Catalog) {}
+
+  async execute(): Promise<{ regions: RegionDetail[]; globalPurchasesPaused: boolean }> {
+    return { regions: await this.catalog.regionDetails(), globalPurchasesPaused: await this.catalog.globalPurchasesPaused() };
+  }
+}
+
+const REGION_FIELDS = ['disk_capacity_gb', 'vcpu_capacity', 'purchases_paused'] as const;
+
+/**
+ * PATCH /admin/v1/regions/{id} `{disk_capacity_gb?, vcpu_capacity?, purchases_paused?}`: each member
+ * through the CLI's own use case (region:capacity, region:vcpus, purchases:pause|resume), all in
+ * one transaction under the region's row lock: every change is made or none. Answers the region
+ * before and after.
+ */
+@Injectable()
+export class UpdateRegion {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly capacity: SetRegionCapacity,
+    private readonly vcpus: SetRegionVcpus,
+    private readonly purchases: SetPurchasesPaused,
+  ) {}
+
+  async execute(regionId: string, changes: Partial<Record<(typeof REGION_FIELDS)[number], unknown>>, actor: CatalogActor): Promise<{ before: RegionDetail; after: RegionDetail }> {
+    const given = REGION_FIELDS.filter((f) => changes[f] !== undefined);
+    if (given.length === 0) throw invalidRequest(`Give at least one of ${REGION_FIELDS.join(', ')}`, { field: REGION_FIELDS[0] });
+    // Every member's form first (400 before any 404 or 409).
+    if (changes.disk_capacity_gb !== undefined) capacityValue(changes.disk_capacity_gb, 'disk_capacity_gb', 'GB');
+    if (changes.vcpu_capacity !== undefined) capacityValue(changes.vcpu_capacity, 'vcpu_capacity', 'vCPUs');
+    if (changes.purchases_paused !== undefined) switchValue(changes.purchases_paused, 'purchases_paused');
+    return this.uow.run(async () => {
+      const [before] = await this.catalog.regionDetails(regionId, true);
+      if (!before) throw notFound(`Region ${regionId} not found`);
+      if (changes.disk_capacity_gb !== undefined) await this.capacity.execute({ regionId, gb: changes.disk_capacity_gb, field: 'disk_capacity_gb' }, actor);
+      if (changes.vcpu_capacity !== undefined) await this.vcpus.execute({ regionId, vcpus: changes.vcpu_capacity, field: 'vcpu_capacity' }, actor);
+      if (changes.purchases_paused !== undefined) await this.purchases.execute({ regionId, paused: changes.purchases_paused, field: 'purchases_paused' }, actor);
+      const [after] = await this.catalog.regionDetails(regionId);
+      return { before, after };
+    });
+  }
+}
+
+export interface PriceChanges {
+  volumes?: unknown;
+  plans?: unknown;
+}
+
+type PriceTable = { volumes: Record<string, { USD: string; IDR: string }>; plans: Record<string, { USD: string; IDR: string }> };
+
+const priceTable = (r: RegionDetail, only: { volumes: string[]; plans: string[] }): PriceTable => ({
+  volumes: Object.fromEntries(r.volumePrices.filter((v) => only.volumes.includes(v.type)).map((v) => [v.type, { USD: v.price.USD.format(), IDR: v.price.IDR.format() }])),
+  plans: Object.fromEntries(r.planPrices.filter((p) => only.plans.includes(p.planId)).map((p) => [p.planId, { USD: p.price.USD.format(), IDR: p.price.IDR.format() }])),
+});
+
+/**
+ * PATCH /admin/v1/regions/{id}/prices `{volumes?: {type: {USD, IDR}}, plans?: {plan: {USD, IDR}}}`:
+ * the region's prices for new quotes and purchases (a bought resource keeps the price frozen on it,
+ * renewals included; a quote keeps its own). One transaction under the region's row lock; the
+ * audit (`catalog.prices_set`) keeps the old and the new prices of what changed.
+ */
+@Injectable()
+export class SetRegionPrices {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly catalog: Catalog,
+    private readonly audit: AuditTrail,
+  ) {}
+
+  async execute(regionId: string, changes: PriceChanges, actor: CatalogActor): Promise<{ before: PriceTable; after: PriceTable; region: RegionDetail }> {
+    const volumes = this.entries(changes.volumes, 'volumes');
+    const plans = this.entries(changes.plans, 'plans');
+    if (volumes.length + plans.length === 0) throw invalidRequest('Give at least one price in volumes or plans', { field: 'volumes' });
+    const volumePrices: { type: VolumeType; price: PricePair }[] = volumes.map(([type, raw]) => {
+      if (!isVolumeType(type)) throw invalidRequest(`volumes.${type} is not a disk type; give ${VOLUME_TYPES.join(' or ')}`, { field: `volumes.${type}` });
+      return { type, price: priceValue(raw, `volumes.${type}`) };
+    });
+    const planPrices = plans.map(([planId, raw]) => ({ planId, price: priceValue(raw, `plans.${planId}`) }));
+
+    return this.uow.run(async () => {
+      const [before] = await this.catalog.regionDetails(regionId, true);
+      if (!before) throw notFound(`Region ${regionId} not found`);
+      for (const v of volumePrices) {
+        if (!(await this.catalog.setVolumePrice(regionId, v.type, v.price))) {
+          throw invalidRequest(`Region ${regionId} sells no ${v.type} disks; it sells ${before.volumePrices.map((p) => p.type).join(', ') || 'none'}`, { field: `volumes.${v.type}` });
+        }
+      }
+      for (const p of planPrices) {
+        if (!(await this.catalog.setPlanPrice(regionId, p.planId, p.price))) {
+          throw invalidRequest(`Region ${regionId} does not sell plan ${p.planId}; it sells ${before.planPrices.map((x) => x.planId).join(', ') || 'no servers'}`, { field: `plans.${p.planId}` });
+        }
+      }
+      const [after] = await this.catalog.regionDetails(regionId);
+      const only = { volumes: volumePrices.map((v) => v.type as string), plans: planPrices.map((p) => p.planId) };
+      const changed = { before: priceTable(before, only), after: priceTable(after, only) };
+      await this.audit.record({ orgId: null, ...auditActor(actor), action: 'catalog.prices_set', targetId: regionId, targetType: 'region', ipAddress: null, data: changed });
+      return { ...changed, region: after };
+    });
+  }
+
+  /** The members of `volumes` or `plans`: an object of price pairs (absent: none). */
+  private entries(raw: unknown, field: string): [string, unknown][] {
+    if (raw === undefined) return [];
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalidRequest(`${field} must be an object of {USD, IDR} price pairs`, { field });
+    const entries = Object.entries(raw as Record<string, unknown>);
+    if (entries.length > 100) throw invalidRequest(`${field} holds at most 100 prices`, { field });
+    for (const [key] of entries) {
+      if (!/^[A-Za-z0-9_.-]{1,100}$/.test(key)) throw invalidRequest(`${field} names a disk type or plan id (1 to 100 of A-Z a-z 0-9 _ . -)`, { field });
+    }
+    return entries;
   }
 }

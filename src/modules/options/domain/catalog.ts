@@ -65,3 +65,19 @@ export interface PurchaseSwitches {
   global: boolean;
   regions: Record<string, boolean>;
 }
+
+/** A region as staff see it (admin API): its capacity and use, its switch, its zones and what it charges. */
+export interface RegionDetail {
+  id: string;
+  name: string;
+  diskCapacityGb: number;
+  diskUsedGb: number;
+  vcpuCapacity: number;
+  vcpusUsed: number;
+  purchasesPaused: boolean;
+  zones: Zone[];
+  /** Each disk type it sells: the price per GB per month. */
+  volumePrices: { type: VolumeType; price: PricePair }[];
+  /** Each server plan it sells: the price per month. */
+  planPrices: { planId: string; price: PricePair }[];
+}

@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { conflict } from '../../../shared/kernel/errors/domain-error';
-import { Money } from '../../../shared/kernel/money/money';
-import { Catalog } from '../application/catalog.port';
-import { Image, PurchaseSwitches, RegionDefinition, ServerPlan, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
+import { Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { CapacityChange, Catalog } from '../application/catalog.port';
+import { Image, PurchaseSwitches, RegionDefinition, RegionDetail, ServerPlan, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
 
 interface OfferRow {
   region_id: string;
@@ -110,27 +110,25 @@ export class TypeOrmCatalog extends Catalog {
     return rows.map((r) => ({ id: r.id, available: r.available }));
   }
 
-  async setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string }) | undefined> {
-    const row = await this.db.one<{ id: string; region_id: string; available: boolean }>(
-      'UPDATE zones SET available = $2 WHERE id = $1 RETURNING id, region_id, available',
+  async setZoneAvailable(zoneId: string, available: boolean): Promise<(Zone & { regionId: string; previous: boolean }) | undefined> {
+    const row = await this.db.one<{ id: string; region_id: string; available: boolean; previous: boolean }>(
+      `UPDATE zones z SET available = $2 FROM (SELECT id, available FROM zones WHERE id = $1 FOR UPDATE) old
+        WHERE z.id = old.id RETURNING z.id, z.region_id, z.available, old.available AS previous`,
       [zoneId, available],
     );
-    return row && { id: row.id, regionId: row.region_id, available: row.available };
+    return row && { id: row.id, regionId: row.region_id, available: row.available, previous: row.previous };
   }
 
-  async setRegionCapacity(regionId: string, capacityGb: number): Promise<{ id: string; name: string; capacityGb: number } | undefined> {
+  async setRegionCapacity(regionId: string, capacityGb: number): Promise<CapacityChange<{ id: string; name: string; capacityGb: number }> | undefined> {
     // Never below what the region's live volumes use (regions_used_within_capacity): the
     // conditional UPDATE takes the row lock, so no purchase slips in between check and write.
     const row = await this.db.one<{ id: string; name: string; capacity_gb: string }>(
       'UPDATE regions SET capacity_gb = $2 WHERE id = $1 AND used_gb <= $2 RETURNING id, name, capacity_gb::text',
       [regionId, capacityGb],
     );
-    if (row) return { id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
+    if (row) return { set: true, id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
     const current = await this.db.one<{ used_gb: string }>('SELECT used_gb::text FROM regions WHERE id = $1', [regionId]);
-    if (!current) return undefined;
-    throw conflict(
-      `Region ${regionId} has ${current.used_gb} GB in use by its volumes; its capacity cannot be set below that (asked for ${capacityGb} GB)`,
-    );
+    return current && { set: false, inUse: Number(current.used_gb) };
   }
 
   async createServerPlan(plan: ServerPlan): Promise<void> {
@@ -155,19 +153,16 @@ export class TypeOrmCatalog extends Catalog {
     return (await this.db.one('SELECT 1 FROM server_plans WHERE id = $1', [planId])) !== undefined;
   }
 
-  async setRegionVcpus(regionId: string, vcpus: number): Promise<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number } | undefined> {
+  async setRegionVcpus(regionId: string, vcpus: number): Promise<CapacityChange<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number }> | undefined> {
     // Never below the vCPUs of its live servers (regions_vcpus_within_capacity); the conditional
     // UPDATE takes the row lock, so no purchase slips in between check and write.
     const row = await this.db.one<{ id: string; name: string; vcpu_capacity: string; vcpus_used: string }>(
       'UPDATE regions SET vcpu_capacity = $2 WHERE id = $1 AND vcpus_used <= $2 RETURNING id, name, vcpu_capacity::text, vcpus_used::text',
       [regionId, vcpus],
     );
-    if (row) return { id: row.id, name: row.name, vcpuCapacity: Number(row.vcpu_capacity), vcpusUsed: Number(row.vcpus_used) };
+    if (row) return { set: true, id: row.id, name: row.name, vcpuCapacity: Number(row.vcpu_capacity), vcpusUsed: Number(row.vcpus_used) };
     const current = await this.db.one<{ vcpus_used: string }>('SELECT vcpus_used::text FROM regions WHERE id = $1', [regionId]);
-    if (!current) return undefined;
-    throw conflict(
-      `Region ${regionId} has ${current.vcpus_used} vCPUs in use by its servers; its vCPU capacity cannot be set below that (asked for ${vcpus})`,
-    );
+    return current && { set: false, inUse: Number(current.vcpus_used) };
   }
 
   async setPurchasesPaused(regionId: string | null, paused: boolean): Promise<PurchaseSwitches | undefined> {
@@ -180,5 +175,60 @@ export class TypeOrmCatalog extends Catalog {
     const global = await this.db.one<{ paused: boolean }>("SELECT paused FROM purchase_switches WHERE scope = 'global'");
     const regions = await this.db.query<{ id: string; purchases_paused: boolean }>('SELECT id, purchases_paused FROM regions ORDER BY id COLLATE "C"');
     return { global: global?.paused ?? false, regions: Object.fromEntries(regions.map((r) => [r.id, r.purchases_paused])) };
+  }
+
+  async regionDetails(regionId?: string, lock = false): Promise<RegionDetail[]> {
+    // The row lock first (its own statement: FOR UPDATE takes no subqueries), then one read.
+    if (regionId !== undefined && lock) await this.db.query('SELECT 1 FROM regions WHERE id = $1 FOR UPDATE', [regionId]);
+    const rows = await this.db.query<{
+      id: string; name: string; capacity_gb: string; used_gb: string; vcpu_capacity: string; vcpus_used: string; purchases_paused: boolean;
+      zones: { id: string; available: boolean }[];
+      volume_prices: { type: VolumeType; usd: string; idr: string }[];
+      plan_prices: { plan_id: string; usd: string; idr: string }[];
+    }>(
+      `SELECT r.id, r.name, r.capacity_gb::text, r.used_gb::text, r.vcpu_capacity::text, r.vcpus_used::text, r.purchases_paused,
+              COALESCE((SELECT json_agg(json_build_object('id', z.id, 'available', z.available) ORDER BY z.id COLLATE "C")
+                          FROM zones z WHERE z.region_id = r.id), '[]'::json) AS zones,
+              COALESCE((SELECT json_agg(json_build_object('type', o.type, 'usd', o.price_usd_minor::text, 'idr', o.price_idr_minor::text) ORDER BY o.type COLLATE "C")
+                          FROM volume_offers o WHERE o.region_id = r.id), '[]'::json) AS volume_prices,
+              COALESCE((SELECT json_agg(json_build_object('plan_id', p.plan_id, 'usd', p.price_usd_minor::text, 'idr', p.price_idr_minor::text) ORDER BY p.plan_id COLLATE "C")
+                          FROM server_offer_plans p WHERE p.region_id = r.id), '[]'::json) AS plan_prices
+         FROM regions r
+        WHERE $1::text IS NULL OR r.id = $1
+        ORDER BY r.id COLLATE "C"`,
+      [regionId ?? null],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      diskCapacityGb: Number(r.capacity_gb),
+      diskUsedGb: Number(r.used_gb),
+      vcpuCapacity: Number(r.vcpu_capacity),
+      vcpusUsed: Number(r.vcpus_used),
+      purchasesPaused: r.purchases_paused,
+      zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
+      volumePrices: r.volume_prices.map((o) => ({ type: o.type, price: pricePairOfMinor(o.usd, o.idr) })),
+      planPrices: r.plan_prices.map((p) => ({ planId: p.plan_id, price: pricePairOfMinor(p.usd, p.idr) })),
+    }));
+  }
+
+  async globalPurchasesPaused(): Promise<boolean> {
+    return (await this.db.one<{ paused: boolean }>("SELECT paused FROM purchase_switches WHERE scope = 'global'"))?.paused ?? false;
+  }
+
+  async setVolumePrice(regionId: string, type: VolumeType, price: PricePair): Promise<boolean> {
+    const row = await this.db.one(
+      'UPDATE volume_offers SET price_usd_minor = $3, price_idr_minor = $4 WHERE region_id = $1 AND type = $2 RETURNING 1',
+      [regionId, type, price.USD.minor.toString(), price.IDR.minor.toString()],
+    );
+    return row !== undefined;
+  }
+
+  async setPlanPrice(regionId: string, planId: string, price: PricePair): Promise<boolean> {
+    const row = await this.db.one(
+      'UPDATE server_offer_plans SET price_usd_minor = $3, price_idr_minor = $4 WHERE region_id = $1 AND plan_id = $2 RETURNING 1',
+      [regionId, planId, price.USD.minor.toString(), price.IDR.minor.toString()],
+    );
+    return row !== undefined;
   }
 }

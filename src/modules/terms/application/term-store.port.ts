@@ -98,4 +98,17 @@ export abstract class TermStore {
   abstract postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void>;
   /** Reschedules with another AUTO_RENEW_LEAD_S (the setting changed since the schedule was computed). */
   abstract setAutoRenewLead(kind: TermKind, id: string, leadS: number): Promise<void>;
+  /** Locks the resource's row; its organization, status and suspension times, or undefined when it does not exist. */
+  abstract lockSuspension(kind: 'volume' | 'server', id: string): Promise<SuspensionState | undefined>;
+  /** Moves a suspended resource's `release_at`. */
+  abstract setReleaseAt(kind: 'volume' | 'server', id: string, releaseAt: Date): Promise<void>;
+}
+
+/** A resource's suspension, as the retention extension reads it under the row lock. */
+export interface SuspensionState {
+  orgId: string;
+  status: string;
+  deleted: boolean;
+  suspendedAt: Date | null;
+  releaseAt: Date | null;
 }

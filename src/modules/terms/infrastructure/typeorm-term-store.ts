@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { AutoRenewAttempt } from '../../prepaid/domain/auto-renew';
 import { AutoRenewRow as AutoRenewColumns, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
-import { AutoRenewDue, AutoRenewOutcome, DueResource, NoticeDue, TermKind, TermStore } from '../application/term-store.port';
+import { AutoRenewDue, AutoRenewOutcome, DueResource, NoticeDue, SuspensionState, TermKind, TermStore } from '../application/term-store.port';
 
 /** Unfinished operations of a volume (the one-unfinished-operation-per-volume index serves it). */
 const VOLUME_IDLE = `NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = v.id AND o.status IN ('pending', 'running'))`;
@@ -267,5 +267,17 @@ export class TypeOrmTermStore extends TermStore {
 
   async setAutoRenewLead(kind: TermKind, id: string, leadS: number): Promise<void> {
     await this.db.query(`UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_lead_s = $2 WHERE id = $1`, [id, leadS], `terms_auto_renew_lead_${kind}`);
+  }
+
+  async lockSuspension(kind: 'volume' | 'server', id: string): Promise<SuspensionState | undefined> {
+    const row = await this.db.one<{ org_id: string; status: string; deleted: boolean; suspended_at: Date | null; release_at: Date | null }>(
+      `SELECT org_id, status, deleted_at IS NOT NULL AS deleted, suspended_at, release_at FROM ${kind === 'volume' ? 'volumes' : 'servers'} WHERE id = $1 FOR UPDATE`,
+      [id],
+    );
+    return row && { orgId: row.org_id, status: row.status, deleted: row.deleted, suspendedAt: row.suspended_at, releaseAt: row.release_at };
+  }
+
+  async setReleaseAt(kind: 'volume' | 'server', id: string, releaseAt: Date): Promise<void> {
+    await this.db.query(`UPDATE ${kind === 'volume' ? 'volumes' : 'servers'} SET release_at = $2 WHERE id = $1 AND status = 'suspended'`, [id, releaseAt]);
   }
 }

@@ -12,7 +12,7 @@ export class AdminOpenApiDocument extends OpenApiDocument {}
 const DESCRIPTION =
   "The service's admin API for its own staff (support, billing, operations), served only on the admin listener (ADMIN_PORT, ADMIN_HOST). " +
   'Staff tokens only (`Authorization: Bearer cds_staff_…`): customer API keys and sessions are 401 here, and staff tokens are 401 on the public port. ' +
-  'Roles: support reads; billing adds wallet adjustments and refunds; operator adds organization limits and suspension; superadmin may do everything, staff management included. ' +
+  'Roles: support reads; billing adds wallet adjustments and refunds; operator adds organization limits and suspension, the catalog (capacity, zones, prices, the purchase switch) and retention extensions; superadmin may do everything, staff management included. ' +
   'A route that names an organization, or reads its resources, needs `X-Justification` (1-200 printable characters: a ticket id or a reason), shown to the customer in their audit log. ' +
   'Every write needs an `Idempotency-Key`. Every request is written to the staff audit. Errors use the public API envelope `{error: {code, message, details, request_id}}`.';
 

@@ -27,6 +27,8 @@ declare module 'express-serve-static-core' {
     justification?: string;
     /** What the staff audit row names: set by the handler (or taken from the route's :id). */
     staffTarget?: { organizationId?: string | null; targetType?: string | null; targetId?: string | null };
+    /** Set by the handler of a write: what it changed, `{before, after}`, kept in the staff audit row. */
+    staffChanges?: Record<string, unknown>;
   }
 }
 
@@ -51,4 +53,9 @@ export const CurrentStaff = createParamDecorator((_data: unknown, ctx: Execution
 /** Names what the request is about, for the staff audit row (and the customer's staff.access entry). */
 export function auditTarget(req: Request, target: { organizationId?: string | null; targetType?: string | null; targetId?: string | null }): void {
   req.staffTarget = { ...req.staffTarget, ...target };
+}
+
+/** What a write changed, `{before, after}`, for the staff audit row. */
+export function auditChanges(req: Request, changes: { before: unknown; after: unknown }): void {
+  req.staffChanges = changes;
 }

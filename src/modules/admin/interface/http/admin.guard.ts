@@ -117,6 +117,7 @@ export class AdminGuard implements CanActivate {
           requestId,
           ip,
           status: res.statusCode,
+          changes: res.statusCode < 400 ? (req.staffChanges ?? null) : null,
         });
         // The customer sees each successful read of its data (writes record their own entries).
         if (organizationId && (req.method === 'GET' || req.method === 'HEAD') && res.statusCode < 400) {

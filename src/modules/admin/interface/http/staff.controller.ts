@@ -116,6 +116,7 @@ export class StaffController {
       entries: page.items.map((e) => ({
         id: e.id, staff_id: e.staffId, role: e.role, method: e.method, route: e.route, organization_id: e.organizationId, target_type: e.targetType, target_id: e.targetId,
         justification: e.justification, request_id: e.requestId, ip: e.ip, status: e.status, created_at: e.createdAt.toISOString(),
+        changes: e.changes ?? null,
       })),
       next_cursor: page.next && encodeCursor('sa1', page.next),
     };
