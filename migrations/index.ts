@@ -33,6 +33,7 @@ import { TemplatesAndDeployments1764000000310 } from './1764000000310-templates-
 import { TermsSuspension1764000000340 } from './1764000000340-terms-suspension';
 import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
 import { AdminApi1764000000370 } from './1764000000370-admin-api';
+import { TopUpRefunds1764000000371 } from './1764000000371-top-up-refunds';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
@@ -72,5 +73,6 @@ export const MIGRATIONS = [
   LoginFailuresByEmail1764000000350,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,
+  TopUpRefunds1764000000371,
   AgentPlacements1764000000440,
 ];

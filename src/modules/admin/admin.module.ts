@@ -14,6 +14,7 @@ import { AdminMoneyController } from './interface/http/money.controller';
 import { OperatorModule } from '../operator/operator.module';
 import { AdminOperationsController } from './interface/http/operations.controller';
 import { VerificationModule } from '../verification/verification.module';
+import { FundingModule } from '../funding/funding.module';
 import { StaffController } from './interface/http/staff.controller';
 import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admin-openapi';
 
@@ -22,7 +23,7 @@ import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admi
  * staff tokens only, roles per route, every request in the staff audit.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule],
+  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule, FundingModule],
   controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminOperationsController, AdminDocsController],
   providers: [
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },
