@@ -24,7 +24,9 @@ export interface StripeRequest {
 /** An answer scripted for the next request instead of the mock's own: an error of Stripe's shape, or the answer lost after the request took effect. */
 export type ScriptedAnswer =
   | { status: number; error: { type: string; code?: string; message: string; param?: string }; headers?: Record<string, string> }
-  | { drop: 'after_effect' };
+  | { drop: 'after_effect' }
+  /** The mock's own answer (to script the request after this one). */
+  | { pass: true };
 
 export type MockSession = Record<string, unknown> & { id: string; status: string; payment_status: string; amount_total: number; currency: string; client_reference_id: string | null };
 
