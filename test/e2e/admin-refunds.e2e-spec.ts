@@ -2,6 +2,7 @@ import request from 'supertest';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
 import { SettlePendingRefunds } from '../../src/modules/funding/application/refund-top-up.use-cases';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { STRIPE_API_VERSION } from '../../src/modules/funding/infrastructure/stripe-payment-gateway';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 import { ProviderUnderTest, paymentProviders } from '../support/payment-providers';
@@ -303,6 +304,20 @@ describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: Provid
       ['refund', 'debit', '3.00000', `Refund of top-up ${topUp.id}: Refused`],
     ]);
     await expectVerified(t);
+  });
+
+  it('cli verify names a refund whose debit is of another amount, and a refunded total that is not the sum of the refunds', async () => {
+    const [refunded] = await t.sql<{ id: string; refund_id: string }>(
+      `SELECT r.top_up_id AS id, r.id AS refund_id FROM top_up_refunds r JOIN top_ups t ON t.id = r.top_up_id WHERE t.status = 'partially_refunded' AND r.status = 'succeeded' LIMIT 1`,
+    );
+    // The refund's record says more than its debit (the ledger is append-only): neither the debit nor the top-up's refunded total match it.
+    await t.sql(`UPDATE top_up_refunds SET amount = amount + 1000 WHERE id = $1`, [refunded.refund_id]);
+    const report = await t.app.get(VerifyInvariants).execute();
+    const found = report.violations.filter((v) => v.check.startsWith('top_ups.refund')).map((v) => [v.check, v.subject]);
+    expect(found).toEqual([
+      ['top_ups.refunds_debited_once', refunded.refund_id],
+      ['top_ups.refunded_within_amount', refunded.id],
+    ]);
   });
 });
 
