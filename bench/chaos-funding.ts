@@ -37,6 +37,8 @@ interface FundingOrg {
 /** What of chaos.ts's Context these actions use. */
 interface FundingContext<O extends FundingOrg> {
   orgs: O[];
+  /** The admin listener is reachable (billing staff's actions run only then). */
+  staff?: boolean;
   stats: { count(action: string, outcome: string): void; problem(text: string): void };
   send(org: O, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; headers?: Record<string, string>; admin?: boolean }): Promise<Reply | undefined>;
 }
@@ -159,6 +161,7 @@ export const FUNDING_ACTIONS = [
     name: 'refund_racing_purchase',
     weight: 2,
     async run<O extends FundingOrg>(ctx: FundingContext<O>): Promise<void> {
+      if (!ctx.staff) return;
       const org = pick(ctx.orgs);
       const topUp = await keyedTopUp(ctx, org, 'top_up_create');
       if (!topUp) return;
@@ -191,6 +194,7 @@ export const FUNDING_ACTIONS = [
     name: 'adjustment_racing_purchase',
     weight: 2,
     async run<O extends FundingOrg>(ctx: FundingContext<O>): Promise<void> {
+      if (!ctx.staff) return;
       const org = pick(ctx.orgs);
       const currency = pick(['USD', 'IDR'] as const);
       const amount = currency === 'USD' ? pick(['0.50', '2.00', '50.00']) : pick(['5000', '20000']);

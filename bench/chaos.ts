@@ -171,6 +171,8 @@ export interface Context {
   orgs: Org[];
   stats: Stats;
   recent: Sent[];
+  /** Whether `send(…, {admin: true})` reaches the admin listener with a billing staff token (the chaos run; not the cluster run). */
+  staff?: boolean;
   /** Sends a request to one live server; undefined when a kill cut the connection. */
   send(
     org: Org,
@@ -590,6 +592,7 @@ async function main(): Promise<void> {
       orgs,
       stats,
       recent: [],
+      staff: true,
       async send(org, method, path, opts = {}) {
         const server = pick(live());
         const headers: Record<string, string> = { Authorization: `Bearer ${opts.admin ? staffToken : (opts.bearer ?? (opts.session ? org.session : org.token))}` };
