@@ -7,6 +7,14 @@
  * not `succeeded` after its paid event was answered 200, a top-up credited by a cancel. Credits
  * against paid top-ups are checked at the end by `verify` (top_ups.credited_once,
  * wallet.ledger_chain).
+ *
+ * Billing staff race the customers on the admin listener: a paid top-up refunded (whole or in
+ * part, the request repeated with its key) while the organization buys a disk, and wallet debit
+ * adjustments against purchases. Problems: a refund or debit answered other than 201 or 409, a
+ * repeated refund answering another refund, a refunded top-up whose refunded_amount does not
+ * cover the refund, a refund the simulated provider refused. Each refund debited once and within
+ * its top-up, and available never below zero, are checked at the end by `verify`
+ * (top_ups.refunds_debited_once, top_ups.refunded_within_amount, wallet.available_matches_ledger).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { stripeSignatureHeader } from '../src/modules/funding/domain/stripe-signature';
@@ -22,14 +30,17 @@ interface Reply {
 }
 
 interface FundingOrg {
+  id: string;
   session: string;
 }
 
 /** What of chaos.ts's Context these actions use. */
 interface FundingContext<O extends FundingOrg> {
   orgs: O[];
+  /** The admin listener is reachable (billing staff's actions run only then). */
+  staff?: boolean;
   stats: { count(action: string, outcome: string): void; problem(text: string): void };
-  send(org: O, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; headers?: Record<string, string> }): Promise<Reply | undefined>;
+  send(org: O, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; headers?: Record<string, string>; admin?: boolean }): Promise<Reply | undefined>;
 }
 
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)];
@@ -143,6 +154,66 @@ export const FUNDING_ACTIONS = [
         if (status !== undefined && status !== 'succeeded') ctx.stats.problem(`top-up ${topUp.id} is ${status} after its paid event was answered 200`);
       }
       for (const r of replies) if (r && r.status === 400) ctx.stats.problem(`a correctly signed payment event was refused: ${r.body.slice(0, 200)}`);
+    },
+  },
+  {
+    // A paid top-up refunded by billing staff (in part or whole; the request repeated with its key) while the organization buys a disk.
+    name: 'refund_racing_purchase',
+    weight: 2,
+    async run<O extends FundingOrg>(ctx: FundingContext<O>): Promise<void> {
+      if (!ctx.staff) return;
+      const org = pick(ctx.orgs);
+      const topUp = await keyedTopUp(ctx, org, 'top_up_create');
+      if (!topUp) return;
+      const paid = await ctx.send(org, 'POST', `/checkout/${sessionOf(topUp)}/pay`);
+      if (!paid || (await statusOf(ctx, org, topUp.id)) !== 'succeeded') return;
+      const part = Math.random() < 0.5;
+      const body = JSON.stringify({ reason: 'chaos refund', ...(part ? { amount: topUp.currency === 'USD' ? '1.00' : '10000' } : {}) });
+      const key = randomUUID();
+      const refund = () => ctx.send(org, 'POST', `/admin/v1/top-ups/${topUp.id}/refund`, { body, key, admin: true, headers: { 'X-Justification': 'CHAOS' } });
+      const buy = JSON.stringify({ name: `rf-${randomUUID().slice(0, 8)}`, region: 'id-jkt', size_gb: 10, term_months: 1, currency: topUp.currency });
+      const [first, purchase] = await Promise.all([refund(), ctx.send(org, 'POST', '/v1/volumes', { body: buy, key: randomUUID() })]);
+      ctx.stats.count('refund', first ? String(first.status) : 'cut_by_kill');
+      ctx.stats.count('refund_racing_purchase', purchase ? String(purchase.status) : 'cut_by_kill');
+      if (first && first.status !== 201 && first.status !== 409) ctx.stats.problem(`refund of ${topUp.id} answered ${first.status} ${first.body.slice(0, 200)}`);
+      const again = await refund();
+      ctx.stats.count('refund_repeat_key', again ? String(again.status) : 'cut_by_kill');
+      for (const r of [first, again]) {
+        if (!r || r.status !== 201) continue;
+        const made = JSON.parse(r.body) as { refund: { id: string; status: string; amount: string }; top_up: { refunded_amount: string; status: string } };
+        if (made.refund.status === 'failed') ctx.stats.problem(`refund ${made.refund.id} of ${topUp.id} was refused by the simulated provider: ${r.body.slice(0, 200)}`);
+        if (Number(made.top_up.refunded_amount) < Number(made.refund.amount)) ctx.stats.problem(`top-up ${topUp.id} shows refunded_amount ${made.top_up.refunded_amount} below its refund ${made.refund.amount}`);
+      }
+      if (first?.status === 201 && again?.status === 201 && (JSON.parse(first.body) as { refund: { id: string } }).refund.id !== (JSON.parse(again.body) as { refund: { id: string } }).refund.id) {
+        ctx.stats.problem(`refund of ${topUp.id} repeated with key ${key} answered another refund`);
+      }
+    },
+  },
+  {
+    // A debit adjustment by billing staff while the organization buys: available never below zero (409 when it does not cover it).
+    name: 'adjustment_racing_purchase',
+    weight: 2,
+    async run<O extends FundingOrg>(ctx: FundingContext<O>): Promise<void> {
+      if (!ctx.staff) return;
+      const org = pick(ctx.orgs);
+      const currency = pick(['USD', 'IDR'] as const);
+      const amount = currency === 'USD' ? pick(['0.50', '2.00', '50.00']) : pick(['5000', '20000']);
+      const direction = Math.random() < 0.7 ? 'debit' : 'credit';
+      const buy = JSON.stringify({ name: `ad-${randomUUID().slice(0, 8)}`, region: 'id-jkt', size_gb: 10, term_months: 1, currency });
+      const [adjusted, purchase] = await Promise.all([
+        ctx.send(org, 'POST', `/admin/v1/organizations/${org.id}/wallet/adjustments`, {
+          body: JSON.stringify({ currency, amount, direction, reason: 'chaos adjustment' }),
+          key: randomUUID(),
+          admin: true,
+          headers: { 'X-Justification': 'CHAOS' },
+        }),
+        ctx.send(org, 'POST', '/v1/volumes', { body: buy, key: randomUUID() }),
+      ]);
+      ctx.stats.count(`adjustment_${direction}`, adjusted ? String(adjusted.status) : 'cut_by_kill');
+      ctx.stats.count('adjustment_racing_purchase', purchase ? String(purchase.status) : 'cut_by_kill');
+      if (adjusted && adjusted.status !== 201 && !(direction === 'debit' && adjusted.status === 409)) {
+        ctx.stats.problem(`adjustment ${direction} of ${amount} ${currency} answered ${adjusted.status} ${adjusted.body.slice(0, 200)}`);
+      }
     },
   },
 ];

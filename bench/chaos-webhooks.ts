@@ -7,8 +7,9 @@
  * final GET (member for member; volume.deleted: the volume's), every top-up paid after the
  * endpoints existed received as wallet.top_up.succeeded and wallet.credited with data equal, byte
  * for byte, to its GET and to its credit as GET /v1/wallet/transactions lists it (a failed or
- * expired top-up's event: to its GET unless a late payment since made it succeeded), and the 410
- * endpoint disabled once it answered 410.
+ * expired top-up's event: to its GET unless a late payment since made it succeeded; a refunded
+ * top-up's: its last wallet.top_up.refunded, the others superseded), and the 410 endpoint disabled
+ * once it answered 410.
  */
 import http from 'node:http';
 import { AddressInfo } from 'node:net';
@@ -197,7 +198,8 @@ export class ChaosWebhooks {
       if (topUpId) seen.set(topUpId, (seen.get(topUpId) ?? new Set()).add(e.type));
       if (!topUp) continue;
       if (e.type === 'wallet.credited') {
-        const res = await get(topUp.org_id, `/v1/wallet/transactions?top_up_id=${topUp.id}`);
+        // The top-up's credit (its refunds' debits name it too).
+        const res = await get(topUp.org_id, `/v1/wallet/transactions?top_up_id=${topUp.id}&type=credit`);
         if (!res) continue;
         this.stats.credits_checked += 1;
         const listed = res.status === 200 ? JSON.stringify((JSON.parse(res.text) as { transactions: unknown[] }).transactions[0]) : res.text;
@@ -208,10 +210,15 @@ export class ChaosWebhooks {
       if (!res) continue;
       this.stats.top_up_events_checked += 1;
       // A failed or expired top-up may since have been paid late (money received is never dropped).
-      const superseded = e.type !== 'wallet.top_up.succeeded' && topUp.status === 'succeeded';
+      // A refund since (billing staff) supersedes every event but its own; of several refunds, the last one's.
+      const refunded = topUp.status === 'partially_refunded' || topUp.status === 'refunded';
+      const shown = res.status === 200 ? (JSON.parse(res.text) as { refunded_amount?: string }) : {};
+      const superseded =
+        (e.type !== 'wallet.top_up.succeeded' && topUp.status === 'succeeded') ||
+        (refunded && (e.type !== 'wallet.top_up.refunded' || (e.data as { refunded_amount?: string }).refunded_amount !== shown.refunded_amount));
       if (!superseded && (res.status !== 200 || res.text !== JSON.stringify(e.data))) this.problem(`${e.type} event data of ${topUp.id} differs from its GET (${res.status}): ${JSON.stringify(e.data)} vs ${res.text}`);
     }
-    const unannounced = topUps.filter((t) => t.status === 'succeeded' && t.paid_at !== null && t.paid_at > this.startedAt && tokens.has(t.org_id))
+    const unannounced = topUps.filter((t) => ['succeeded', 'partially_refunded', 'refunded'].includes(t.status) && t.paid_at !== null && t.paid_at > this.startedAt && tokens.has(t.org_id))
       .filter((t) => !seen.get(t.id)?.has('wallet.top_up.succeeded') || !seen.get(t.id)?.has('wallet.credited'));
     if (unannounced.length > 0) this.problem(`${unannounced.length} paid top-ups never reached their organization's 2xx webhook endpoint as wallet.top_up.succeeded and wallet.credited: ${unannounced.slice(0, 10).map((t) => t.id).join(', ')}`);
   }

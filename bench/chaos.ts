@@ -67,6 +67,8 @@ export interface Server {
   id: number;
   child: ChildProcess;
   url: string;
+  /** Its admin listener (ADMIN_PORT), when the run gave it one. */
+  adminUrl?: string;
   killed: boolean;
   /** Whether it exited without being killed by this run. */
   crashed(): boolean;
@@ -77,6 +79,9 @@ let serverSeq = 0;
 
 /** Starts `node dist/src/main.js`; a process that does not listen within `timeoutMs` is killed and the start fails. */
 export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<Server> {
+  // ADMIN_PORT=auto: a free port of its own for each process's admin listener (a restart gets a new one).
+  const adminPort = env.ADMIN_PORT === 'auto' ? await freePort() : undefined;
+  if (adminPort) env = { ...env, ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1' };
   const child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer): void => {
@@ -88,6 +93,7 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): P
     id: ++serverSeq,
     child,
     url: '',
+    ...(adminPort ? { adminUrl: `http://127.0.0.1:${adminPort}` } : {}),
     killed: false,
     crashed: () => !server.killed && (child.exitCode !== null || child.signalCode !== null),
     output: () => out,
@@ -167,8 +173,15 @@ export interface Context {
   orgs: Org[];
   stats: Stats;
   recent: Sent[];
+  /** Whether `send(…, {admin: true})` reaches the admin listener with a billing staff token (the chaos run; not the cluster run). */
+  staff?: boolean;
   /** Sends a request to one live server; undefined when a kill cut the connection. */
-  send(org: Org, method: string, path: string, opts?: { body?: string; key?: string; session?: boolean; bearer?: string; headers?: Record<string, string> }): Promise<Reply | undefined>;
+  send(
+    org: Org,
+    method: string,
+    path: string,
+    opts?: { body?: string; key?: string; session?: boolean; bearer?: string; headers?: Record<string, string>; admin?: boolean },
+  ): Promise<Reply | undefined>;
 }
 
 const renewBody = (): string => JSON.stringify({ term_months: pick([1, 1, 3, 12]), ...(Math.random() < 0.2 ? { currency: pick(['USD', 'IDR']) } : {}) });
@@ -571,6 +584,7 @@ async function main(): Promise<void> {
       PROVIDER_RETRY_BASE_MS: '200',
       ...WEBHOOK_SERVER_ENV,
       ...FUNDING_SERVER_ENV,
+      ADMIN_PORT: 'auto',
       ...providerMix.env(),
     });
 
@@ -578,6 +592,8 @@ async function main(): Promise<void> {
     const cli = (args: string[]): string => runCli(args, databaseUrl, 120_000);
     cli(['migrate']);
     const orgs = seedOrgs(cli, tmp);
+    // Billing staff of the admin API: refunds and adjustments race the customers' purchases.
+    const staffToken = (JSON.parse(cli(['staff:create', '--email', 'billing@chaos.test', '--name', 'Chaos billing', '--role', 'billing'])) as { token: string }).token;
 
     servers.push(...(await Promise.all([0, 1, 2].map(() => startServer(serverEnv)))));
     for (const [i, org] of orgs.entries()) {
@@ -597,14 +613,15 @@ async function main(): Promise<void> {
       orgs,
       stats,
       recent: [],
+      staff: true,
       async send(org, method, path, opts = {}) {
         const server = pick(live());
-        const headers: Record<string, string> = { Authorization: `Bearer ${opts.bearer ?? (opts.session ? org.session : org.token)}` };
+        const headers: Record<string, string> = { Authorization: `Bearer ${opts.admin ? staffToken : (opts.bearer ?? (opts.session ? org.session : org.token))}` };
         if (opts.body) headers['Content-Type'] = 'application/json';
         if (opts.key) headers['Idempotency-Key'] = opts.key;
         Object.assign(headers, opts.headers);
         try {
-          const res = await fetch(server.url + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+          const res = await fetch((opts.admin ? server.adminUrl! : server.url) + path, { method, headers, body: opts.body, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
           const body = await res.text();
           // A console is made by a call to the compute provider within the request: after three
           // failed calls (PROVIDER_FAULTS) it is a documented 503 provider_unavailable.

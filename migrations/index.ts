@@ -34,6 +34,7 @@ import { TermsSuspension1764000000340 } from './1764000000340-terms-suspension';
 import { AutoRenew1764000000342 } from './1764000000342-auto-renew';
 import { ExpiryNotices1764000000341 } from './1764000000341-expiry-notices';
 import { AdminApi1764000000370 } from './1764000000370-admin-api';
+import { TopUpRefunds1764000000371 } from './1764000000371-top-up-refunds';
 import { StaffAuditChanges1764000000376 } from './1764000000376-staff-audit-changes';
 import { Snapshots1764000000410 } from './1764000000410-snapshots';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
@@ -78,6 +79,7 @@ export const MIGRATIONS = [
   WebhookDeliveriesDuePerEndpoint1764000000351,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,
+  TopUpRefunds1764000000371,
   StaffAuditChanges1764000000376,
   Snapshots1764000000410,
   AgentPlacements1764000000440,

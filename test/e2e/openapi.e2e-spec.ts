@@ -30,7 +30,7 @@ function docPages(dir = join(ROOT, 'docs')): string[] {
  * Routes of other APIs the docs describe, never this document's: the host agent's own API
  * (docs/explanation/host-agent.md) and Stripe's (the Stripe adapter's calls).
  */
-const FOREIGN_ROUTES = [/^\/v1\/instances(\/|$)/, /^\/v1\/disks(\/|$)/, /^\/v1\/checkout\/sessions(\/|$)/];
+const FOREIGN_ROUTES = [/^\/v1\/instances(\/|$)/, /^\/v1\/disks(\/|$)/, /^\/v1\/checkout\/sessions(\/|$)/, /^\/v1\/refunds(\/|$)/];
 
 /**
  * The routes a page names ("GET /v1/volumes/{id}", "POST /v1/deployments/{id}/update", "GET

@@ -74,7 +74,7 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       top_up: {
         id, status: 'pending', amount: '25.50000', currency: 'USD', provider: p.name, checkout_url: expect.stringMatching(p.checkoutUrl),
         return_url: 'https://console.example.com/billing?tab=1', created_at: expect.stringMatching(ISO), expires_at: expect.stringMatching(ISO),
-        updated_at: res.body.top_up.created_at, paid_at: null, failure_reason: null,
+        updated_at: res.body.top_up.created_at, paid_at: null, failure_reason: null, refunded_amount: '0.00000',
       },
     });
     expect(Date.parse(res.body.top_up.expires_at) - Date.parse(res.body.top_up.created_at)).toBe(30 * 60 * 1000);

@@ -36,6 +36,8 @@ const CHECKS = [
   'wallet.ledger_chain',
   'top_ups.credited_once',
   'wallet.adjustments_once',
+  'top_ups.refunds_debited_once',
+  'top_ups.refunded_within_amount',
   'provider.instances_match_servers',
   'terms.deadlines_met',
   'terms.suspended_volume_detached',
@@ -169,6 +171,8 @@ describe('verify: invariants of money, operations and servers', () => {
     expect(report.checks).toEqual(
       checkSummary({
         ...Object.fromEntries(CHECKS.map((c) => [c, 1])), 'wallet.ledger_chain': 6, 'top_ups.credited_once': 0, 'wallet.adjustments_once': 0, 'accounts.organizations_per_user': 0,
+        // Broken in admin-refunds.e2e-spec.
+        'top_ups.refunds_debited_once': 0, 'top_ups.refunded_within_amount': 0,
         // Broken in server-actions.e2e-spec (a server's ipv4); the unique index keeps the other from breaking.
         'servers.one_unfinished_operation': 0, 'servers.purchase_captured_once': 0, 'provider.instances_match_servers': 0,
         'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0,

@@ -15,6 +15,8 @@ export interface StripeRequest {
   headers: IncomingHttpHeaders;
   /** The raw body (application/x-www-form-urlencoded). */
   body: string;
+  /** The query string, `?` included (empty when none). */
+  query: string;
   /** The body's parameters, keys as Stripe's form encoding writes them (`line_items[0][price_data][unit_amount]`). */
   form: Record<string, string>;
 }
@@ -22,7 +24,9 @@ export interface StripeRequest {
 /** An answer scripted for the next request instead of the mock's own: an error of Stripe's shape, or the answer lost after the request took effect. */
 export type ScriptedAnswer =
   | { status: number; error: { type: string; code?: string; message: string; param?: string }; headers?: Record<string, string> }
-  | { drop: 'after_effect' };
+  | { drop: 'after_effect' }
+  /** The mock's own answer (to script the request after this one). */
+  | { pass: true };
 
 export type MockSession = Record<string, unknown> & { id: string; status: string; payment_status: string; amount_total: number; currency: string; client_reference_id: string | null };
 
@@ -42,6 +46,8 @@ export class StripeMock {
   /** Stripe down: every request answers 503 api_error, marked not to be retried (Stripe-Should-Retry: false). */
   down = false;
   readonly sessions = new Map<string, MockSession>();
+  /** Refunds made (POST /v1/refunds), by id, in order. */
+  readonly refunds = new Map<string, Record<string, unknown> & { id: string; amount: number; payment_intent: string; status: string; metadata: Record<string, string> }>();
   private readonly script: ScriptedAnswer[] = [];
   private readonly replays = new Map<string, { body: string; status: number; answer: string }>();
 
@@ -97,6 +103,27 @@ export class StripeMock {
     return Object.assign(this.session(sessionId), { status: 'expired', url: null });
   }
 
+  /** The Charge of a paid session's payment intent as a charge.refunded event carries it, its refunds listed (newest first). */
+  refundedCharge(paymentIntent: string): object {
+    const session = [...this.sessions.values()].find((s) => s.payment_intent === paymentIntent);
+    if (!session) throw new Error(`the mock has no session paid by ${paymentIntent}`);
+    const refunds = [...this.refunds.values()].filter((r) => r.payment_intent === paymentIntent).reverse();
+    const refunded = refunds.filter((r) => r.status === 'succeeded').reduce((sum, r) => sum + r.amount, 0);
+    return {
+      id: `ch_${paymentIntent.slice(3)}`,
+      object: 'charge',
+      amount: session.amount_total,
+      amount_captured: session.amount_total,
+      amount_refunded: refunded,
+      currency: session.currency,
+      metadata: session.metadata ?? {},
+      payment_intent: paymentIntent,
+      refunded: refunded === session.amount_total,
+      refunds: { object: 'list', data: refunds, has_more: false, total_count: refunds.length, url: `/v1/charges/ch_${paymentIntent.slice(3)}/refunds` },
+      status: 'succeeded',
+    };
+  }
+
   /** An event as Stripe sends it: pretty-printed JSON, `data.object` the object as it is now. */
   event(type: string, object: object, eventId = id('evt_1', 24)): string {
     return JSON.stringify(
@@ -127,7 +154,7 @@ export class StripeMock {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const url = new URL(req.url ?? '/', 'http://x');
-      const recorded: StripeRequest = { method: req.method ?? '', path: url.pathname, headers: req.headers, body, form: Object.fromEntries(new URLSearchParams(body)) };
+      const recorded: StripeRequest = { method: req.method ?? '', path: url.pathname, query: url.search, headers: req.headers, body, form: Object.fromEntries(new URLSearchParams(body)) };
       this.requests.push(recorded);
       const send = (status: number, payload: object, headers: Record<string, string> = {}) => {
         res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req_', 14), 'stripe-version': String(req.headers['stripe-version'] ?? ''), ...headers });
@@ -209,6 +236,37 @@ export class StripeMock {
       };
       this.sessions.set(sid, session);
       return { status: 200, body: session };
+    }
+    if (r.method === 'POST' && r.path === '/v1/refunds') {
+      const f = r.form;
+      const session = [...this.sessions.values()].find((s) => s.payment_intent === f.payment_intent);
+      if (!session) return { status: 400, body: { error: { type: 'invalid_request_error', code: 'resource_missing', message: `No such payment_intent: '${f.payment_intent}'`, param: 'payment_intent' } } };
+      const done = [...this.refunds.values()].filter((x) => x.payment_intent === f.payment_intent && x.status !== 'failed').reduce((sum, x) => sum + x.amount, 0);
+      const amount = f.amount === undefined ? session.amount_total - done : Number(f.amount);
+      if (!Number.isSafeInteger(amount) || amount <= 0) return invalid('Invalid positive integer', 'amount', 'parameter_invalid_integer');
+      if (done >= session.amount_total) return invalid(`Charge for payment intent ${f.payment_intent} has already been refunded.`, undefined, 'charge_already_refunded');
+      if (done + amount > session.amount_total) return invalid(`Refund amount (${amount}) is greater than unrefunded amount on charge (${session.amount_total - done})`, 'amount', 'amount_too_large');
+      const metadata = Object.fromEntries(Object.entries(f).filter(([k]) => k.startsWith('metadata[')).map(([k, v]) => [k.slice(9, -1), v]));
+      const refund = {
+        id: id('re_3', 24),
+        object: 'refund',
+        amount,
+        balance_transaction: id('txn_3', 24),
+        charge: `ch_${f.payment_intent.slice(3)}`,
+        created: Math.floor(Date.now() / 1000),
+        currency: session.currency,
+        metadata,
+        payment_intent: f.payment_intent,
+        reason: f.reason ?? null,
+        status: 'succeeded',
+      };
+      this.refunds.set(refund.id, refund);
+      return { status: 200, body: refund };
+    }
+    if (r.method === 'GET' && r.path === '/v1/refunds') {
+      const pi = new URL(`http://x${r.query}`).searchParams.get('payment_intent');
+      const data = [...this.refunds.values()].filter((x) => !pi || x.payment_intent === pi).reverse();
+      return { status: 200, body: { object: 'list', data, has_more: false, url: '/v1/refunds' } };
     }
     const one = /^\/v1\/checkout\/sessions\/([^/]+)(\/expire)?$/.exec(r.path);
     if (one) {

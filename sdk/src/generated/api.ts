@@ -212,10 +212,10 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
   };
   listTopUps: {
-    status?: "pending" | "succeeded" | "failed" | "canceled" | "expired";
+    status?: "pending" | "succeeded" | "failed" | "canceled" | "expired" | "partially_refunded" | "refunded";
     currency?: "USD" | "IDR";
     /** Page size */
     limit?: number;
@@ -1271,5 +1271,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.top_up.refunded","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -3825,7 +3825,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -3895,11 +3895,11 @@ export interface components {
             /** @example tu_Z9y8X7w6V5u4T3s2R1q0P9o8 */
             id: string;
             /**
-             * @description pending → succeeded | failed | canceled | expired; a payment received later still makes it succeeded
+             * @description pending → succeeded | failed | canceled | expired; a payment received later still makes it succeeded. A refund by the service makes a paid top-up partially_refunded or refunded
              * @example pending
              * @enum {string}
              */
-            status: "pending" | "succeeded" | "failed" | "canceled" | "expired";
+            status: "pending" | "succeeded" | "failed" | "canceled" | "expired" | "partially_refunded" | "refunded";
             /** @example 25.00000 */
             amount: string;
             /**
@@ -3942,6 +3942,11 @@ export interface components {
              * @example null
              */
             failure_reason: string | null;
+            /**
+             * @description What the service refunded of it (taken from the wallet when refunded); '0.00000' until a refund
+             * @example 0.00000
+             */
+            refunded_amount: string;
         };
         TopUpEnvelope: {
             top_up: components["schemas"]["TopUp"];

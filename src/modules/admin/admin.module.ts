@@ -14,6 +14,7 @@ import { AdminMoneyController } from './interface/http/money.controller';
 import { OperatorModule } from '../operator/operator.module';
 import { AdminOperationsController } from './interface/http/operations.controller';
 import { VerificationModule } from '../verification/verification.module';
+import { FundingModule } from '../funding/funding.module';
 import { StaffController } from './interface/http/staff.controller';
 import { AdminDocsController, AdminOpenApiDocument } from './interface/http/admin-openapi';
 import { OptionsModule } from '../options/options.module';
@@ -26,7 +27,7 @@ import { AdminRetentionController } from './interface/http/retention.controller'
  * staff tokens only, roles per route, every request in the staff audit.
  */
 @Module({
-  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule, OptionsModule, TermsModule],
+  imports: [AuditModule, AuthModule, IdempotencyModule, OperatorModule, VerificationModule, OptionsModule, TermsModule, FundingModule],
   controllers: [StaffController, AdminOrganizationsController, AdminMoneyController, AdminOperationsController, AdminCatalogController, AdminRetentionController, AdminDocsController],
   providers: [
     { provide: StaffDirectory, useClass: TypeOrmStaffDirectory },

@@ -10,13 +10,18 @@ import { TopUpStore } from './application/top-ups.port';
 import { CancelTopUp, CreateTopUp, ExpireTopUps, ReadTopUps, ReceivePaymentEvent } from './application/top-ups.use-cases';
 import { SimulatedCheckout } from './infrastructure/simulated-checkout';
 import { PublicBaseUrl } from './infrastructure/public-base-url';
-import { SimulatedPaymentGateway, SimulatedProviderSecret } from './infrastructure/simulated-payment-gateway';
+import { SimulatedPaymentGateway } from './infrastructure/simulated-payment-gateway';
+import { SimulatedProviderSecret } from './infrastructure/simulated-provider-secret';
+import { SimulatedRefunds } from './infrastructure/simulated-refunds';
 import { StripePaymentGateway } from './infrastructure/stripe-payment-gateway';
 import { TypeOrmTopUpStore } from './infrastructure/typeorm-top-ups';
 import { CheckoutController } from './interface/http/checkout.controller';
 import { PaymentEventsController } from './interface/http/payment-events.controller';
 import { TopUpsController } from './interface/http/top-ups.controller';
-import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-jobs';
+import { RefundSettlementJob, SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-jobs';
+import { RefundOutcomes, RefundTopUp, SettlePendingRefunds } from './application/refund-top-up.use-cases';
+import { RefundStore } from './application/refunds.port';
+import { TypeOrmRefundStore } from './infrastructure/typeorm-refunds';
 
 /** Wallet top-ups through a hosted checkout, the payment provider's callback, the simulated provider and Stripe Checkout. */
 @Module({
@@ -24,6 +29,12 @@ import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-
   controllers: [TopUpsController, PaymentEventsController, CheckoutController],
   providers: [
     { provide: TopUpStore, useClass: TypeOrmTopUpStore },
+    { provide: RefundStore, useClass: TypeOrmRefundStore },
+    SimulatedRefunds,
+    RefundOutcomes,
+    RefundTopUp,
+    SettlePendingRefunds,
+    RefundSettlementJob,
     SimulatedProviderSecret,
     PublicBaseUrl,
     SimulatedPaymentGateway,
@@ -44,6 +55,6 @@ import { SimulatedEventRetryJob, TopUpExpiryJob } from './interface/jobs/top-up-
     TopUpExpiryJob,
     SimulatedEventRetryJob,
   ],
-  exports: [TopUpStore, PaymentGateway, ExpireTopUps, SimulatedCheckout, SimulatedProviderSecret],
+  exports: [TopUpStore, PaymentGateway, ExpireTopUps, SimulatedCheckout, SimulatedProviderSecret, RefundTopUp, SettlePendingRefunds],
 })
 export class FundingModule {}

@@ -20,7 +20,38 @@ export interface CheckoutSession {
  */
 export type SessionState = 'open' | 'processing' | 'paid' | 'failed' | 'canceled' | 'expired';
 
-export type PaymentEventKind = 'paid' | 'unpaid' | 'failed' | 'expired' | 'canceled' | 'other';
+export type PaymentEventKind = 'paid' | 'unpaid' | 'failed' | 'expired' | 'canceled' | 'refund' | 'other';
+
+/** A refund's state at the provider: `pending` until the provider settles it (Stripe's `requires_action` included). */
+export type RefundState = 'pending' | 'succeeded' | 'failed';
+
+/** What the provider says of one refund (an answer to refund or retrieveRefund, or a refund event). */
+export interface ProviderRefund {
+  /** The provider's id of the refund; null when the provider refused to make one. */
+  providerRefundId: string | null;
+  state: RefundState;
+  /** Why it failed (the provider's code), when failed. */
+  failureReason: string | null;
+}
+
+/** One refund a refund event reports. */
+export interface RefundReport extends ProviderRefund {
+  /** This service's refund id (the refund's metadata), when the refund was made through the port. */
+  refundId: string | null;
+  /** In the service's minor units; null when the event's currency is not one of the service's. */
+  amount: bigint | null;
+}
+
+/** A refund of (part of) a paid top-up, asked of the provider that took its payment. */
+export interface RefundRequest {
+  /** This service's refund id: the provider's idempotency key and the refund's metadata. */
+  refundId: string;
+  topUpId: string;
+  orgId: string;
+  /** The checkout session that took the payment. */
+  sessionId: string;
+  amount: Money;
+}
 
 /** A provider's event, verified and parsed. */
 export interface PaymentEvent {
@@ -33,6 +64,8 @@ export interface PaymentEvent {
   amount: bigint | null;
   currency: Currency | null;
   failureReason: string | null;
+  /** `refund` events: the refunds they report (none when the event does not list them). */
+  refunds?: RefundReport[];
 }
 
 /** parseEvent's refusal: a bad signature, or a body member missing or mistyped (`field` names it). */
@@ -62,6 +95,14 @@ export abstract class PaymentGateway {
   abstract cancelCheckout(sessionId: string): Promise<'canceled' | 'already_paid'>;
   /** The session's state at the provider. */
   abstract retrieve(sessionId: string): Promise<SessionState>;
+  /**
+   * Refunds `amount` of the session's payment; idempotent by refundId (a retried call, even after
+   * a lost answer, makes one refund). A refusal the provider gives for good (nothing to refund,
+   * more than what is left) answers `failed`; being unreachable throws funding_unavailable.
+   */
+  abstract refund(request: RefundRequest): Promise<ProviderRefund>;
+  /** The refund made under refundId, as the provider knows it now; null when it has none. */
+  abstract retrieveRefund(request: RefundRequest): Promise<ProviderRefund | null>;
   /** Verifies the signature on the raw bytes, then parses; throws PaymentEventRefused. */
   abstract parseEvent(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): PaymentEvent;
 }

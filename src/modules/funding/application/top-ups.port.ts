@@ -18,6 +18,8 @@ export type EventOutcome = 'applied' | 'no_change' | 'ignored' | 'unmatched';
 export abstract class TopUpStore {
   abstract insert(topUp: TopUp): Promise<void>;
   abstract find(orgId: string, id: string): Promise<TopUp | undefined>;
+  /** Any organization's top-up (staff and the provider's refunds). */
+  abstract findAny(id: string): Promise<TopUp | undefined>;
   abstract list(orgId: string, filter: TopUpFilter, limit: number, after: TopUpCursor | undefined): Promise<{ items: TopUp[]; next: TopUpCursor | null }>;
   abstract countPending(orgId: string): Promise<number>;
   /** Locks the organization's row (FOR NO KEY UPDATE): pending counts and inserts of one organization take turns. */

@@ -4,7 +4,7 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
-import { isCurrency } from '../../../shared/kernel/money/money';
+import { Money, isCurrency } from '../../../shared/kernel/money/money';
 import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
@@ -16,12 +16,15 @@ import {
   TopUpRequest,
   TopUpStatus,
   fundingUnavailable,
+  isPaid,
   topUpNotFound,
   topUpNotPending,
 } from '../domain/top-up';
 import { CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway, SessionState } from './payment-gateway.port';
 import { TopUpTransitions } from './top-up-transitions';
 import { EventOutcome, TopUpFilter, TopUpStore } from './top-ups.port';
+import { RefundOutcomes } from './refund-top-up.use-cases';
+import { RefundStore } from './refunds.port';
 
 export const pendingLimitReached = (): DomainError =>
   new DomainError('quota_exceeded', `At most ${PENDING_TOP_UP_LIMIT} top-ups may be pending at once; pay or cancel one first`, { limit: PENDING_TOP_UP_LIMIT });
@@ -93,6 +96,7 @@ export class CreateTopUp {
       updatedAt: now,
       paidAt: null,
       failureReason: null,
+      refundedAmount: Money.zero(request.amount.currency),
     };
     await this.store.insert(topUp);
     const a = actorOf(actor);
@@ -199,6 +203,8 @@ export class ReceivePaymentEvent {
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     private readonly gateway: PaymentGateway,
+    private readonly refunds: RefundStore,
+    private readonly refundOutcomes: RefundOutcomes,
   ) {}
 
   /**
@@ -223,7 +229,7 @@ export class ReceivePaymentEvent {
   async execute(provider: string, event: PaymentEvent): Promise<EventOutcome | 'duplicate'> {
     const result = await this.uow.run(async (): Promise<{ outcome: EventOutcome | 'duplicate'; ended?: TopUp }> => {
       if (!(await this.store.recordEvent(provider, event.eventId, event.type, event.topUpId))) return { outcome: 'duplicate' };
-      const decided = await this.decide(event);
+      const decided = await this.decide(event, provider);
       await this.store.setEventOutcome(provider, event.eventId, decided.outcome);
       return decided;
     });
@@ -242,7 +248,38 @@ export class ReceivePaymentEvent {
     return result.outcome;
   }
 
-  private async decide(event: PaymentEvent): Promise<{ outcome: EventOutcome; ended?: TopUp }> {
+  /**
+   * A refund event: each refund it reports is found by this service's refund id (its metadata) or
+   * the provider's, and its state applied (RefundOutcomes: a refund settled the same way before,
+   * or a replayed event, changes nothing); a refund with neither known, or of another amount, is
+   * `unmatched` (made at the provider's dashboard: the operator debits the wallet by an
+   * adjustment if it should be). An event listing no refunds has the top-up's pending refunds
+   * asked of the provider at once.
+   */
+  private async decideRefund(provider: string, event: PaymentEvent): Promise<{ outcome: EventOutcome }> {
+    const reports = event.refunds ?? [];
+    if (reports.length === 0) {
+      if (event.topUpId) await this.refunds.hurry(event.topUpId, this.clock.now());
+      return { outcome: 'no_change' };
+    }
+    let applied = false;
+    let unmatched = false;
+    for (const report of reports) {
+      const refund =
+        (report.refundId ? await this.refunds.find(report.refundId) : undefined) ??
+        (report.providerRefundId ? await this.refunds.findByProviderRefundId(provider, report.providerRefundId) : undefined);
+      if (!refund || refund.provider !== provider || report.amount !== refund.amount.minor) {
+        unmatched = true;
+        this.logger.error({ msg: 'refund event names a refund not made here (or of another amount): no debit', provider, event_id: event.eventId, provider_refund_id: report.providerRefundId, refund_id: report.refundId });
+        continue;
+      }
+      if ((await this.refundOutcomes.apply(refund.id, report)) === 'applied') applied = true;
+    }
+    return { outcome: applied ? 'applied' : unmatched ? 'unmatched' : 'no_change' };
+  }
+
+  private async decide(event: PaymentEvent, provider = this.gateway.name): Promise<{ outcome: EventOutcome; ended?: TopUp }> {
+    if (event.kind === 'refund') return this.decideRefund(provider, event);
     if (event.kind === 'unpaid' || event.kind === 'other') return { outcome: 'ignored' };
     const topUp = event.topUpId ? await this.store.lock(event.topUpId) : undefined;
     if (
@@ -258,7 +295,7 @@ export class ReceivePaymentEvent {
     const now = this.clock.now();
     if (event.kind === 'paid') {
       // Money received is never dropped: failed, canceled and expired top-ups are credited too.
-      if (topUp.status === 'succeeded') return { outcome: 'no_change' };
+      if (isPaid(topUp.status)) return { outcome: 'no_change' };
       return { outcome: 'applied', ended: await this.transitions.apply(topUp, { to: 'succeeded', providerEventId: event.eventId }, now, save) };
     }
     if (topUp.status !== 'pending') return { outcome: 'no_change' };

@@ -15,6 +15,7 @@ export function presentTopUp(t: TopUp) {
     updated_at: t.updatedAt.toISOString(),
     paid_at: t.paidAt?.toISOString() ?? null,
     failure_reason: t.failureReason,
+    refunded_amount: t.refundedAmount.format(),
   };
 }
 

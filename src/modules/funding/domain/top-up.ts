@@ -2,8 +2,15 @@ import { DomainError, invalidRequest } from '../../../shared/kernel/errors/domai
 import { refuseUnknownMembers } from '../../../shared/kernel/errors/unknown-members';
 import { Currency, Money, isCurrency } from '../../../shared/kernel/money/money';
 
-export const TOP_UP_STATUSES = ['pending', 'succeeded', 'failed', 'canceled', 'expired'] as const;
+export const TOP_UP_STATUSES = ['pending', 'succeeded', 'failed', 'canceled', 'expired', 'partially_refunded', 'refunded'] as const;
 export type TopUpStatus = (typeof TOP_UP_STATUSES)[number];
+
+/** The statuses of a top-up whose money was received (credited once): a refund moves it between them. */
+export const PAID_TOP_UP_STATUSES: readonly TopUpStatus[] = ['succeeded', 'partially_refunded', 'refunded'];
+export const isPaid = (status: TopUpStatus): boolean => PAID_TOP_UP_STATUSES.includes(status);
+
+/** The status of a paid top-up once `refunded` of its `amount` was refunded. */
+export const paidStatus = (amount: bigint, refunded: bigint): TopUpStatus => (refunded === 0n ? 'succeeded' : refunded >= amount ? 'refunded' : 'partially_refunded');
 
 /** At most this many `pending` top-ups per organization. */
 export const PENDING_TOP_UP_LIMIT = 5;
@@ -22,6 +29,8 @@ export interface TopUp {
   updatedAt: Date;
   paidAt: Date | null;
   failureReason: string | null;
+  /** What refunds took back (pending and succeeded ones): zero until a refund. */
+  refundedAmount: Money;
 }
 
 /** Bounds of a top-up in minor units: USD 5.00000–10000.00000 in whole cents, IDR 10000–150000000. */

@@ -7,7 +7,7 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
 import { Currency, Money } from '../../../shared/kernel/money/money';
 import { stripeSignatureHeader } from '../domain/stripe-signature';
-import { SimulatedProviderSecret } from './simulated-payment-gateway';
+import { SimulatedProviderSecret } from './simulated-provider-secret';
 import { toProviderAmount } from './stripe-events';
 
 export interface SimSession {

@@ -1,23 +1,26 @@
-import { randomBytes } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { CheckoutRequest, CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway, SessionState } from '../application/payment-gateway.port';
+import {
+  CheckoutRequest,
+  CheckoutSession,
+  PaymentEvent,
+  PaymentEventRefused,
+  PaymentGateway,
+  ProviderRefund,
+  RefundRequest,
+  SessionState,
+} from '../application/payment-gateway.port';
+import { SimulatedProviderSecret } from './simulated-provider-secret';
+import { SimulatedRefunds } from './simulated-refunds';
 import { PublicBaseUrl } from './public-base-url';
 import { parseStripeEvent } from './stripe-events';
 import { fundingUnavailable } from '../domain/top-up';
 import { verifyStripeSignature } from '../domain/stripe-signature';
 
-/** The secret the simulated provider signs with: PAYMENT_PROVIDER_WEBHOOK_SECRET, or random per process. */
-@Injectable()
-export class SimulatedProviderSecret {
-  readonly value: string;
-  constructor(settings: Settings) {
-    this.value = settings.paymentProviderWebhookSecret ?? `whsec_${randomBytes(24).toString('base64')}`;
-  }
-}
+export { SimulatedProviderSecret };
 
 /**
  * The simulated payment provider, Stripe Checkout's shape: sessions in its own table
@@ -35,6 +38,7 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     private readonly clock: Clock,
     private readonly secret: SimulatedProviderSecret,
     private readonly base: PublicBaseUrl,
+    private readonly refunds: SimulatedRefunds,
   ) {
     super();
   }
@@ -77,6 +81,16 @@ export class SimulatedPaymentGateway extends PaymentGateway {
     if (!row) return 'expired';
     if (row.status === 'open' && row.expires_at.getTime() <= this.clock.now().getTime()) return 'expired';
     return row.status;
+  }
+
+  async refund(request: RefundRequest): Promise<ProviderRefund> {
+    this.available();
+    return this.refunds.refund(request);
+  }
+
+  async retrieveRefund(request: RefundRequest): Promise<ProviderRefund | null> {
+    this.available();
+    return this.refunds.retrieve(request.refundId);
   }
 
   parseEvent(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): PaymentEvent {

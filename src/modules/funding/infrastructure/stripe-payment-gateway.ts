@@ -3,11 +3,20 @@ import Stripe from 'stripe';
 import { Settings } from '../../../shared/config/settings';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
-import { CheckoutRequest, CheckoutSession, PaymentEvent, PaymentEventRefused, PaymentGateway, SessionState } from '../application/payment-gateway.port';
+import {
+  CheckoutRequest,
+  CheckoutSession,
+  PaymentEvent,
+  PaymentEventRefused,
+  PaymentGateway,
+  ProviderRefund,
+  RefundRequest,
+  SessionState,
+} from '../application/payment-gateway.port';
 import { SIGNATURE_TOLERANCE_S, verifyStripeSignature } from '../domain/stripe-signature';
 import { fundingUnavailable, returnLocation } from '../domain/top-up';
 import { PublicBaseUrl } from './public-base-url';
-import { parseStripeEvent, toProviderAmount } from './stripe-events';
+import { parseStripeEvent, refundState, toProviderAmount } from './stripe-events';
 
 /** The Stripe API version every request names (Stripe-Version): the one the pinned SDK is typed for. */
 export const STRIPE_API_VERSION = '2026-10-28.endive' satisfies Stripe.LatestApiVersion;
@@ -166,6 +175,64 @@ export class StripePaymentGateway extends PaymentGateway {
     if (session.status === 'open') return 'open';
     if (session.status === 'complete') return session.payment_status === 'unpaid' ? 'processing' : 'paid';
     return 'expired';
+  }
+
+  /** The payment intent of a paid session (refunds are made on it); null when the session has none (never paid) or is unknown. */
+  private async paymentIntentOf(sessionId: string): Promise<string | null> {
+    let session: Stripe.Checkout.Session;
+    try {
+      session = await this.stripe().checkout.sessions.retrieve(sessionId);
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeInvalidRequestError && err.statusCode === 404) return null;
+      throw this.unavailable('checkout.sessions.retrieve', err);
+    }
+    const pi = session.payment_intent;
+    return typeof pi === 'string' ? pi : (pi?.id ?? null);
+  }
+
+  private static refundAnswer(refund: Stripe.Refund): ProviderRefund {
+    const state = refundState(refund.status ?? 'pending');
+    return { providerRefundId: refund.id, state, failureReason: state === 'failed' ? (refund.failure_reason ?? (refund.status === 'canceled' ? 'canceled' : 'refund_failed')) : null };
+  }
+
+  /**
+   * `POST /v1/refunds` on the session's payment intent, the amount in Stripe's smallest unit,
+   * with Idempotency-Key = the refund id (a retry, by the SDK or after a lost answer, makes one
+   * refund) and the refund id in its metadata (how retrieveRefund finds it after Stripe forgets
+   * the key, 24 hours on). Stripe refusing the request itself (nothing left to refund, more than
+   * the charge, no payment) is a refusal for good: `failed` with Stripe's code.
+   */
+  async refund(request: RefundRequest): Promise<ProviderRefund> {
+    const paymentIntent = await this.paymentIntentOf(request.sessionId);
+    if (!paymentIntent) return { providerRefundId: null, state: 'failed', failureReason: 'charge_not_paid' };
+    const params: Stripe.RefundCreateParams = {
+      payment_intent: paymentIntent,
+      amount: Number(toProviderAmount(request.amount.currency, request.amount.minor)),
+      reason: 'requested_by_customer',
+      metadata: { refund_id: request.refundId, top_up_id: request.topUpId, org_id: request.orgId },
+    };
+    try {
+      return StripePaymentGateway.refundAnswer(await this.stripe().refunds.create(params, { idempotencyKey: request.refundId }));
+    } catch (err) {
+      if (err instanceof Stripe.errors.StripeInvalidRequestError && err.type === 'StripeInvalidRequestError' && (err.statusCode === 400 || err.statusCode === 404)) {
+        this.logger.warn({ msg: 'Stripe refused the refund', refund_id: request.refundId, code: err.code ?? null, request_id: err.requestId ?? null });
+        return { providerRefundId: null, state: 'failed', failureReason: (err.code ?? 'refund_refused').slice(0, 100) };
+      }
+      throw this.unavailable('refunds.create', err);
+    }
+  }
+
+  /** The refund Stripe made under this refund id: the payment intent's refunds, matched on metadata.refund_id. */
+  async retrieveRefund(request: RefundRequest): Promise<ProviderRefund | null> {
+    const paymentIntent = await this.paymentIntentOf(request.sessionId);
+    if (!paymentIntent) return null;
+    const found = await this.call('refunds.list', async (stripe) => {
+      for await (const refund of stripe.refunds.list({ payment_intent: paymentIntent, limit: 100 })) {
+        if (refund.metadata?.refund_id === request.refundId) return refund;
+      }
+      return null;
+    });
+    return found && StripePaymentGateway.refundAnswer(found);
   }
 
   parseEvent(rawBody: Buffer, headers: Record<string, string | string[] | undefined>): PaymentEvent {

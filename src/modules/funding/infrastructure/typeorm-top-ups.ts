@@ -20,10 +20,11 @@ interface Row {
   updated_at: Date;
   paid_at: Date | null;
   failure_reason: string | null;
+  refunded_amount: string;
 }
 
 const COLUMNS = `id, org_id, status, currency, amount::text AS amount, provider, session_id, checkout_url, return_url, created_at,
-  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text, expires_at, updated_at, paid_at, failure_reason`;
+  to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text, expires_at, updated_at, paid_at, failure_reason, refunded_amount::text AS refunded_amount`;
 
 const toTopUp = (r: Row): TopUp => ({
   id: r.id,
@@ -39,6 +40,7 @@ const toTopUp = (r: Row): TopUp => ({
   updatedAt: r.updated_at,
   paidAt: r.paid_at,
   failureReason: r.failure_reason,
+  refundedAmount: Money.ofMinor(r.currency, BigInt(r.refunded_amount)),
 });
 
 @Injectable()
@@ -57,6 +59,11 @@ export class TypeOrmTopUpStore extends TopUpStore {
 
   async find(orgId: string, id: string): Promise<TopUp | undefined> {
     const row = await this.db.one<Row>(`SELECT ${COLUMNS} FROM top_ups WHERE id = $1 AND org_id = $2`, [id, orgId]);
+    return row && toTopUp(row);
+  }
+
+  async findAny(id: string): Promise<TopUp | undefined> {
+    const row = await this.db.one<Row>(`SELECT ${COLUMNS} FROM top_ups WHERE id = $1`, [id]);
     return row && toTopUp(row);
   }
 
@@ -94,12 +101,13 @@ export class TypeOrmTopUpStore extends TopUpStore {
   }
 
   async saveStatus(t: TopUp): Promise<void> {
-    await this.db.query(`UPDATE top_ups SET status = $2, updated_at = $3, paid_at = $4, failure_reason = $5 WHERE id = $1`, [
+    await this.db.query(`UPDATE top_ups SET status = $2, updated_at = $3, paid_at = $4, failure_reason = $5, refunded_amount = $6 WHERE id = $1`, [
       t.id,
       t.status,
       t.updatedAt,
       t.paidAt,
       t.failureReason,
+      t.refundedAmount.minor.toString(),
     ]);
   }
 

@@ -17,7 +17,7 @@ import { RegionVcpusUsedCheck } from './region-vcpus-check';
 import { DeletingServerHasOperationCheck, NoDiskOnDeletedServerCheck, SucceededServerDeletionCheck } from './server-deletion-checks';
 import { OneUnfinishedServerOperationCheck, ServerPurchasesCapturedOnceCheck } from './server-operations-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
-import { AdjustmentsInLedgerOnceCheck } from './adjustments-and-refunds-check';
+import { AdjustmentsInLedgerOnceCheck, RefundedWithinAmountCheck, RefundsDebitedOnceCheck } from './adjustments-and-refunds-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
 
@@ -274,6 +274,8 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new WalletLedgerChainCheck(db),
       new TopUpsCreditedOnceCheck(db),
       new AdjustmentsInLedgerOnceCheck(db),
+      new RefundsDebitedOnceCheck(db),
+      new RefundedWithinAmountCheck(db),
       new ProviderInstancesCheck(db, compute),
       new TermDeadlinesCheck(db, settings),
       new SuspendedVolumeDetachedCheck(db),

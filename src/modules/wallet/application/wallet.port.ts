@@ -58,10 +58,10 @@ export abstract class WalletLedger {
    */
   abstract adjust(orgId: string, amount: Money, adjustment: AdjustmentInput): Promise<Credit | DebitRefused>;
   /**
-   * The debit of a top-up's refund (type refund): refused (nothing written) when available is
-   * below the amount. The database refuses a second ledger row for one refund id.
+   * The debit of a top-up's refund (type refund, naming the top-up): refused (nothing written)
+   * when available is below the amount. The database refuses a second ledger row for one refund id.
    */
-  abstract debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused>;
+  abstract debitRefund(orgId: string, amount: Money, refundId: string, reason: string, topUpId: string): Promise<Credit | DebitRefused>;
   /** Every currency's balance of the organization; currencies never credited show zero. */
   abstract balances(orgId: string): Promise<Balance[]>;
   /**

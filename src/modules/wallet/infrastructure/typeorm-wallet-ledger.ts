@@ -64,11 +64,11 @@ export class TypeOrmWalletLedger extends WalletLedger {
     return { balance, transaction };
   }
 
-  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused> {
+  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string, topUpId: string): Promise<Credit | DebitRefused> {
     if (amount.minor <= 0n) throw new RangeError('A refund must be positive');
     const balance = await this.takeAvailable(orgId, amount);
     if ('refused' in balance) return balance;
-    return { balance, transaction: await this.appendRow(orgId, amount, 'refund', reason, { refundId }) };
+    return { balance, transaction: await this.appendRow(orgId, amount, 'refund', reason, { refundId, topUpId }) };
   }
 
   private async addAvailable(orgId: string, amount: Money): Promise<Balance> {
@@ -98,12 +98,18 @@ export class TypeOrmWalletLedger extends WalletLedger {
     return toBalance(row);
   }
 
-  private async appendRow(orgId: string, amount: Money, kind: 'adjustment_credit' | 'adjustment_debit' | 'refund', memo: string, ids: { adjustmentId?: string; refundId?: string }) {
+  private async appendRow(
+    orgId: string,
+    amount: Money,
+    kind: 'adjustment_credit' | 'adjustment_debit' | 'refund',
+    memo: string,
+    ids: { adjustmentId?: string; refundId?: string; topUpId?: string },
+  ) {
     const [written] = await this.db.query<WalletLedgerRow>(
-      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, adjustment_id, refund_id) VALUES ($1, $2, $3, $4, $5, $6, $7)
+      `INSERT INTO wallet_ledger (org_id, currency, kind, amount, memo, adjustment_id, refund_id, top_up_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
        RETURNING seq::text AS seq, public_id, kind, currency, amount::text AS amount, available_after::text AS available_after,
                  reserved_after::text AS reserved_after, operation_id, top_up_id, created_at, memo, adjustment_id, refund_id`,
-      [orgId, amount.currency, kind, amount.minor.toString(), memo, ids.adjustmentId ?? null, ids.refundId ?? null],
+      [orgId, amount.currency, kind, amount.minor.toString(), memo, ids.adjustmentId ?? null, ids.refundId ?? null, ids.topUpId ?? null],
     );
     return toTransaction(written);
   }

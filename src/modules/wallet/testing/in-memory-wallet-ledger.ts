@@ -51,12 +51,12 @@ export class InMemoryWalletLedger extends WalletLedger {
     return this.move(orgId, amount, 'adjustment', adjustment.direction, adjustment.reason, { adjustmentId: adjustment.id });
   }
 
-  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string): Promise<Credit | DebitRefused> {
+  async debitRefund(orgId: string, amount: Money, refundId: string, reason: string, topUpId: string): Promise<Credit | DebitRefused> {
     if (this.entries.some((e) => e.kind === 'refund' && e.operationId === refundId)) throw new Error('second debit of one refund');
-    return this.move(orgId, amount, 'refund', 'debit', reason, { refundId });
+    return this.move(orgId, amount, 'refund', 'debit', reason, { refundId, topUpId });
   }
 
-  private move(orgId: string, amount: Money, kind: 'adjustment' | 'refund', direction: 'credit' | 'debit', reason: string, ids: { adjustmentId?: string; refundId?: string }): Credit | DebitRefused {
+  private move(orgId: string, amount: Money, kind: 'adjustment' | 'refund', direction: 'credit' | 'debit', reason: string, ids: { adjustmentId?: string; refundId?: string; topUpId?: string }): Credit | DebitRefused {
     if (amount.minor <= 0n) throw new RangeError('A movement must be positive');
     const r = this.row(orgId, amount.currency);
     if (direction === 'debit' && r.available < amount.minor) return { refused: true, available: Money.ofMinor(amount.currency, r.available) };
@@ -65,11 +65,11 @@ export class InMemoryWalletLedger extends WalletLedger {
     const balance = this.toBalance(orgId, amount.currency);
     const transaction = {
       id: `wtx_${this.entries.length.toString(16).padStart(32, '0')}`, type: kind, currency: amount.currency, amount, availableAfter: balance.available,
-      reservedAfter: balance.reserved, source: null, operationId: null, topUpId: null, createdAt: new Date(), direction, reason,
+      reservedAfter: balance.reserved, source: null, operationId: null, topUpId: ids.topUpId ?? null, createdAt: new Date(), direction, reason,
       adjustmentId: ids.adjustmentId ?? null, refundId: ids.refundId ?? null,
       description: describeTransaction({
         type: kind === 'refund' ? 'refund' : direction === 'credit' ? 'adjustment_credit' : 'adjustment_debit',
-        topUpId: null, operationId: null, subject: null, reason,
+        topUpId: ids.topUpId ?? null, operationId: null, subject: null, reason,
       }),
     };
     return { balance, transaction };

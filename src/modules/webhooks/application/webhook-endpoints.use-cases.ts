@@ -23,7 +23,7 @@ export interface EndpointInput {
   disabled?: unknown;
 }
 
-const EVENTS_RULE = 'events must be a non-empty array of event types (operation.succeeded, operation.failed, volume.deleted, wallet.top_up.succeeded, wallet.top_up.failed, wallet.top_up.expired, wallet.credited, server.deleted) or exactly ["*"]';
+const EVENTS_RULE = 'events must be a non-empty array of event types (operation.succeeded, operation.failed, volume.deleted, wallet.top_up.succeeded, wallet.top_up.failed, wallet.top_up.expired, wallet.top_up.refunded, wallet.credited, server.deleted) or exactly ["*"]';
 
 /** `events` checked: known types (not ping) with duplicates dropped in order, or exactly ["*"]. */
 export function parseEvents(value: unknown): string[] {

@@ -3,7 +3,7 @@
  *
  * - `operation.succeeded`, `operation.failed`: an Operation (every type), as GET /v1/operations/{id} returns it.
  * - `volume.deleted`: a Volume as GET /v1/volumes/{id} returns it (every move to `deleted`, failed purchases too).
- * - `wallet.top_up.succeeded`, `wallet.top_up.failed`, `wallet.top_up.expired`: a top-up as GET /v1/wallet/top-ups/{id} returns it.
+ * - `wallet.top_up.succeeded`, `wallet.top_up.failed`, `wallet.top_up.expired`, `wallet.top_up.refunded` (a refund debited the wallet): a top-up as GET /v1/wallet/top-ups/{id} returns it.
  * - `wallet.credited`: a wallet transaction as GET /v1/wallet/transactions lists it (every credit).
  * - `server.deleted`: a Server as GET /v1/servers/{id} returns it (every move to `deleted`).
  * - `server.suspended`, `volume.suspended`: the Server or Volume as its GET returns it when its term ended and it was suspended (terms.md).
@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'wallet.top_up.succeeded',
   'wallet.top_up.failed',
   'wallet.top_up.expired',
+  'wallet.top_up.refunded',
   'wallet.credited',
   'server.deleted',
   'server.suspended',

@@ -33,7 +33,10 @@ export class TopUpResponse {
   @ApiProperty({ example: 'tu_Z9y8X7w6V5u4T3s2R1q0P9o8' })
   id: string;
 
-  @ApiProperty({ enum: TOP_UP_STATUSES, description: 'pending → succeeded | failed | canceled | expired; a payment received later still makes it succeeded', example: 'pending' })
+  @ApiProperty({ enum: TOP_UP_STATUSES, description:
+      'pending → succeeded | failed | canceled | expired; a payment received later still makes it succeeded. A refund by the service makes a paid top-up partially_refunded or refunded',
+    example: 'pending',
+  })
   status: string;
 
   @ApiProperty({ example: '25.00000' })
@@ -65,6 +68,9 @@ export class TopUpResponse {
 
   @ApiProperty({ type: String, nullable: true, description: "Failed only: the provider's code, or payment_failed", example: null })
   failure_reason: string | null;
+
+  @ApiProperty({ description: "What the service refunded of it (taken from the wallet when refunded); '0.00000' until a refund", example: '0.00000' })
+  refunded_amount: string;
 }
 
 @ApiSchema({ name: 'TopUpEnvelope' })

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Settings } from '../../../../shared/config/settings';
 import { PeriodicJob } from '../../../../shared/jobs/periodic-job';
+import { SettlePendingRefunds } from '../../application/refund-top-up.use-cases';
 import { ExpireTopUps } from '../../application/top-ups.use-cases';
 import { SimulatedCheckout } from '../../infrastructure/simulated-checkout';
 
@@ -37,5 +38,22 @@ export class SimulatedEventRetryJob extends PeriodicJob {
   protected runOnce(): Promise<number> {
     if (this.funding.paymentProvider !== 'simulated' || this.funding.paymentProviderDown) return Promise.resolve(0);
     return this.checkout.retryDue();
+  }
+}
+
+/** Worker processes: every TOP_UP_EXPIRY_SWEEP_MS, pending refunds due for another look are settled with the provider (its truth read first). */
+@Injectable()
+export class RefundSettlementJob extends PeriodicJob {
+  protected override readonly removed = 'refunds settled';
+  constructor(
+    private readonly settle: SettlePendingRefunds,
+    settings: Settings,
+    scheduler: SchedulerRegistry,
+  ) {
+    super('RefundSettlement', settings.topUpExpirySweepMs, settings, scheduler);
+  }
+
+  protected runOnce(stopping: () => boolean): Promise<number> {
+    return this.settle.runOnce(stopping);
   }
 }
