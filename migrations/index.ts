@@ -36,6 +36,7 @@ import { AdminApi1764000000370 } from './1764000000370-admin-api';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
+import { ResizeReservations1764000000400 } from './1764000000400-resize-reservations';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -72,5 +73,6 @@ export const MIGRATIONS = [
   LoginFailuresByEmail1764000000350,
   ServerSshKeyIds1764000000360,
   AdminApi1764000000370,
+  ResizeReservations1764000000400,
   AgentPlacements1764000000440,
 ];

@@ -39,6 +39,7 @@ const CHECKS = [
   'provider.instances_match_servers',
   'terms.deadlines_met',
   'terms.suspended_volume_detached',
+  'resizes.reservations_in_flight',
   'provider.apps_match_deployments',
 ];
 
@@ -170,6 +171,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'servers.no_disk_on_deleted_server': 0, 'servers.deleted_by_succeeded_delete': 0, 'servers.deleting_has_operation': 0, 'provider.apps_match_deployments': 0,
         // Broken in terms.e2e-spec.
         'terms.deadlines_met': 0, 'terms.suspended_volume_detached': 0,
+        // Broken in resize.e2e-spec.
+        'resizes.reservations_in_flight': 0,
       }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([
