@@ -1,5 +1,7 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ProviderGateway } from '../../src/modules/storage-provider/application/provider-gateway';
+import { ComputeGateway } from '../../src/modules/servers/application/compute-gateway';
+import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { usingPostgres } from '../support/database';
@@ -28,7 +30,9 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
   beforeAll(async () => {
     t = await startTestApp({ dbPoolSize: 20 }, clock);
     await t.seed({
-      regions: [region(), region('sg-sin', { capacity_gb: 900 })],
+      server_plans: SERVER_PLANS,
+      images: IMAGES,
+      regions: [serverRegion('id-jkt', 256), region('sg-sin', { capacity_gb: 900 })],
       organizations: [
         org('grow'),
         org('idrv', { currency: 'IDR' }),
@@ -42,6 +46,7 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
         // sg-sin holds 900 GB: 20 disks of 20 GB (400), so five resizes of +100 fit, a sixth does not.
         orgWithDetachedVolumes('many', 20, { USD: '100.00000' }, { region: 'sg-sin', zone: 'sg-sin-a', size_gb: 20 }),
         orgWithDetachedVolumes('race', 1, { USD: '100.00000' }),
+        organization('srv'),
       ],
     });
   });
@@ -206,6 +211,138 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
       const op = await t.http.get(`/v1/operations/${renew.body.operation.id}`).set(bearer(apiToken('renw', 'rw')));
       // 300 GB × 0.02 USD × 1 month.
       expect(op.body.result).toMatchObject({ charged: { currency: 'USD', amount: '6.00000' } });
+    });
+  });
+
+  describe('POST /v1/servers/{id}/resize and /rebuild', () => {
+    const rw = bearer(apiToken('srv', 'rw'));
+    const ids: Record<string, string> = {};
+    const vcpusUsed = async () => Number((await t.sql<{ n: string }>(`SELECT vcpus_used::text AS n FROM regions WHERE id = 'id-jkt'`))[0].n);
+    const server = async (id: string) => (await t.http.get(`/v1/servers/${id}`).set(rw)).body;
+    const action = (id: string, what: string, body: object) => t.http.post(`/v1/servers/${id}/${what}`).set(rw).send(body);
+
+    beforeAll(async () => {
+      // Bought at NOW for a month (expires 2026-12-22T10:00Z); "a" stopped, "b" left running.
+      for (const name of ['a', 'b']) {
+        const res = await t.http.post('/v1/servers').set(rw).send({ name, region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+        expect(res.status).toBe(202);
+        ids[name] = res.body.server.id;
+      }
+      await runWorker();
+      expect((await action(ids.a, 'stop', {})).status).toBe(202);
+      await runWorker();
+      expect(await server(ids.a)).toMatchObject({ status: 'stopped', plan: 'cx1', expires_at: '2026-12-22T10:00:00.000Z' });
+      // Ten days and one second later: 1,727,999 s left.
+      clock.set(new Date('2026-12-02T10:00:01.000Z'));
+    });
+    afterAll(() => clock.set(new Date(NOW)));
+
+    it('dry_run and resize of a stopped server to a dearer plan: (9.00 − 4.50) × 1727999 / 2592000, rounded up; vCPUs reserved, then the plan frozen', async () => {
+      const dry = await action(ids.a, 'resize', { plan: 'cx2', dry_run: true });
+      expect(dry.status).toBe(200);
+      // 450000 × 1727999 / 2592000 = 299999.83 → 300000 minor units.
+      expect(dry.body).toEqual({ amount: { currency: 'USD', amount: '3.00000' } });
+      const before = await vcpusUsed();
+      const res = await action(ids.a, 'resize', { plan: 'cx2' });
+      expect(res.status).toBe(202);
+      const opId = res.body.operation.id;
+      expect(res.body.operation).toMatchObject({
+        type: 'vm.resize', status: 'pending', vm_id: ids.a,
+        steps: [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'resizing', status: 'pending' }],
+      });
+      expect(await vcpusUsed()).toBe(before + 1);
+      expect(await ledger('org_srv')).toContainEqual({ kind: 'hold', currency: 'USD', amount: '300000', operation_id: opId });
+
+      expect(await runWorker()).toMatchObject({ succeeded: 1, failed: 0 });
+      const done = await t.http.get(`/v1/operations/${opId}`).set(rw);
+      expect(done.body).toMatchObject({
+        status: 'succeeded',
+        result: { server_id: ids.a, plan: 'cx2', vcpus: 2, memory_gb: 4, disk_gb: 80, charged: { currency: 'USD', amount: '3.00000' } },
+      });
+      expect(await server(ids.a)).toMatchObject({
+        status: 'stopped', plan: 'cx2', vcpus: 2, memory_gb: 4, disk_gb: 80, price_per_month: { USD: '9.00000', IDR: '144000' }, expires_at: '2026-12-22T10:00:00.000Z',
+      });
+      expect(await vcpusUsed()).toBe(before + 1);
+      expect(await t.sql(`SELECT vcpus, memory_gb, disk_gb FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL`, [ids.a])).toEqual([{ vcpus: 2, memory_gb: 4, disk_gb: 80 }]);
+      const captures = (await ledger('org_srv')).filter((l) => l.operation_id === opId);
+      expect(captures).toEqual([
+        { kind: 'hold', currency: 'USD', amount: '300000', operation_id: opId },
+        { kind: 'capture', currency: 'USD', amount: '300000', operation_id: opId },
+      ]);
+      const audit = await t.sql(`SELECT data FROM audit_log WHERE action = 'server.resize' AND target_id = $1`, [ids.a]);
+      expect(audit).toEqual([{ data: { operation_id: opId, plan_before: 'cx1', plan: 'cx2', currency: 'USD', amount: '3.00000' } }]);
+    });
+
+    it('refuses: a running server (stop it first), a plan not sold, the same plan, a smaller boot disk, unknown members', async () => {
+      const running = await action(ids.b, 'resize', { plan: 'cx2' });
+      expect(running.status).toBe(409);
+      expect(running.body.error).toMatchObject({ code: 'invalid_state' });
+      expect(running.body.error.message).toMatch(/stop the server first/);
+      for (const [body, field, message] of [
+        [{ plan: 'cx9' }, 'plan', /not sold/],
+        [{ plan: 'cx2' }, 'plan', /already/],
+        [{ plan: 'cx1' }, 'plan', /do not shrink/],
+        [{}, 'plan', /required/],
+        [{ plan: 'cx4', dry_run: 1 }, 'dry_run', /true or false/],
+      ] as const) {
+        const res = await action(ids.a, 'resize', body);
+        expect(res.status).toBe(400);
+        expect(res.body.error).toMatchObject({ code: 'invalid_request', details: expect.objectContaining({ field }) });
+        expect(res.body.error.message).toMatch(message);
+      }
+      const missing = await action('vm_nothere', 'resize', { plan: 'cx4' });
+      expect(missing.status).toBe(404);
+    });
+
+    it('a failure at the provider gives back the vCPUs and the money; the server keeps its plan', async () => {
+      const before = await vcpusUsed();
+      const res = await action(ids.a, 'resize', { plan: 'cx4' });
+      expect(res.status).toBe(202);
+      expect(await vcpusUsed()).toBe(before + 2);
+      const busy = await action(ids.a, 'rebuild', { image: 'debian-12' });
+      expect(busy.status).toBe(409);
+      expect(busy.body.error).toMatchObject({ code: 'invalid_state', details: { operation_id: res.body.operation.id } });
+      const spy = jest.spyOn(t.app.get(ComputeGateway), 'resizeInstance').mockRejectedValueOnce(new DomainError('invalid_state', 'The host has no room'));
+      try {
+        expect(await runWorker()).toMatchObject({ failed: 1 });
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await vcpusUsed()).toBe(before);
+      expect(await server(ids.a)).toMatchObject({ plan: 'cx2', vcpus: 2 });
+      const rows = (await ledger('org_srv')).filter((l) => l.operation_id === res.body.operation.id);
+      expect(rows.map((r) => r.kind)).toEqual(['hold', 'release']);
+      expect(await t.sql(`SELECT resize_reserved_vcpus FROM servers WHERE id = $1`, [ids.a])).toEqual([{ resize_reserved_vcpus: 0 }]);
+    });
+
+    it('a renewal after the plan change charges the new plan', async () => {
+      const res = await action(ids.a, 'renew', { term_months: 1 });
+      expect(res.status).toBe(202);
+      await runWorker();
+      const op = await t.http.get(`/v1/operations/${res.body.operation.id}`).set(rw);
+      expect(op.body.result).toMatchObject({ charged: { currency: 'USD', amount: '9.00000' } });
+    });
+
+    it('rebuild: reinstalls from the image with the user_data (never kept), boots it running, charges nothing', async () => {
+      const walletBefore = await balances('org_srv');
+      const res = await action(ids.a, 'rebuild', { image: 'ubuntu-24.04', ssh_key_ids: [], user_data: '#cloud-config\npackages: [nginx]\n' });
+      expect(res.status).toBe(202);
+      const opId = res.body.operation.id;
+      expect(res.body.operation).toMatchObject({ type: 'vm.rebuild', steps: [{ name: 'rebuilding', status: 'pending' }, { name: 'booting', status: 'pending' }] });
+      expect(await runWorker()).toMatchObject({ succeeded: 1 });
+      const done = await t.http.get(`/v1/operations/${opId}`).set(rw);
+      expect(done.body).toMatchObject({ status: 'succeeded', result: { server_id: ids.a, image: 'ubuntu-24.04', status: 'running' } });
+      expect(await server(ids.a)).toMatchObject({ status: 'running', image: 'ubuntu-24.04', plan: 'cx2', ssh_key_ids: [] });
+      expect(await t.sql(`SELECT params ? 'user_data' AS kept FROM operations WHERE id = $1`, [opId])).toEqual([{ kept: false }]);
+      expect(await t.sql(`SELECT image, power, user_data_bytes FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL`, [ids.a])).toEqual([
+        { image: 'ubuntu-24.04', power: 'running', user_data_bytes: 32 },
+      ]);
+      const audit = await t.sql<{ data: Record<string, unknown> }>(`SELECT data FROM audit_log WHERE action = 'server.rebuild'`);
+      expect(audit).toEqual([{ data: { operation_id: opId, image: 'ubuntu-24.04', image_before: 'debian-12', ssh_key_ids: [], user_data_bytes: 32 } }]);
+      expect(await balances('org_srv')).toEqual(walletBefore);
+      expect(await ledger('org_srv')).not.toContainEqual(expect.objectContaining({ operation_id: opId }));
+      const unknown = await action(ids.a, 'rebuild', { image: 'plan9' });
+      expect(unknown.status).toBe(404);
     });
   });
 
