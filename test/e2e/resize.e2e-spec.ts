@@ -5,6 +5,13 @@ import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { usingPostgres } from '../support/database';
+import { ReconcileVolumesWithProvider } from '../../src/modules/volumes/application/reconcile-volumes.use-case';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
+import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { Db, UnitOfWork } from '../../src/shared/database/transaction';
+import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
@@ -42,6 +49,7 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
         org('poor', {}, { wallet: { USD: '1.00000' } }),
         org('fail'),
         org('renw', { server: undefined, mount_path: undefined }),
+        org('lost'),
         org('dry'),
         // sg-sin holds 900 GB: 20 disks of 20 GB (400), so five resizes of +100 fit, a sixth does not.
         orgWithDetachedVolumes('many', 20, { USD: '100.00000' }, { region: 'sg-sin', zone: 'sg-sin-a', size_gb: 20 }),
@@ -60,6 +68,12 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
     t.sql(`SELECT kind, currency, amount::text AS amount, operation_id FROM wallet_ledger WHERE org_id = $1 AND kind <> 'credit' ORDER BY id`, [orgId]);
   const usedGb = async (regionId = 'id-jkt') => Number((await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = $1`, [regionId]))[0].used_gb);
   const runWorker = () => t.app.get(AdvanceOperations).runUntilIdle();
+  /** `cli verify`'s checks in this process: the violations whose subject is one of `subjects`. */
+  const violationsOf = async (...subjects: string[]) => {
+    const checks = new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider));
+    const report = await new VerifyInvariants(t.app.get(UnitOfWork), checks, new SystemClock()).execute();
+    return report.violations.filter((v) => subjects.some((s) => v.subject.includes(s))).map((v) => [v.check, v.subject]);
+  };
 
   describe('POST /v1/volumes/{id}/resize', () => {
     it('dry_run answers the price for the rest of the term and changes nothing', async () => {
@@ -199,6 +213,30 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
         { kind: 'hold', currency: 'USD', amount: '381112', operation_id: res.body.operation.id },
         { kind: 'release', currency: 'USD', amount: '381112', operation_id: res.body.operation.id },
       ]);
+    });
+
+    it('a failed resize whose disk cannot be read keeps its gigabytes (verify names them) until the sweep reads the disk and gives them back', async () => {
+      const before = await usedGb();
+      const res = await resize('lost', { size_gb: 200 });
+      expect(res.status).toBe(202);
+      const gateway = t.app.get(ProviderGateway);
+      const resizeSpy = jest.spyOn(gateway, 'resizeDisk').mockRejectedValueOnce(new DomainError('invalid_state', 'The disk cannot grow'));
+      const readSpy = jest.spyOn(gateway, 'getDisk').mockRejectedValueOnce(new Error('the provider did not answer'));
+      try {
+        expect(await runWorker()).toMatchObject({ failed: 1 });
+      } finally {
+        resizeSpy.mockRestore();
+        readSpy.mockRestore();
+      }
+      // Never charged; the capacity stays reserved, since the disk might have grown.
+      expect((await ledger('org_lost')).map((l) => l.kind)).toEqual(['hold', 'release']);
+      expect(await usedGb()).toBe(before + 100);
+      expect(await violationsOf('vol_lostdata1')).toEqual([['resizes.reservations_in_flight', 'vol_lostdata1']]);
+
+      expect(await t.app.get(ReconcileVolumesWithProvider).reconcile('org_lost', 'vol_lostdata1')).toBe(true);
+      expect(await usedGb()).toBe(before);
+      expect(await t.sql(`SELECT size_gb, resize_reserved_gb FROM volumes WHERE id = 'vol_lostdata1'`)).toEqual([{ size_gb: 100, resize_reserved_gb: 0 }]);
+      expect(await violationsOf('vol_lostdata1', 'org_lost')).toEqual([]);
     });
 
     it('a renewal after a resize charges the new size', async () => {
@@ -371,5 +409,9 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
       expect(loser.body.error).toMatchObject({ code: 'invalid_state', details: { operation_id: winner.body.operation.id } });
       await runWorker();
     });
+  });
+
+  it('cli verify holds: region capacity and vCPU counters equal what the live resources hold, each resize charged once (none for a failed one)', async () => {
+    expect(await violationsOf('')).toEqual([]);
   });
 });

@@ -51,6 +51,8 @@ export interface Server {
    * (null otherwise; cleared when the instance is seen again). Not shown in the API.
    */
   instanceMissingSince: Date | null;
+  /** vCPUs a plan change in flight has reserved in the region (0 otherwise). Not shown. */
+  resizeReservedVcpus?: number;
 }
 
 /**
