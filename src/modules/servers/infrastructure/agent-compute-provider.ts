@@ -78,7 +78,7 @@ export class AgentComputeProvider extends ComputeProvider {
 
   /**
    * Not supported by the host agent yet: a final refusal (the operation fails, the vCPUs and the
-   * hold given back; docs/explanation/host-agent.md "What the agent does not do").
+   * hold given back; docs/explanation/host-agent.md "Limits").
    */
   async resizeInstance(input: { serverId: string }): Promise<ProviderInstance> {
     throw invalidState(`The host agent does not change the plan of a server; server ${input.serverId} keeps its plan`);

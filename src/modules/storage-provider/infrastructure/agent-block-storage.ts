@@ -60,7 +60,7 @@ export class AgentBlockStorage extends BlockStorage {
 
   /**
    * Not supported by the host agent yet: a final refusal (the operation fails, its capacity and
-   * hold given back; docs/explanation/host-agent.md "What the agent does not do").
+   * hold given back; docs/explanation/host-agent.md "Limits").
    */
   async resizeDisk(input: { volumeId: string }): Promise<ProviderDisk> {
     throw invalidState(`The host agent does not resize disks; volume ${input.volumeId} keeps its size`);
