@@ -124,6 +124,11 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
         { kind: 'hold', currency: 'USD', amount: '190556', operation_id: opId },
         { kind: 'capture', currency: 'USD', amount: '190556', operation_id: opId },
       ]);
+      const statement = await t.http.get('/v1/wallet/transactions?limit=2').set(bearer(apiToken('grow', 'rw')));
+      expect(statement.body.transactions.map((x: Record<string, unknown>) => [x.type, x.amount, x.description])).toEqual([
+        ['capture', '1.90556', 'Resize of disk data-1'],
+        ['hold', '1.90556', 'Reserved for resize of disk data-1'],
+      ]);
       const audit = await t.sql(`SELECT action, target_id, data FROM audit_log WHERE org_id = 'org_grow' AND action = 'volume.resize'`);
       expect(audit).toEqual([
         { action: 'volume.resize', target_id: 'vol_growdata1', data: { operation_id: opId, size_gb_before: 100, size_gb: 200, currency: 'USD', amount: '1.90556' } },

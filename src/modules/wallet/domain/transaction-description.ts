@@ -15,6 +15,8 @@ const WHAT: Record<string, [string, 'disk' | 'server']> = {
   'volume.renew': ['Renewal', 'disk'],
   'vm.create': ['Purchase', 'server'],
   'vm.renew': ['Renewal', 'server'],
+  'volume.resize': ['Resize', 'disk'],
+  'vm.resize': ['Plan change', 'server'],
 };
 
 const months = (n: number): string => (n === 1 ? '1 month' : `${n} months`);
