@@ -139,8 +139,15 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
       // 50 GB × 320 IDR × 2469600 / 2592000 = 15244.44… → 15245.
       const dry = await resize('idrv', { size_gb: 150, dry_run: true });
       expect(dry.body).toEqual({ amount: { currency: 'IDR', amount: '15245' } });
-      const res = await resize('idrv', { size_gb: 150 });
+      const keyed = () => t.http.post('/v1/volumes/vol_idrvdata1/resize').set(bearer(apiToken('idrv', 'rw'))).set('Idempotency-Key', 'grow-idr').send({ size_gb: 150 });
+      const res = await keyed();
       expect(res.status).toBe(202);
+      // The same key again: the stored answer, byte for byte; one operation, one hold.
+      const again = await keyed();
+      expect(again.status).toBe(202);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(res.text);
+      expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE org_id = 'org_idrv'`)).toEqual([{ n: 1 }]);
       await runWorker();
       expect(await ledger('org_idrv')).toEqual([
         { kind: 'hold', currency: 'IDR', amount: '15245', operation_id: res.body.operation.id },

@@ -12,11 +12,11 @@ import { Operation } from '../../operations/domain/operation';
 import { Catalog } from '../../options/application/catalog.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Volume, assertDiskPresent } from '../domain/volume';
-import { operationInTheWay } from '../domain/volume-actions';
+import { operationInTheWay, serverBeingDeleted } from '../domain/volume-actions';
 import { assertResizable, checkNewSize, resizeAmount, resizeSteps } from '../domain/volume-resize';
 import { resizeParams } from './volume-action-params';
 import { VolumeResizes } from './volume-resizes.port';
-import { VolumeRepository } from './volumes.port';
+import { ServerRepository, VolumeRepository } from './volumes.port';
 
 export interface ResizeVolumeInput {
   volumeId: string;
@@ -27,7 +27,8 @@ export interface ResizeVolumeInput {
  * POST /v1/volumes/{id}/resize {size_gb, dry_run?}. In one transaction, with the volume's row
  * locked (so a renewal, a delete or another resize of the disk is accepted before or after it):
  * 404; 400 naming size_gb (disks only grow, a multiple of step_gb, at most max_gb); 409
- * invalid_state naming the unfinished operation (details.operation_id), then the volume's status
+ * invalid_state naming the unfinished operation (details.operation_id), or the vm.delete of the
+ * server it is attached to (whose row is held FOR SHARE until commit), then the volume's status
  * (suspended, deleting, creating, its disk missing); the price for the rest of the term
  * (added GB × the frozen price_per_gb_month × r, rounded up); then, unless it is a dry run, the
  * added gigabytes reserved in the region's capacity (409 out_of_stock) and the volume.resize
@@ -42,6 +43,7 @@ export class ResizeVolume {
     private readonly operations: OperationRepository,
     private readonly catalog: Catalog,
     private readonly resizes: VolumeResizes,
+    private readonly servers: ServerRepository,
     private readonly acceptance: OperationAcceptance,
     private readonly clock: Clock,
   ) {}
@@ -97,6 +99,11 @@ export class ResizeVolume {
     const addedGb = checkNewSize(volume, offer, input.sizeGb);
     const inTheWay = await this.operations.unfinishedForVolume(volume.id);
     if (inTheWay) throw operationInTheWay(volume.id, inTheWay);
+    if (volume.server) {
+      // The server's row FOR SHARE: a DELETE of the server (FOR UPDATE) is accepted before or after this resize, never beside it.
+      const deletion = await this.servers.deletion(volume.server.id);
+      if (deletion) throw serverBeingDeleted(volume, deletion.operationId);
+    }
     assertResizable(volume);
     assertDiskPresent(volume, 'resized');
     return { volume, addedGb, amount: resizeAmount(volume, addedGb, this.clock.now()) };
