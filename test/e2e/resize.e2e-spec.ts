@@ -425,5 +425,12 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
 
   it('cli verify holds: region capacity and vCPU counters equal what the live resources hold, each resize charged once (none for a failed one)', async () => {
     expect(await violationsOf('')).toEqual([]);
+    // A disk whose size differs from its volume's (a resize recorded on one side only) is named.
+    await t.sql(`UPDATE provider_disks SET size_gb = 300 WHERE volume_id = 'vol_drydata1'`);
+    try {
+      expect(await violationsOf('vol_drydata1')).toEqual([['provider.disks_match_volumes', 'vol_drydata1']]);
+    } finally {
+      await t.sql(`UPDATE provider_disks SET size_gb = 100 WHERE volume_id = 'vol_drydata1'`);
+    }
   });
 });
