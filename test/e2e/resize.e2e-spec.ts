@@ -432,5 +432,13 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
     } finally {
       await t.sql(`UPDATE provider_disks SET size_gb = 100 WHERE volume_id = 'vol_drydata1'`);
     }
+    // So is an instance whose plan differs from its server's (a plan change recorded on one side only).
+    const [{ id }] = await t.sql<{ id: string }>(`SELECT id FROM servers WHERE org_id = 'org_srv' AND name = 'a'`);
+    await t.sql(`UPDATE provider_instances SET vcpus = 4 WHERE server_id = $1 AND deleted_at IS NULL`, [id]);
+    try {
+      expect(await violationsOf(id)).toEqual([['provider.instances_match_servers', id]]);
+    } finally {
+      await t.sql(`UPDATE provider_instances SET vcpus = 2 WHERE server_id = $1 AND deleted_at IS NULL`, [id]);
+    }
   });
 });
