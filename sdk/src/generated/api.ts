@@ -238,7 +238,7 @@ export const ROUTES = {
   purchaseVolume: {"method":"POST","path":"/v1/volumes","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   listVolumes: {"method":"GET","path":"/v1/volumes","query":["limit","cursor","region","zone","type","status","server_id","name","label","expires_before"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"volumes","cursor":true}},
   attachVolume: {"method":"POST","path":"/v1/volumes/{id}/attach","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
-  resizeVolume: {"method":"POST","path":"/v1/volumes/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
+  resizeVolume: {"method":"POST","path":"/v1/volumes/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   detachVolume: {"method":"POST","path":"/v1/volumes/{id}/detach","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   deleteVolume: {"method":"DELETE","path":"/v1/volumes/{id}","query":["detach"],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   getVolume: {"method":"GET","path":"/v1/volumes/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
@@ -265,7 +265,7 @@ export const ROUTES = {
   stopServer: {"method":"POST","path":"/v1/servers/{id}/stop","query":[],"body":"optional","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   rebootServer: {"method":"POST","path":"/v1/servers/{id}/reboot","query":[],"body":"optional","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   renewServer: {"method":"POST","path":"/v1/servers/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
-  resizeServer: {"method":"POST","path":"/v1/servers/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
+  resizeServer: {"method":"POST","path":"/v1/servers/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   rebuildServer: {"method":"POST","path":"/v1/servers/{id}/rebuild","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   createServerConsole: {"method":"POST","path":"/v1/servers/{id}/console","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
   listTemplates: {"method":"GET","path":"/v1/templates","query":[],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"templates","cursor":false}},
@@ -737,10 +737,13 @@ export class ServersArea extends Area {
   /**
    * Change a stopped server's plan, priced for the rest of its term (`POST /v1/servers/{id}/resize`).
    *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
    * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
    */
-  resize(id: string, params: S["ResizeServerBody"], options?: RequestOptions): Promise<S["DryRunPrice"]> {
-    return this.transport.call("resizeServer", [id], params, options) as Promise<S["DryRunPrice"]>;
+  resize(id: string, params: S["ResizeServerBody"], options?: ActionOptions): Promise<S["ServerAction"]> {
+    return this.transport.call("resizeServer", [id], params, options) as Promise<S["ServerAction"]>;
   }
 
   /**
@@ -906,10 +909,13 @@ export class VolumesArea extends Area {
   /**
    * Grow a disk (attached or not), priced for the rest of its term (`POST /v1/volumes/{id}/resize`).
    *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
    * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
    */
-  resize(id: string, params: S["ResizeVolumeBody"], options?: RequestOptions): Promise<S["DryRunPrice"]> {
-    return this.transport.call("resizeVolume", [id], params, options) as Promise<S["DryRunPrice"]>;
+  resize(id: string, params: S["ResizeVolumeBody"], options?: ActionOptions): Promise<S["VolumeAction"]> {
+    return this.transport.call("resizeVolume", [id], params, options) as Promise<S["VolumeAction"]>;
   }
 
   /**
