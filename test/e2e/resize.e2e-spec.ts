@@ -191,6 +191,21 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
       await runWorker();
     });
 
+    it('409 out_of_stock when the region cannot hold the added gigabytes; nothing reserved or held', async () => {
+      const [{ used }] = await t.sql<{ used: string }>(`SELECT used_gb::text AS used FROM regions WHERE id = 'id-jkt'`);
+      await t.sql(`UPDATE regions SET capacity_gb = used_gb + 50 WHERE id = 'id-jkt'`);
+      try {
+        const res = await resize('rfsd', { size_gb: 200 });
+        expect(res.status).toBe(409);
+        expect(res.body.error).toMatchObject({ code: 'out_of_stock' });
+        expect(await usedGb()).toBe(Number(used));
+        expect(await ledger('org_rfsd')).toEqual([]);
+        expect(await resize('rfsd', { size_gb: 150, dry_run: true })).toMatchObject({ status: 200 });
+      } finally {
+        await t.sql(`UPDATE regions SET capacity_gb = 20000 WHERE id = 'id-jkt'`);
+      }
+    });
+
     it('409 invalid_state for a suspended disk; 402 when the wallet cannot cover it (nothing reserved)', async () => {
       await t.sql(`UPDATE volumes SET status = 'suspended', suspended_at = $1, release_at = $2 WHERE id = 'vol_suspdata1'`, ['2026-11-20T00:00:00Z', '2026-12-20T00:00:00Z']);
       const suspended = await resize('susp', { size_gb: 200 });
@@ -342,6 +357,33 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
       }
       const missing = await action('vm_nothere', 'resize', { plan: 'cx4' });
       expect(missing.status).toBe(404);
+      // A seeded server has no term (nothing to prorate): 409 invalid_state, dry run included.
+      const seeded = await t.sql<{ status: string }>(`SELECT status FROM servers WHERE id = 'vm_srvweb1'`);
+      await t.sql(`UPDATE servers SET status = 'stopped' WHERE id = 'vm_srvweb1'`);
+      try {
+        for (const body of [{ plan: 'cx2' }, { plan: 'cx2', dry_run: true }]) {
+          const res = await action('vm_srvweb1', 'resize', body);
+          expect(res.status).toBe(409);
+          expect(res.body.error).toMatchObject({ code: 'invalid_state' });
+          expect(res.body.error.message).toMatch(/no term/);
+        }
+      } finally {
+        await t.sql(`UPDATE servers SET status = $1 WHERE id = 'vm_srvweb1'`, [seeded[0].status]);
+      }
+    });
+
+    it('409 out_of_stock when the region has not the vCPUs the plan adds; nothing reserved or held', async () => {
+      const [{ used }] = await t.sql<{ used: string }>(`SELECT vcpus_used::text AS used FROM regions WHERE id = 'id-jkt'`);
+      await t.sql(`UPDATE regions SET vcpu_capacity = vcpus_used + 1 WHERE id = 'id-jkt'`);
+      try {
+        const res = await action(ids.a, 'resize', { plan: 'cx4' });
+        expect(res.status).toBe(409);
+        expect(res.body.error).toMatchObject({ code: 'out_of_stock' });
+        expect(await vcpusUsed()).toBe(Number(used));
+        expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE vm_id = $1 AND status IN ('pending', 'running')`, [ids.a])).toEqual([{ n: 0 }]);
+      } finally {
+        await t.sql(`UPDATE regions SET vcpu_capacity = 256 WHERE id = 'id-jkt'`);
+      }
     });
 
     it('a failure at the provider gives back the vCPUs and the money; the server keeps its plan', async () => {
