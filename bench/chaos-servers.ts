@@ -133,6 +133,33 @@ export function serverActions<O extends Org>(): { name: string; weight: number; 
       },
     },
     {
+      // A plan change (cx1 ⇄ cx2: the smaller boot disk is refused, 400), a fifth of them dry runs, racing power actions, renewals and deletes.
+      name: 'server_resize',
+      weight: 3,
+      async run(ctx) {
+        const org = pick(ctx.orgs);
+        const servers = bought.get(org.id);
+        if (!servers?.length) return;
+        const dry = Math.random() < 0.2;
+        const body = JSON.stringify({ plan: pick(['cx1', 'cx2']), ...(dry ? { dry_run: true } : {}) });
+        const r = await ctx.send(org, 'POST', `/v1/servers/${pick(servers)}/resize`, { body, key: dry ? undefined : randomUUID() });
+        expect(ctx, dry ? 'server_resize_dry_run' : 'server_resize', r, (x, code) =>
+          (dry ? x.status === 200 : x.status === 202 || x.status === 402) || (x.status === 400 && code === 'invalid_request') ||
+          (x.status === 409 && ['invalid_state', 'out_of_stock'].includes(code ?? '')) || (x.status === 503 && code === 'provider_unavailable'));
+      },
+    },
+    {
+      name: 'server_rebuild',
+      weight: 2,
+      async run(ctx) {
+        const org = pick(ctx.orgs);
+        const servers = bought.get(org.id);
+        if (!servers?.length) return;
+        const r = await ctx.send(org, 'POST', `/v1/servers/${pick(servers)}/rebuild`, { body: JSON.stringify({ image: 'debian-12', user_data: '#cloud-config\n' }), key: randomUUID() });
+        expect(ctx, 'server_rebuild', r, (x, code) => x.status === 202 || (x.status === 409 && code === 'invalid_state') || (x.status === 503 && code === 'provider_unavailable'));
+      },
+    },
+    {
       name: 'read_server',
       weight: 2,
       async run(ctx) {

@@ -368,6 +368,24 @@ export const ACTIONS: Action[] = [
     },
   },
   {
+    // Grows a disk (a size it may already have: 400), a fifth of them dry runs, racing renewals, attaches, detaches, deletes and expiry.
+    name: 'resize',
+    weight: 4,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const dry = Math.random() < 0.2;
+      const body = JSON.stringify({ size_gb: pick([20, 60, 110, 120, 200]), ...(dry ? { dry_run: true } : {}) });
+      const reply = await ctx.send(org, 'POST', `/v1/volumes/${pick(org.volumes)}/resize`, { body, key: dry ? undefined : randomUUID() });
+      if (dry) {
+        ctx.stats.count('resize_dry_run', reply ? String(reply.status) : 'cut_by_kill');
+      } else {
+        noteAction(ctx, 'resize', org, reply);
+      }
+      if (reply && ![200, 202, 400, 402, 409].includes(reply.status)) ctx.stats.problem(`resize answered ${reply.status} ${reply.body.slice(0, 200)}`);
+      if (reply && reply.status === 200 && !dry) ctx.stats.problem(`resize without dry_run answered 200 ${reply.body.slice(0, 120)}`);
+    },
+  },
+  {
     name: 'read_volumes',
     weight: 15,
     async run(ctx) {

@@ -41,6 +41,7 @@ import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
 import { WebhookDeliveriesDuePerEndpoint1764000000351 } from './1764000000351-webhook-deliveries-due-per-endpoint';
+import { ResizeReservations1764000000400 } from './1764000000400-resize-reservations';
 export const MIGRATIONS = [
   InitialSchema1763769600000,
   SessionsExpiryIndex1764000000091,
@@ -81,6 +82,7 @@ export const MIGRATIONS = [
   AdminApi1764000000370,
   TopUpRefunds1764000000371,
   StaffAuditChanges1764000000376,
+  ResizeReservations1764000000400,
   Snapshots1764000000410,
   AgentPlacements1764000000440,
 ];

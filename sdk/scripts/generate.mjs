@@ -88,7 +88,9 @@ export function routesOf(document) {
       const params = op.parameters ?? [];
       const query = params.filter((p) => p.in === 'query');
       const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-      const [status, success] = Object.entries(op.responses).find(([s]) => /^2\d\d$/.test(s)) ?? [];
+      // An action that also answers a dry run (200 with the price) is typed by its 202: what it answers without dry_run.
+      const successes = Object.entries(op.responses).filter(([s]) => /^2\d\d$/.test(s));
+      const [status, success] = successes.find(([s]) => s === '202') ?? successes[0] ?? [];
       if (!status) throw new Error(`${op.operationId}: no 2xx response`);
       const result = refName(success.content?.['application/json']?.schema);
       const body = op.requestBody ? refName(op.requestBody.content?.['application/json']?.schema) : undefined;

@@ -475,6 +475,7 @@ describe('OpenAPI document and docs page', () => {
       'GET /v1/volumes/{id}': 'getVolume',
       'HEAD /v1/volumes/{id}': 'headVolume',
       'POST /v1/volumes/{id}/renew': 'renewVolume',
+      'POST /v1/volumes/{id}/resize': 'resizeVolume',
       'PATCH /v1/volumes/{id}': 'updateVolume',
       'DELETE /v1/volumes/{id}': 'deleteVolume',
       'GET /v1/templates': 'listTemplates',
@@ -501,6 +502,8 @@ describe('OpenAPI document and docs page', () => {
       'POST /v1/servers': 'purchaseServer',
       'POST /v1/servers/{id}/reboot': 'rebootServer',
       'POST /v1/servers/{id}/renew': 'renewServer',
+      'POST /v1/servers/{id}/resize': 'resizeServer',
+      'POST /v1/servers/{id}/rebuild': 'rebuildServer',
       'POST /v1/servers/{id}/start': 'startServer',
       'POST /v1/servers/{id}/stop': 'stopServer',
       'GET /v1/quotes/{id}': 'getQuote',
@@ -605,6 +608,9 @@ describe('OpenAPI document and docs page', () => {
       'template.update': ['TemplateUpdateOperation', 'TemplateUpdateResult'],
       'template.health': ['TemplateHealthOperation', 'TemplateHealthResult'],
       'template.remove': ['TemplateRemoveOperation', 'TemplateRemoveResult'],
+      'volume.resize': ['VolumeResizeOperation', 'VolumeResizeResult'],
+      'vm.resize': ['VmResizeOperation', 'VmResizeResult'],
+      'vm.rebuild': ['VmRebuildOperation', 'VmRebuildResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

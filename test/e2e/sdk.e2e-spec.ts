@@ -474,7 +474,8 @@ describe('@cloud-disk/sdk and cds against the service', () => {
       const help = await cds(['--help']);
       expect({ code: help.code, commands: help.stdout.includes('\nCommands:\n  context ') }).toEqual({ code: 0, commands: true });
       expect(COMMANDS.filter((c) => c.action).map((c) => c.path.join(' '))).toEqual([
-        'server create', 'server start', 'server stop', 'server reboot', 'server renew', 'server delete', 'volume create', 'volume attach', 'volume detach', 'volume renew', 'volume delete',
+        'server create', 'server start', 'server stop', 'server reboot', 'server renew', 'server delete', 'server resize', 'server rebuild',
+        'volume create', 'volume attach', 'volume detach', 'volume renew', 'volume resize', 'volume delete',
       ]);
       const completion = await cds(['completion', 'bash']);
       const complete = async (line: string) => {
@@ -498,6 +499,28 @@ describe('@cloud-disk/sdk and cds against the service', () => {
         expect(await offer('cds server list -o x', 5)).toBe('table json yaml');
         expect((await offer('cds volume create --se', 4)).split(' ')).toContain('--server');
       } else console.log('zsh is not installed: the zsh completion script was not run by zsh');
+    });
+
+    it('cds volume resize: --dry-run prints the price; the resize with --wait grows the disk and charges that price for the rest of its term', async () => {
+      const created = await cds(['volume', 'create', '--name', 'grow-me', '--region', 'id-jkt', '--size', '50', '--term', '1', '--wait', '-o', 'json']);
+      expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: expect.any(String) });
+      const volume = JSON.parse(created.stdout).volume as { id: string; expires_at: string };
+      const dry = await cds(['volume', 'resize', volume.id, '--size', '100', '--dry-run', '-o', 'json']);
+      expect({ code: dry.code, stderr: dry.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(dry.stdout)).toEqual({ amount: { currency: 'USD', amount: expect.stringMatching(/^0\.\d{5}$/) } });
+      const grown = await cds(['volume', 'resize', volume.id, '--size', '100', '--wait', '-o', 'json']);
+      expect(grown.code).toBe(0);
+      const answer = JSON.parse(grown.stdout) as { volume: { size_gb: number }; operation: { type: string; status: string; created_at: string; result: { charged: { amount: string } } } };
+      expect(answer.volume.size_gb).toBe(100);
+      expect(answer.operation).toMatchObject({ type: 'volume.resize', status: 'succeeded' });
+      // 50 GB × 0.02000 USD × whole seconds left at acceptance / 30 days, rounded up.
+      const seconds = BigInt(Math.floor((Date.parse(volume.expires_at) - Date.parse(answer.operation.created_at)) / 1000));
+      const minor = (100000n * seconds + 2591999n) / 2592000n;
+      expect(answer.operation.result.charged.amount).toBe(`0.${minor.toString().padStart(5, '0')}`);
+      // The dry run, a moment earlier, priced at most one minor unit more.
+      const dryMinor = BigInt(JSON.parse(dry.stdout).amount.amount.replace('.', ''));
+      expect(dryMinor - minor >= 0n && dryMinor - minor <= 1n).toBe(true);
+      expect((await cds(['volume', 'delete', volume.id, '--wait'])).code).toBe(0);
     });
 
     it('npm pack gives a package that installs in an empty directory and runs its README example against the demo service', async () => {

@@ -43,7 +43,7 @@ describe('verify: provider.instances_match_servers', () => {
     expect(report.checks.find((c) => c.name === CHECK)).toEqual({
       name: CHECK,
       description:
-        'Every live server (not creating, no vm.* operation in flight) has a live instance at the compute provider with its ipv4 and power; no live instance belongs to a deleted or unknown server',
+        'Every live server (not creating, no vm.* operation in flight) has a live instance at the compute provider with its ipv4, power, plan specs and image; no live instance belongs to a deleted or unknown server',
       violations: 0,
     });
   });

@@ -45,6 +45,7 @@ const CHECKS = [
   'snapshots.charged_once',
   'snapshots.counts_match',
   'provider.snapshots_match',
+  'resizes.reservations_in_flight',
   'provider.apps_match_deployments',
 ];
 
@@ -182,6 +183,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'terms.auto_renew_once_per_term': 0,
         // Broken in snapshots.e2e-spec (a snapshot missing at the provider; the counters and charges are held by the database).
         'snapshots.charged_once': 0, 'snapshots.counts_match': 0, 'provider.snapshots_match': 0,
+        // Broken in resize.e2e-spec.
+        'resizes.reservations_in_flight': 0,
       }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([

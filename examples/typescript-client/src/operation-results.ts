@@ -7,6 +7,7 @@ import type {
   Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
   VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
   SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult,
+  VolumeResizeResult, VmResizeResult, VmRebuildResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -90,6 +91,18 @@ export function describeResult(operation: Operation): string {
     case 'template.remove': {
       const r: TemplateRemoveResult | null = operation.result;
       return r ? `${r.deployment_id} is ${r.status}` : 'not removed yet';
+    }
+    case 'volume.resize': {
+      const r: VolumeResizeResult | null = operation.result;
+      return r ? `${r.volume_id} grown to ${r.size_gb} GB for ${r.charged.amount} ${r.charged.currency}` : 'not resized yet';
+    }
+    case 'vm.resize': {
+      const r: VmResizeResult | null = operation.result;
+      return r ? `${r.server_id} is on ${r.plan} (${r.vcpus} vCPUs, ${r.memory_gb} GB) for ${r.charged.amount} ${r.charged.currency}` : 'not resized yet';
+    }
+    case 'vm.rebuild': {
+      const r: VmRebuildResult | null = operation.result;
+      return r ? `${r.server_id} reinstalled from ${r.image}, ${r.status}` : 'not rebuilt yet';
     }
   }
 }

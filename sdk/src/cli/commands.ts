@@ -130,6 +130,12 @@ function actionResult(ctx: RunContext, answer: { operation: Operation } & Row, m
   return { data: answer, ...tableOf(resource, columns) };
 }
 
+/** A dry run's answer: the price, nothing reserved. */
+function dryRun(answer: unknown): Result {
+  const { amount } = answer as unknown as { amount: { currency: string; amount: string } };
+  return { data: answer, message: `It would be charged ${amount.amount} ${amount.currency} now; nothing was reserved.` };
+}
+
 /** Table mode shows this one item, a line per column. */
 function tableOf(item: Row | undefined, columns: Column[]): Partial<Result> {
   return item ? { item, columns } : {};
@@ -325,6 +331,47 @@ const SERVER: Command[] = [
     }),
   ),
   {
+    path: ['server', 'resize'],
+    summary: 'Move a stopped server to another plan, paying the difference for the rest of its term',
+    args: [{ name: 'id', description: 'The server\'s id (vm_…)' }],
+    flags: [
+      { name: 'plan', type: 'string', value: 'PLAN', description: 'The new plan (its boot disk at least the server\'s)', required: true },
+      { name: 'dry-run', type: 'boolean', description: 'Only tell the price; nothing is reserved or changed' },
+    ],
+    action: true,
+    examples: ['cds server resize vm_demoweb1 --plan cx2 --dry-run', 'cds server resize vm_demoweb1 --plan cx2 --wait'],
+    async run(ctx) {
+      if (ctx.flags['dry-run']) return dryRun(await ctx.client().servers.resize(ctx.args[0], { plan: str(ctx, 'plan')!, dry_run: true }));
+      const answer = await ctx.client().servers.resize(ctx.args[0], { plan: str(ctx, 'plan')! }, actionOptions(ctx));
+      return actionResult(ctx, answer as unknown as { operation: Operation } & Row, 'server', SERVER_COLUMNS);
+    },
+  },
+  {
+    path: ['server', 'rebuild'],
+    summary: 'Reinstall a server\'s boot disk from an image: everything on it is lost',
+    args: [{ name: 'id', description: 'The server\'s id (vm_…)' }],
+    flags: [
+      { name: 'image', type: 'string', value: 'IMAGE', description: 'The operating system image', required: true },
+      { name: 'ssh-key', type: 'string', multiple: true, value: 'ID', description: 'An SSH key to put on it (default: the server\'s keys)' },
+      { name: 'user-data', type: 'string', value: 'FILE', description: 'A cloud-init file' },
+    ],
+    action: true,
+    examples: ['cds server rebuild vm_demoweb1 --image ubuntu-24.04 --ssh-key ssh_… --wait'],
+    async run(ctx) {
+      const userData = str(ctx, 'user-data');
+      const answer = await ctx.client().servers.rebuild(
+        ctx.args[0],
+        defined({
+          image: str(ctx, 'image')!,
+          ssh_key_ids: list(ctx, 'ssh-key').length ? list(ctx, 'ssh-key') : undefined,
+          user_data: userData === undefined ? undefined : readFileSync(userData, 'utf8'),
+        }),
+        actionOptions(ctx),
+      );
+      return actionResult(ctx, answer as unknown as { operation: Operation } & Row, 'server', SERVER_COLUMNS);
+    },
+  },
+  {
     path: ['server', 'console'],
     summary: 'A console session (VNC) of a running server: its address and one-time password',
     args: [{ name: 'id', description: 'The server\'s id (vm_…)' }],
@@ -439,6 +486,23 @@ const VOLUME: Command[] = [
     examples: ['cds volume renew vol_demodata1 --term 3 --wait'],
     async run(ctx) {
       const answer = await ctx.client().volumes.renew(ctx.args[0], defined({ term_months: Number(str(ctx, 'term')) as 1 | 3 | 12, currency: str(ctx, 'currency') as 'USD' | 'IDR' | undefined }), actionOptions(ctx));
+      return actionResult(ctx, answer as unknown as { operation: Operation } & Row, 'volume', VOLUME_COLUMNS);
+    },
+  },
+  {
+    path: ['volume', 'resize'],
+    summary: 'Grow a volume (attached or not), paying the added size for the rest of its term',
+    args: [{ name: 'id', description: 'The volume\'s id (vol_…)' }],
+    flags: [
+      { name: 'size', type: 'string', value: 'GB', description: 'The new size in GB (larger than today\'s, by the offer\'s step)', required: true },
+      { name: 'dry-run', type: 'boolean', description: 'Only tell the price; nothing is reserved or changed' },
+    ],
+    action: true,
+    examples: ['cds volume resize vol_demodata1 --size 200 --dry-run', 'cds volume resize vol_demodata1 --size 200 --wait'],
+    async run(ctx) {
+      const sizeGb = int(ctx, 'size')!;
+      if (ctx.flags['dry-run']) return dryRun(await ctx.client().volumes.resize(ctx.args[0], { size_gb: sizeGb, dry_run: true }));
+      const answer = await ctx.client().volumes.resize(ctx.args[0], { size_gb: sizeGb }, actionOptions(ctx));
       return actionResult(ctx, answer as unknown as { operation: Operation } & Row, 'volume', VOLUME_COLUMNS);
     },
   },

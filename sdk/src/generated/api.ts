@@ -256,6 +256,7 @@ export const ROUTES = {
   purchaseVolume: {"method":"POST","path":"/v1/volumes","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   listVolumes: {"method":"GET","path":"/v1/volumes","query":["limit","cursor","region","zone","type","status","server_id","name","label","auto_renew","expires_before"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"volumes","cursor":true}},
   attachVolume: {"method":"POST","path":"/v1/volumes/{id}/attach","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
+  resizeVolume: {"method":"POST","path":"/v1/volumes/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   detachVolume: {"method":"POST","path":"/v1/volumes/{id}/detach","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   deleteVolume: {"method":"DELETE","path":"/v1/volumes/{id}","query":["detach"],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"volume","get":"getVolume"}},
   getVolume: {"method":"GET","path":"/v1/volumes/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
@@ -282,6 +283,8 @@ export const ROUTES = {
   stopServer: {"method":"POST","path":"/v1/servers/{id}/stop","query":[],"body":"optional","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   rebootServer: {"method":"POST","path":"/v1/servers/{id}/reboot","query":[],"body":"optional","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   renewServer: {"method":"POST","path":"/v1/servers/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
+  resizeServer: {"method":"POST","path":"/v1/servers/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
+  rebuildServer: {"method":"POST","path":"/v1/servers/{id}/rebuild","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   createServerConsole: {"method":"POST","path":"/v1/servers/{id}/console","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
   listTemplates: {"method":"GET","path":"/v1/templates","query":[],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"templates","cursor":false}},
   deployTemplate: {"method":"POST","path":"/v1/servers/{id}/deployments","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
@@ -658,7 +661,7 @@ export class ServerOptionsArea extends Area {
   }
 }
 
-/** servers: GET /v1/servers, POST /v1/servers, GET /v1/servers/{id}, PATCH /v1/servers/{id}, DELETE /v1/servers/{id}, POST /v1/servers/{id}/start, POST /v1/servers/{id}/stop, POST /v1/servers/{id}/reboot, POST /v1/servers/{id}/renew, POST /v1/servers/{id}/console. */
+/** servers: GET /v1/servers, POST /v1/servers, GET /v1/servers/{id}, PATCH /v1/servers/{id}, DELETE /v1/servers/{id}, POST /v1/servers/{id}/start, POST /v1/servers/{id}/stop, POST /v1/servers/{id}/reboot, POST /v1/servers/{id}/renew, POST /v1/servers/{id}/resize, POST /v1/servers/{id}/rebuild, POST /v1/servers/{id}/console. */
 export class ServersArea extends Area {
   /**
    * The organization's servers, newest first, filtered (`GET /v1/servers`).
@@ -753,6 +756,30 @@ export class ServersArea extends Area {
    */
   renew(id: string, params: S["RenewServerBody"], options?: ActionOptions): Promise<S["ServerAction"]> {
     return this.transport.call("renewServer", [id], params, options) as Promise<S["ServerAction"]>;
+  }
+
+  /**
+   * Change a stopped server's plan, priced for the rest of its term (`POST /v1/servers/{id}/resize`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  resize(id: string, params: S["ResizeServerBody"], options?: ActionOptions): Promise<S["ServerAction"]> {
+    return this.transport.call("resizeServer", [id], params, options) as Promise<S["ServerAction"]>;
+  }
+
+  /**
+   * Reinstall a server's boot disk from an image (its data is lost) (`POST /v1/servers/{id}/rebuild`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  rebuild(id: string, params: S["RebuildServerBody"], options?: ActionOptions): Promise<S["ServerAction"]> {
+    return this.transport.call("rebuildServer", [id], params, options) as Promise<S["ServerAction"]>;
   }
 
   /**
@@ -930,7 +957,7 @@ export class VolumeOptionsArea extends Area {
   }
 }
 
-/** volumes: POST /v1/volumes, GET /v1/volumes, POST /v1/volumes/{id}/attach, POST /v1/volumes/{id}/detach, DELETE /v1/volumes/{id}, GET /v1/volumes/{id}, PATCH /v1/volumes/{id}, POST /v1/volumes/{id}/renew, POST /v1/quotes, GET /v1/quotes/{id}. */
+/** volumes: POST /v1/volumes, GET /v1/volumes, POST /v1/volumes/{id}/attach, POST /v1/volumes/{id}/resize, POST /v1/volumes/{id}/detach, DELETE /v1/volumes/{id}, GET /v1/volumes/{id}, PATCH /v1/volumes/{id}, POST /v1/volumes/{id}/renew, POST /v1/quotes, GET /v1/quotes/{id}. */
 export class VolumesArea extends Area {
   /**
    * Buy a disk for a prepaid term, optionally attached to a server when ready (`POST /v1/volumes`).
@@ -963,6 +990,18 @@ export class VolumesArea extends Area {
    */
   attach(id: string, params: S["AttachVolumeBody"], options?: ActionOptions): Promise<S["VolumeAction"]> {
     return this.transport.call("attachVolume", [id], params, options) as Promise<S["VolumeAction"]>;
+  }
+
+  /**
+   * Grow a disk (attached or not), priced for the rest of its term (`POST /v1/volumes/{id}/resize`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  resize(id: string, params: S["ResizeVolumeBody"], options?: ActionOptions): Promise<S["VolumeAction"]> {
+    return this.transport.call("resizeVolume", [id], params, options) as Promise<S["VolumeAction"]>;
   }
 
   /**

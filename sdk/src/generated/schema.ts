@@ -1123,6 +1123,44 @@ export interface components {
              */
             status: "removed";
         };
+        /** @description result of a succeeded volume.resize: the new size and what it was charged for the rest of the term */
+        VolumeResizeResult: {
+            /** @example vol_demodata1 */
+            volume_id: string;
+            /**
+             * @description The size the disk was grown to
+             * @example 200
+             */
+            size_gb: number;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded vm.resize: the server's new plan and what it was charged for the rest of the term */
+        VmResizeResult: {
+            /** @example vm_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            server_id: string;
+            /** @example cx2 */
+            plan: string;
+            /** @example 2 */
+            vcpus: number;
+            /** @example 4 */
+            memory_gb: number;
+            /** @example 80 */
+            disk_gb: number;
+            /** @description Zero when the new plan costs no more than the price the server was bought at (nothing is refunded) */
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded vm.rebuild: the boot disk reinstalled from the image, the server running */
+        VmRebuildResult: {
+            /** @example vm_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            server_id: string;
+            /** @example debian-12 */
+            image: string;
+            /**
+             * @example running
+             * @enum {string}
+             */
+            status: "running";
+        };
         /** @description Why a failed operation failed; the reserved credit was released */
         OperationError: {
             /**
@@ -1135,7 +1173,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting
              * @example renewing
              */
             name: string;
@@ -2445,8 +2483,203 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /** @description An operation of type volume.resize */
+        VolumeResizeOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "volume.resize";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VolumeResizeResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type vm.resize */
+        VmResizeOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "vm.resize";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VmResizeResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type vm.rebuild */
+        VmRebuildOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "vm.rebuild";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VmRebuildResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -2727,6 +2960,32 @@ export interface components {
              * @example /mnt/data
              */
             mount_path?: string;
+        };
+        ResizeVolumeBody: {
+            /**
+             * @description The new size in GB: larger than today's (disks only grow), a multiple of the offer's step_gb, at most its max_gb
+             * @example 200
+             */
+            size_gb: number;
+            /**
+             * @description true: answer 200 with the price only; nothing reserved or changed
+             * @example false
+             */
+            dry_run?: boolean;
+        };
+        /** @description An amount in one currency (USD five decimals, IDR whole rupiah) */
+        ChargeAmount: {
+            /**
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "IDR";
+            /** @example 0.66667 */
+            amount: string;
+        };
+        /** @description dry_run: what the change would be charged now (for the rest of the term); nothing reserved or changed */
+        DryRunPrice: {
+            amount: components["schemas"]["ChargeAmount"];
         };
         VolumeList: {
             /** @description Volumes passing the filters (without status: not deleted), newest first */
@@ -3389,6 +3648,38 @@ export interface components {
              */
             currency?: "USD" | "IDR";
         };
+        ResizeServerBody: {
+            /**
+             * @description A plan sold in the server's region whose disk_gb is at least the server's (boot disks do not shrink)
+             * @example cx2
+             */
+            plan: string;
+            /**
+             * @description true: answer 200 with the price only; nothing reserved or changed
+             * @example false
+             */
+            dry_run?: boolean;
+        };
+        RebuildServerBody: {
+            /**
+             * @description An image id sold in the region (GET /v1/server-options): the boot disk is reinstalled from it and its data lost
+             * @example ubuntu-24.04
+             */
+            image: string;
+            /**
+             * @description At most 10 distinct SSH key ids of the organization, injected into the new system and recorded as the server's keys; absent: the server's keys that still exist
+             * @example [
+             *       "ssh_4Lm9xQ2vR7tW1yZ3bN5cHd8K"
+             *     ]
+             */
+            ssh_key_ids?: string[];
+            /**
+             * @description Cloud-init user data for the new system: at most 32768 bytes of UTF-8, no NUL; "" means none. Never returned, logged, audited or kept past the rebuild
+             * @example #cloud-config
+             *     packages: [nginx]
+             */
+            user_data?: string;
+        };
         /** @description A one-time VNC console credential: shown in this answer only, valid for 60 seconds */
         ServerConsole: {
             /**
@@ -4048,6 +4339,9 @@ export type TemplateDeployResult = components['schemas']["TemplateDeployResult"]
 export type TemplateUpdateResult = components['schemas']["TemplateUpdateResult"];
 export type TemplateHealthResult = components['schemas']["TemplateHealthResult"];
 export type TemplateRemoveResult = components['schemas']["TemplateRemoveResult"];
+export type VolumeResizeResult = components['schemas']["VolumeResizeResult"];
+export type VmResizeResult = components['schemas']["VmResizeResult"];
+export type VmRebuildResult = components['schemas']["VmRebuildResult"];
 export type OperationError = components['schemas']["OperationError"];
 export type OperationStep = components['schemas']["OperationStep"];
 export type VolumeCreateOperation = components['schemas']["VolumeCreateOperation"];
@@ -4070,6 +4364,9 @@ export type TemplateDeployOperation = components['schemas']["TemplateDeployOpera
 export type TemplateUpdateOperation = components['schemas']["TemplateUpdateOperation"];
 export type TemplateHealthOperation = components['schemas']["TemplateHealthOperation"];
 export type TemplateRemoveOperation = components['schemas']["TemplateRemoveOperation"];
+export type VolumeResizeOperation = components['schemas']["VolumeResizeOperation"];
+export type VmResizeOperation = components['schemas']["VmResizeOperation"];
+export type VmRebuildOperation = components['schemas']["VmRebuildOperation"];
 export type Operation = components['schemas']["Operation"];
 export type OperationList = components['schemas']["OperationList"];
 export type AutoRenewInput = components['schemas']["AutoRenewInput"];
@@ -4080,6 +4377,9 @@ export type AutoRenew = components['schemas']["AutoRenew"];
 export type Volume = components['schemas']["Volume"];
 export type VolumeAction = components['schemas']["VolumeAction"];
 export type AttachVolumeBody = components['schemas']["AttachVolumeBody"];
+export type ResizeVolumeBody = components['schemas']["ResizeVolumeBody"];
+export type ChargeAmount = components['schemas']["ChargeAmount"];
+export type DryRunPrice = components['schemas']["DryRunPrice"];
 export type VolumeList = components['schemas']["VolumeList"];
 export type UpdateVolumeBody = components['schemas']["UpdateVolumeBody"];
 export type RenewVolumeBody = components['schemas']["RenewVolumeBody"];
@@ -4109,6 +4409,8 @@ export type ServerAction = components['schemas']["ServerAction"];
 export type StopServerBody = components['schemas']["StopServerBody"];
 export type RebootServerBody = components['schemas']["RebootServerBody"];
 export type RenewServerBody = components['schemas']["RenewServerBody"];
+export type ResizeServerBody = components['schemas']["ResizeServerBody"];
+export type RebuildServerBody = components['schemas']["RebuildServerBody"];
 export type ServerConsole = components['schemas']["ServerConsole"];
 export type TemplateVariable = components['schemas']["TemplateVariable"];
 export type Template = components['schemas']["Template"];

@@ -18,7 +18,8 @@ import { TypeOrmServerReads } from './infrastructure/typeorm-server-reads';
 import { OptionsModule } from '../options/options.module';
 import { WalletModule } from '../wallet/wallet.module';
 import { PurchaseServer } from './application/purchase-server.use-case';
-import { CreateServerExecutor, RebootServerExecutor, RenewServerExecutor, StartServerExecutor, StopServerExecutor } from './application/server-executors';
+import { CreateServerExecutor, RebootServerExecutor, RebuildServerExecutor, RenewServerExecutor, ResizeServerExecutor, StartServerExecutor, StopServerExecutor } from './application/server-executors';
+import { RebuildServer, ResizeServer } from './application/server-changes.use-cases';
 import { ServerLifecycle } from './application/server-lifecycle.port';
 import { PowerServer, RenewServer, ServerActionRunner } from './application/server-power.use-cases';
 import { ServerQuotes } from './application/server-quotes.port';
@@ -54,6 +55,11 @@ import { ServersController } from './interface/http/servers.controller';
     StopServerExecutor,
     RebootServerExecutor,
     RenewServerExecutor,
+    // Plan changes and rebuilds.
+    ResizeServer,
+    RebuildServer,
+    ResizeServerExecutor,
+    RebuildServerExecutor,
     // Deletion (DELETE /v1/servers/{id} and the vm.delete executor).
     { provide: ServerDeletions, useClass: TypeOrmServerDeletions },
     DeleteServer,

@@ -10,7 +10,10 @@ import { QuoteRepository } from './application/quotes.port';
 import { CreateQuote, QuoteQueries } from './application/quotes.use-cases';
 import { RenewalExecutor } from './application/renewal-executor';
 import { UpdateVolume } from './application/update-volume.use-case';
-import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor } from './application/volume-action-executors';
+import { AttachVolumeExecutor, CreateVolumeExecutor, DeleteVolumeExecutor, DetachVolumeExecutor, ResizeVolumeExecutor } from './application/volume-action-executors';
+import { ResizeVolume } from './application/resize-volume.use-case';
+import { VolumeResizes } from './application/volume-resizes.port';
+import { TypeOrmVolumeResizes } from './infrastructure/typeorm-volume-resizes';
 import { VolumeStates } from './application/volume-states.port';
 import { TypeOrmVolumeStates } from './infrastructure/typeorm-volume-states';
 import { StorageProviderModule } from '../storage-provider/storage-provider.module';
@@ -43,6 +46,9 @@ import { VolumesController } from './interface/http/volumes.controller';
     AttachVolumeExecutor,
     DetachVolumeExecutor,
     DeleteVolumeExecutor,
+    ResizeVolumeExecutor,
+    { provide: VolumeResizes, useClass: TypeOrmVolumeResizes },
+    ResizeVolume,
     CleanUpOrphanDisks,
     ReconcileVolumesWithProvider,
     UpdateVolume,

@@ -5,6 +5,7 @@ export const OPERATION_TYPES = [
   'volume.create', 'volume.attach', 'volume.detach', 'volume.renew', 'volume.delete', 'vm.suspend', 'volume.suspend',
   'snapshot.create', 'snapshot.renew', 'snapshot.delete',
   'template.deploy', 'template.update', 'template.health', 'template.remove',
+  'volume.resize', 'vm.resize', 'vm.rebuild',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

@@ -52,3 +52,24 @@ export function renewedTerms(expiresAt: Date | null, quote: RenewalQuote, now: D
 /** Why a resource was deleted (terms.md): its owner, the end of its term, or its purchase failing. */
 export const DELETED_REASONS = ['customer', 'expired', 'purchase_failed'] as const;
 export type DeletedReason = (typeof DELETED_REASONS)[number];
+
+/** The month a change's price is prorated on: 30 days, in seconds. */
+export const PRORATION_MONTH_SECONDS = 30n * 24n * 60n * 60n;
+
+/** Whole seconds from `now` to `expiresAt` (0 once it has passed). */
+export function remainingSeconds(expiresAt: Date, now: Date): bigint {
+  const ms = expiresAt.getTime() - now.getTime();
+  return ms <= 0 ? 0n : BigInt(Math.floor(ms / 1000));
+}
+
+/**
+ * What a change costs for the rest of a term (a disk grown, a plan changed): `monthly × r`, where
+ * r = (expires_at − now) / 30 days in seconds, rounded up to the currency's minor unit. Exact
+ * bigint arithmetic; nothing when the term has ended or the monthly difference is not positive.
+ */
+export function proratedCharge(monthly: Money, expiresAt: Date, now: Date): Money {
+  if (monthly.minor <= 0n) return Money.zero(monthly.currency);
+  const numerator = monthly.minor * remainingSeconds(expiresAt, now);
+  const minor = (numerator + PRORATION_MONTH_SECONDS - 1n) / PRORATION_MONTH_SECONDS;
+  return Money.ofMinor(monthly.currency, minor);
+}

@@ -66,6 +66,12 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth, Ser
   reset(input: Step): Promise<ProviderInstance> {
     return this.call(() => this.compute.reset(input));
   }
+  resizeInstance(input: Parameters<ComputeProvider['resizeInstance']>[0]): Promise<ProviderInstance> {
+    return this.call(() => this.compute.resizeInstance(input));
+  }
+  rebuildInstance(input: Parameters<ComputeProvider['rebuildInstance']>[0]): Promise<ProviderInstance> {
+    return this.call(() => this.compute.rebuildInstance(input));
+  }
   deleteInstance(input: Step): Promise<void> {
     return this.call(() => this.compute.deleteInstance(input));
   }

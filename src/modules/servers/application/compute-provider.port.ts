@@ -104,6 +104,17 @@ export abstract class ComputeProvider {
    * earlier one stops working. Without a step, every call makes a new credential.
    */
   abstract createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole>;
+  /**
+   * Gives the (stopped) instance a plan's resources: vCPUs, memory and boot disk (never smaller).
+   * An instance that has them already answers as it is; a running one is a DomainError invalid_state.
+   */
+  abstract resizeInstance(input: { serverId: string; step: string; vcpus: number; memoryGb: number; diskGb: number }): Promise<ProviderInstance>;
+  /**
+   * Reinstalls the instance's boot disk from `image` (its data is lost; the address and the disks
+   * attached stay), with `sshPublicKeys` and `userData` injected as at creation (never stored by
+   * the service past the step), and powers it on (booting: awaitBoot follows).
+   */
+  abstract rebuildInstance(input: { serverId: string; step: string; image: string; sshPublicKeys: string[]; userData: string | null }): Promise<ProviderInstance>;
   /** Deleting an instance that does not exist (never created, or deleted already) succeeds. */
   abstract deleteInstance(input: { serverId: string; step: string }): Promise<void>;
   /**

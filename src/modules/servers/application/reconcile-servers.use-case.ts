@@ -26,6 +26,8 @@ export type ServerRepair = { kind: 'record'; change: ServerStateChange; reason: 
  * - No instance: `instance_missing_since` is set once and reported (power actions
  *   and renewal answer 409 while it is); an instance seen again clears it.
  * - An instance whose ipv4 differs from the server's: reported (the address is never changed).
+ * - vCPUs a failed plan change left reserved (its instance unreadable then): given back when the
+ *   instance kept the server's vCPUs; reported when it did not.
  */
 export function planServerRepair(server: Server, instance: ProviderInstance | null, now: Date): ServerRepair | undefined {
   if (server.deletedAt || server.status === 'deleted') return undefined;
@@ -50,6 +52,15 @@ export function planServerRepair(server: Server, instance: ProviderInstance | nu
   } else if (server.status !== instance.power) {
     change.status = instance.power;
     reasons.push(`the instance is ${instance.power} at the provider`);
+  }
+  if ((server.resizeReservedVcpus ?? 0) > 0) {
+    // A failed plan change whose instance could not be read then: given back when the instance kept the server's specs.
+    if (instance.vcpus === server.vcpus) {
+      change.resizeReservedVcpus = 0;
+      reasons.push('the plan change did not take effect at the provider');
+    } else if (reasons.length === 0) {
+      return { kind: 'report', reason: `server has ${server.vcpus} vCPUs and ${server.resizeReservedVcpus} reserved but its instance has ${instance.vcpus}` };
+    }
   }
   if (reasons.length > 0) return { kind: 'record', change, reason: reasons.join('; ') };
   if (instance.ipv4 !== server.ipv4) return { kind: 'report', reason: `server has ipv4 ${server.ipv4 ?? 'null'} but its instance has ${instance.ipv4}` };
@@ -139,5 +150,6 @@ function changeData(c: ServerStateChange, firewallRuleIds: string[]): Record<str
   }
   if (c.status !== undefined) out.status = c.status;
   if (c.instanceMissingSince !== undefined) out.instance_missing_since = c.instanceMissingSince?.toISOString() ?? null;
+  if (c.resizeReservedVcpus !== undefined) out.resize_reserved_vcpus = c.resizeReservedVcpus;
   return out;
 }

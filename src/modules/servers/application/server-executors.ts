@@ -12,6 +12,7 @@ import { ProviderInstance } from './compute-provider.port';
 import { renewalParams } from '../../prepaid/application/renewal-params';
 import { renewedExpiry } from '../../prepaid/domain/term';
 import { createServerParams, powerParams } from './server-operation-params';
+import { rebuildServerParams, resizeServerParams } from './server-change-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerReads } from './servers.port';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -282,5 +283,117 @@ export class RenewServerExecutor implements OperationExecutor, OnModuleInit {
       if (resumed) await this.outbox.record({ orgId: server.orgId, type: 'server.resumed', createdAt: this.clock.now(), data: presentServer(resumed) });
     }
     return { server_id: server.id, term_months: p.termMonths, expires_at: expiresAt.toISOString(), charged: { currency: p.amount.currency, amount: p.amount.format() } };
+  }
+}
+
+/**
+ * vm.resize: payment_reserved (done at acceptance: the hold, and the vCPUs the plan adds reserved),
+ * resizing (the provider gives the stopped instance the plan's resources; then, in the step's
+ * transaction, the server gets the plan, its specs and its current price as the frozen price, the
+ * reservation ends and vCPUs a smaller plan frees go back; the worker captures the hold).
+ *
+ * Failure: the hold released; what is given back follows the provider's truth (a resize that took
+ * effect is never given back): the instance has the plan's resources, the server takes the plan
+ * (nothing charged for a failed operation); it has not, the reserved vCPUs go back; the provider
+ * unreadable, the reservation stays until a later read settles it.
+ */
+@Injectable()
+export class ResizeServerExecutor extends ServerExecutor {
+  readonly type = 'vm.resize' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'payment_reserved', commit: async () => undefined },
+    {
+      name: 'resizing',
+      perform: async (op) => {
+        const p = resizeServerParams.read(op.params);
+        await this.compute.resizeInstance({ serverId: serverIdOf(op), step: key(op, 'resizing'), vcpus: p.vcpus, memoryGb: p.memoryGb, diskGb: p.diskGb });
+        return {};
+      },
+      commit: async (op) => {
+        const p = resizeServerParams.read(op.params);
+        const server = await this.lockServer(op);
+        await this.lifecycle.changePlan(server.id, { planId: p.planId, vcpus: p.vcpus, memoryGb: p.memoryGb, diskGb: p.diskGb, price: p.price });
+        return {
+          server_id: server.id, plan: p.planId, vcpus: p.vcpus, memory_gb: p.memoryGb, disk_gb: p.diskGb,
+          charged: { currency: p.amount.currency, amount: p.amount.format() },
+        };
+      },
+    },
+  ];
+
+  async failed(op: Operation, _error: OperationError, truth?: ProviderTruth<unknown>): Promise<void> {
+    const p = resizeServerParams.read(op.params);
+    const server = await this.lifecycle.lock(serverIdOf(op));
+    if (!server || server.deletedAt || !truth?.known) return;
+    const instance = truth.value as ProviderInstance | null;
+    if (instance && instance.vcpus === p.vcpus && instance.memoryGb === p.memoryGb && instance.diskGb === p.diskGb) {
+      await this.lifecycle.changePlan(server.id, { planId: p.planId, vcpus: p.vcpus, memoryGb: p.memoryGb, diskGb: p.diskGb, price: p.price });
+    } else {
+      await this.lifecycle.releaseVcpus(server.id);
+    }
+  }
+}
+
+/**
+ * vm.rebuild: rebuilding (the provider reinstalls the boot disk from the image with the SSH keys
+ * and user_data, and powers the instance on; then the server records the image and keys and
+ * user_data is removed from the params), booting (booted, the firewall rules in force applied;
+ * the server `running`). Nothing is charged. Failure: user_data forgotten; the server shows the
+ * instance's power as the provider holds it (else it keeps its status).
+ */
+@Injectable()
+export class RebuildServerExecutor extends ServerExecutor {
+  readonly type = 'vm.rebuild' as const;
+
+  constructor(
+    lifecycle: ServerLifecycle,
+    compute: ComputeGateway,
+    executors: OperationExecutors,
+    clock: Clock,
+    private readonly firewall: FirewallEnforcement,
+  ) {
+    super(lifecycle, compute, executors, clock);
+  }
+
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'rebuilding',
+      perform: async (op) => {
+        const p = rebuildServerParams.read(op.params);
+        await this.compute.rebuildInstance({
+          serverId: serverIdOf(op), step: key(op, 'rebuilding'), image: p.image, sshPublicKeys: p.sshKeys.map((k) => k.publicKey), userData: p.userData,
+        });
+        return {};
+      },
+      commit: async (op) => {
+        const p = rebuildServerParams.read(op.params);
+        const server = await this.lockServer(op);
+        await this.lifecycle.rebuilt(server.id, p.image, p.sshKeys.map((k) => k.id));
+        await this.lifecycle.forgetUserData(op.id);
+      },
+    },
+    this.call(
+      'booting',
+      async (op, serverId, step) => {
+        await this.compute.awaitBoot({ serverId, step });
+        await this.firewall.applyNow(op.orgId, serverId);
+      },
+      async (op) => {
+        const p = rebuildServerParams.read(op.params);
+        const server = await this.lockServer(op);
+        await this.lifecycle.setStatus(server.id, 'running');
+        return { server_id: server.id, image: p.image, status: 'running' };
+      },
+    ),
+  ];
+
+  async failed(op: Operation, _error: OperationError, truth?: ProviderTruth<unknown>): Promise<void> {
+    await this.lifecycle.forgetUserData(op.id);
+    const server = await this.lifecycle.lock(serverIdOf(op));
+    if (!server || server.deletedAt || !truth?.known) return;
+    const instance = truth.value as ProviderInstance | null;
+    if (instance?.image) await this.lifecycle.rebuilt(server.id, instance.image, server.sshKeyIds);
+    const status: ServerStatus | undefined = instance ? (instance.power === 'running' ? 'running' : 'stopped') : undefined;
+    if (status && server.status !== status) await this.lifecycle.setStatus(server.id, status);
   }
 }

@@ -58,6 +58,14 @@ export abstract class ServerLifecycle {
   abstract renew(id: string, termMonths: TermMonths, billing: Money, expiresAt: Date): Promise<void>;
   /** A failed purchase: deleted (its vCPUs given back by the counter's trigger, ipv4 cleared). */
   abstract markDeleted(id: string, at: Date): Promise<void>;
+  /** Reserves `vcpus` more in the region for the server's plan change (resize_reserved_vcpus); 409 out_of_stock when they do not fit (the CHECK decides). */
+  abstract reserveVcpus(id: string, regionId: string, vcpus: number): Promise<void>;
+  /** A plan change took effect: the plan, its specs and its price frozen; the reservation ended (vCPUs a smaller plan frees go back). */
+  abstract changePlan(id: string, plan: { planId: string; vcpus: number; memoryGb: number; diskGb: number; price: PricePair }): Promise<void>;
+  /** A plan change did not happen: its reserved vCPUs given back. */
+  abstract releaseVcpus(id: string): Promise<void>;
+  /** A rebuild reinstalled the boot disk: the image and the SSH keys given to it. */
+  abstract rebuilt(id: string, image: string, sshKeyIds: string[]): Promise<void>;
   /** Removes `user_data` from the operation's stored params (after creating_instance, or when it ends). */
   abstract forgetUserData(operationId: string): Promise<void>;
 }

@@ -19,6 +19,14 @@ import { powerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerReads, ServerWrites } from './servers.port';
 
+/** What an action's checks decide: the operation's steps and params, the audit entry's data, the price to hold. */
+export interface ActionPlan {
+  steps: OperationStep[];
+  params: JsonObject;
+  audit: JsonObject;
+  hold?: Money;
+}
+
 export interface ServerActionResult {
   server: Server;
   operation: Operation;
@@ -56,7 +64,9 @@ export class ServerActionRunner {
       /** The status at acceptance; undefined: unchanged. */
       during?: ServerStatus;
       /** Further 409 checks and the operation's shape. */
-      plan: (server: Server) => { steps: OperationStep[]; params: JsonObject; audit: JsonObject; hold?: Money };
+      plan: (server: Server) => ActionPlan | Promise<ActionPlan>;
+      /** Reserves what the action adds (a plan change's vCPUs: 409 out_of_stock), once the operation is stored, before the hold. */
+      reserve?: (server: Server) => Promise<void>;
       /** Whether the action calls the compute provider (503 while its circuit is open). */
       callsProvider: boolean;
     },
@@ -71,7 +81,7 @@ export class ServerActionRunner {
       assertStatus(server, action.type, action.from);
       // Its instance is known missing at the provider (the reconciliation sweep flagged it): nothing to power or renew.
       if (instanceMissing(server)) throw instanceMissingError(server);
-      const plan = action.plan(server);
+      const plan = await action.plan(server);
       const operation = Operation.create({
         id: newId('op'),
         orgId: principal.orgId,
@@ -82,6 +92,7 @@ export class ServerActionRunner {
         createdAt: this.clock.now(),
       });
       await this.acceptOperation(server.id, operation);
+      await action.reserve?.(server);
       if (plan.hold && plan.hold.minor > 0n) {
         const hold = await this.wallet.hold(principal.orgId, plan.hold, operation.id);
         if (!hold.held) throw insufficientBalance(plan.hold, hold.available);

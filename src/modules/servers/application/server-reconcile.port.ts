@@ -7,6 +7,8 @@ export interface ServerStateChange {
   /** Marks the server deleted (status `deleted`, ipv4 null, vCPUs back to the region: the servers triggers). */
   deletedAt?: Date;
   instanceMissingSince?: Date | null;
+  /** vCPUs a failed plan change left reserved, given back (0). */
+  resizeReservedVcpus?: 0;
 }
 
 /** The servers the reconciliation sweep reads and repairs. */

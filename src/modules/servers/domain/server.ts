@@ -54,6 +54,8 @@ export interface Server {
   instanceMissingSince: Date | null;
   /** Automatic renewal (terms.md); absent: off. */
   autoRenew?: AutoRenew;
+  /** vCPUs a plan change in flight has reserved in the region (0 otherwise). Not shown. */
+  resizeReservedVcpus?: number;
 }
 
 /**

@@ -20,7 +20,7 @@ export interface SimulatedInstance {
   deleted: boolean;
 }
 
-export type ComputeAction = 'create' | 'await_boot' | 'power_on' | 'shutdown' | 'power_off' | 'reboot' | 'reset' | 'delete';
+export type ComputeAction = 'create' | 'await_boot' | 'power_on' | 'shutdown' | 'power_off' | 'reboot' | 'reset' | 'delete' | 'resize' | 'rebuild';
 
 export type ComputeCallInput =
   | {
@@ -38,7 +38,9 @@ export type ComputeCallInput =
       userDataBytes: number;
       ignoresAcpi: boolean;
     }
-  | { action: Exclude<ComputeAction, 'create'>; serverId: string };
+  | { action: 'resize'; serverId: string; vcpus: number; memoryGb: number; diskGb: number }
+  | { action: 'rebuild'; serverId: string; image: string; sshKeyCount: number; userDataBytes: number }
+  | { action: Exclude<ComputeAction, 'create' | 'resize' | 'rebuild'>; serverId: string };
 
 /** How long a guest gets to halt after an ACPI shutdown (not waited for by the simulator: a guest ignoring ACPI is refused at once). */
 export const ACPI_SHUTDOWN_TIMEOUT_S = 120;
@@ -56,6 +58,8 @@ const noInstance = (serverId: string): DomainError => invalidState(`The compute 
  *   answered at once (the real provider's 120 s wait is not simulated).
  * - power_off: stopped; power_on, reboot, reset: running; await_boot: the instance when running,
  *   invalid_state when it is stopped.
+ * - resize: the plan's resources, only while stopped (the boot disk never shrinks); rebuild: the
+ *   image reinstalled, powered on.
  * - delete: deleted; an instance that does not exist (never made, or deleted already) succeeds.
  */
 export function simulateComputeCall(instance: SimulatedInstance | undefined, input: ComputeCallInput): SimulatedInstance | undefined {
@@ -99,6 +103,15 @@ export function simulateComputeCall(instance: SimulatedInstance | undefined, inp
     case 'power_off':
       if (!live) throw noInstance(input.serverId);
       return { ...live, power: 'stopped' };
+    case 'resize':
+      if (!live) throw noInstance(input.serverId);
+      if (live.vcpus === input.vcpus && live.memoryGb === input.memoryGb && live.diskGb === input.diskGb) return live;
+      if (live.power !== 'stopped') throw invalidState(`The instance of server ${input.serverId} is running; it is resized only when stopped`);
+      if (live.diskGb !== null && input.diskGb < live.diskGb) throw invalidState(`The boot disk of server ${input.serverId} cannot shrink`);
+      return { ...live, vcpus: input.vcpus, memoryGb: input.memoryGb, diskGb: input.diskGb };
+    case 'rebuild':
+      if (!live) throw noInstance(input.serverId);
+      return { ...live, image: input.image, sshKeyCount: input.sshKeyCount, userDataBytes: input.userDataBytes, power: 'running' };
     case 'delete':
       if (!live) return instance;
       return { ...live, power: 'stopped', deleted: true };

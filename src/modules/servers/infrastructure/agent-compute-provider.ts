@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { AgentInstance } from '../../../shared/agent-protocol/agent-protocol';
 import { AgentHosts, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
 import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance } from '../application/compute-provider.port';
@@ -73,6 +74,19 @@ export class AgentComputeProvider extends ComputeProvider {
   }
   reset(input: Step): Promise<ProviderInstance> {
     return this.action('reset', input);
+  }
+
+  /**
+   * Not supported by the host agent yet: a final refusal (the operation fails, the vCPUs and the
+   * hold given back; docs/explanation/host-agent.md "Limits").
+   */
+  async resizeInstance(input: { serverId: string }): Promise<ProviderInstance> {
+    throw invalidState(`The host agent does not change the plan of a server; server ${input.serverId} keeps its plan`);
+  }
+
+  /** Not supported by the host agent yet: a final refusal (the operation fails; nothing was charged). */
+  async rebuildInstance(input: { serverId: string }): Promise<ProviderInstance> {
+    throw invalidState(`The host agent does not rebuild servers; server ${input.serverId} keeps its boot disk`);
   }
 
   async deleteInstance(input: Step): Promise<void> {

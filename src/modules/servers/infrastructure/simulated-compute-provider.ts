@@ -136,6 +136,16 @@ export class SimulatedComputeProvider extends ComputeProvider {
   async reset(input: Step): Promise<ProviderInstance> {
     return this.instance(await this.call(input.step, { action: 'reset', serverId: input.serverId }));
   }
+  async resizeInstance(input: { serverId: string; step: string; vcpus: number; memoryGb: number; diskGb: number }): Promise<ProviderInstance> {
+    return this.instance(await this.call(input.step, { action: 'resize', serverId: input.serverId, vcpus: input.vcpus, memoryGb: input.memoryGb, diskGb: input.diskGb }));
+  }
+  async rebuildInstance(input: { serverId: string; step: string; image: string; sshPublicKeys: string[]; userData: string | null }): Promise<ProviderInstance> {
+    return this.instance(
+      await this.call(input.step, {
+        action: 'rebuild', serverId: input.serverId, image: input.image, sshKeyCount: input.sshPublicKeys.length, userDataBytes: userDataBytes(input.userData),
+      }),
+    );
+  }
   async deleteInstance(input: Step): Promise<void> {
     await this.call(input.step, { action: 'delete', serverId: input.serverId });
   }
@@ -260,11 +270,12 @@ export class SimulatedComputeProvider extends ComputeProvider {
               [after.instanceId, after.serverId, after.zoneId, after.vcpus, after.memoryGb, after.diskGb, after.image, after.ipv4, after.power,
                 after.sshKeyCount, after.userDataBytes, after.ignoresAcpi],
             );
-          } else if (after && before && (after.power !== before.power || after.deleted !== before.deleted)) {
+          } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
             await this.db.query(
-              `UPDATE provider_instances SET power = $2, deleted_at = CASE WHEN $3::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END
+              `UPDATE provider_instances SET power = $2, deleted_at = CASE WHEN $3::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END,
+                      vcpus = $4, memory_gb = $5, disk_gb = $6, image = $7, ssh_key_count = $8, user_data_bytes = $9
                 WHERE instance_id = $1`,
-              [after.instanceId, after.power, after.deleted],
+              [after.instanceId, after.power, after.deleted, after.vcpus, after.memoryGb, after.diskGb, after.image, after.sshKeyCount, after.userDataBytes],
             );
           }
           const answer = input.action === 'delete' ? undefined : after;

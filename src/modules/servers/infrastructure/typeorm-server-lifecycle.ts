@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
-import { Money } from '../../../shared/kernel/money/money';
+import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../../operations/application/operation-signals.port';
 import { Operation } from '../../operations/domain/operation';
 import { OPERATION_INSERT_COLUMNS, operationValues } from '../../operations/infrastructure/typeorm-operations.repository';
@@ -97,6 +97,33 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
   async markDeleted(id: string, at: Date): Promise<void> {
     // The trigger servers_deleted_sync sets status deleted and clears ipv4; regions_count_server gives the vCPUs back.
     await this.db.query('UPDATE servers SET deleted_at = $2 WHERE id = $1 AND deleted_at IS NULL', [id, at]);
+  }
+
+  async reserveVcpus(id: string, regionId: string, vcpus: number): Promise<void> {
+    try {
+      await this.db.query('UPDATE servers SET resize_reserved_vcpus = $2 WHERE id = $1 AND deleted_at IS NULL', [id, vcpus]);
+    } catch (err) {
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_vcpus_within_capacity') {
+        throw new DomainError('out_of_stock', `Region ${regionId} has fewer than ${vcpus} free vCPUs for this plan change; nothing was reserved`);
+      }
+      throw err;
+    }
+  }
+
+  async changePlan(id: string, p: { planId: string; vcpus: number; memoryGb: number; diskGb: number; price: PricePair }): Promise<void> {
+    await this.db.query(
+      `UPDATE servers SET plan_id = $2, vcpus = $3, memory_gb = $4, disk_gb = $5, price_usd_minor = $6, price_idr_minor = $7, resize_reserved_vcpus = 0
+        WHERE id = $1`,
+      [id, p.planId, p.vcpus, p.memoryGb, p.diskGb, p.price.USD.minor.toString(), p.price.IDR.minor.toString()],
+    );
+  }
+
+  async releaseVcpus(id: string): Promise<void> {
+    await this.db.query('UPDATE servers SET resize_reserved_vcpus = 0 WHERE id = $1 AND resize_reserved_vcpus <> 0', [id]);
+  }
+
+  async rebuilt(id: string, image: string, sshKeyIds: string[]): Promise<void> {
+    await this.db.query('UPDATE servers SET image_id = $2, ssh_key_ids = $3::text[] WHERE id = $1', [id, image, sshKeyIds]);
   }
 
   async forgetUserData(operationId: string): Promise<void> {

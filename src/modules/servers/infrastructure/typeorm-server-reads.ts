@@ -33,6 +33,7 @@ interface ServerRow extends AutoRenewRow {
   created_at: Date;
   deleted_at: Date | null;
   instance_missing_since: Date | null;
+  resize_reserved_vcpus?: number;
   suspended_at: Date | null;
   release_at: Date | null;
   deleted_reason: DeletedReason | null;
@@ -43,7 +44,7 @@ interface ServerRow extends AutoRenewRow {
 /** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
 const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
   s.ipv4, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
-  s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
+  s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.resize_reserved_vcpus, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
   ${autoRenewColumns('s')},
   ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
   to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
@@ -74,6 +75,7 @@ export function toServer(r: ServerRow): Server {
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
     instanceMissingSince: r.instance_missing_since,
+    resizeReservedVcpus: r.resize_reserved_vcpus ?? 0,
     suspendedAt: r.suspended_at,
     releaseAt: r.release_at,
     deletedReason: r.deleted_reason,

@@ -50,6 +50,7 @@ export class TypeOrmServerReconcileStates extends ServerReconcileStates {
     };
     if (change.status !== undefined) set('status', change.status);
     if (change.instanceMissingSince !== undefined) set('instance_missing_since', change.instanceMissingSince);
+    if (change.resizeReservedVcpus !== undefined) set('resize_reserved_vcpus', change.resizeReservedVcpus);
     // deleted_at set: the triggers make it `deleted`, drop its ipv4 and give its vCPUs back to the region.
     if (change.deletedAt !== undefined) set('deleted_at', change.deletedAt);
     if (sets.length > 0) await this.db.query(`UPDATE servers SET ${sets.join(', ')} WHERE id = $1`, params);

@@ -84,6 +84,14 @@ export class InMemoryComputeProvider extends ComputeProvider {
   async reset(input: Step): Promise<ProviderInstance> {
     return this.instance(this.call(input.step, { action: 'reset', serverId: input.serverId }));
   }
+  async resizeInstance(input: { serverId: string; step: string; vcpus: number; memoryGb: number; diskGb: number }): Promise<ProviderInstance> {
+    return this.instance(this.call(input.step, { action: 'resize', serverId: input.serverId, vcpus: input.vcpus, memoryGb: input.memoryGb, diskGb: input.diskGb }));
+  }
+  async rebuildInstance(input: { serverId: string; step: string; image: string; sshPublicKeys: string[]; userData: string | null }): Promise<ProviderInstance> {
+    return this.instance(
+      this.call(input.step, { action: 'rebuild', serverId: input.serverId, image: input.image, sshKeyCount: input.sshPublicKeys.length, userDataBytes: userDataBytes(input.userData) }),
+    );
+  }
   async deleteInstance(input: Step): Promise<void> {
     this.call(input.step, { action: 'delete', serverId: input.serverId });
   }

@@ -56,6 +56,11 @@ export abstract class BlockStorage {
   abstract mountDisk(input: { volumeId: string; step: string; mountPath: string }): Promise<ProviderDisk>;
   abstract unmountDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
   abstract detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk>;
+  /**
+   * Grows the disk to `sizeGb` (online when it is attached: the filesystem grows with it). A disk
+   * already that large answers as it is; a disk the provider does not hold is a DomainError.
+   */
+  abstract resizeDisk(input: { volumeId: string; step: string; sizeGb: number }): Promise<ProviderDisk>;
   /** Deleting a disk that does not exist (never created, or deleted already) succeeds. */
   abstract deleteDisk(input: { volumeId: string; step: string }): Promise<void>;
   /**

@@ -38,6 +38,9 @@ export class ProviderGateway extends CircuitGateway implements ProviderHealth {
   detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
     return this.call(() => this.storage.detachDisk(input));
   }
+  resizeDisk(input: { volumeId: string; step: string; sizeGb: number }): Promise<ProviderDisk> {
+    return this.call(() => this.storage.resizeDisk(input));
+  }
   deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     return this.call(() => this.storage.deleteDisk(input));
   }

@@ -13,12 +13,13 @@ export interface SimulatedDisk {
   deleted: boolean;
 }
 
-export type ProviderAction = 'create' | 'attach' | 'mount' | 'unmount' | 'detach' | 'delete';
+export type ProviderAction = 'create' | 'attach' | 'mount' | 'unmount' | 'detach' | 'delete' | 'resize';
 
 export type ProviderCallInput =
   | { action: 'create'; volumeId: string; zoneId: string; sizeGb: number; type: string; diskId: string; fromSnapshotId?: string | null }
   | { action: 'attach'; volumeId: string; serverId: string }
   | { action: 'mount'; volumeId: string; mountPath: string }
+  | { action: 'resize'; volumeId: string; sizeGb: number }
   | { action: 'unmount' | 'detach' | 'delete'; volumeId: string };
 
 const noDisk = (volumeId: string): DomainError => invalidState(`The storage provider has no disk for volume ${volumeId}`);
@@ -28,7 +29,8 @@ const noDisk = (volumeId: string): DomainError => invalidState(`The storage prov
  * disk after the call (`disk` before it; undefined when the volume has none). A refusal is a
  * DomainError (final for the operation). Creating a disk the volume already has answers that
  * disk; deleting a disk that does not exist (or no longer does) succeeds; deleting an attached
- * disk detaches it first (a failed purchase's compensation may find it attached).
+ * disk detaches it first (a failed purchase's compensation may find it attached); resizing grows
+ * the disk (attached or not), and a disk already that large stays as it is.
  */
 export function simulateCall(disk: SimulatedDisk | undefined, input: ProviderCallInput): SimulatedDisk | undefined {
   const live = disk && !disk.deleted ? disk : undefined;
@@ -57,6 +59,9 @@ export function simulateCall(disk: SimulatedDisk | undefined, input: ProviderCal
       if (!live) throw noDisk(input.volumeId);
       if (live.mounted) throw invalidState(`The disk of volume ${input.volumeId} is mounted; unmount it first`);
       return { ...live, serverId: null, mountPath: null };
+    case 'resize':
+      if (!live) throw noDisk(input.volumeId);
+      return live.sizeGb >= input.sizeGb ? live : { ...live, sizeGb: input.sizeGb };
     case 'delete':
       if (!live) return disk;
       return { ...live, serverId: null, mountPath: null, mounted: false, deleted: true };

@@ -59,6 +59,14 @@ export class AgentBlockStorage extends BlockStorage {
     return this.post(input.volumeId, 'detach', { step: input.step });
   }
 
+  /**
+   * Not supported by the host agent yet: a final refusal (the operation fails, its capacity and
+   * hold given back; docs/explanation/host-agent.md "Limits").
+   */
+  async resizeDisk(input: { volumeId: string }): Promise<ProviderDisk> {
+    throw invalidState(`The host agent does not resize disks; volume ${input.volumeId} keeps its size`);
+  }
+
   async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     await this.guard(async () => {
       const agent = await this.hosts.placementOf(input.volumeId);

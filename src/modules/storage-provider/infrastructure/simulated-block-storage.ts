@@ -167,6 +167,10 @@ export class SimulatedBlockStorage extends BlockStorage {
     return this.disk(await this.call(input.step, { action: 'detach', volumeId: input.volumeId }));
   }
 
+  async resizeDisk(input: { volumeId: string; step: string; sizeGb: number }): Promise<ProviderDisk> {
+    return this.disk(await this.call(input.step, { action: 'resize', volumeId: input.volumeId, sizeGb: input.sizeGb }));
+  }
+
   async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     await this.call(input.step, { action: 'delete', volumeId: input.volumeId });
   }
@@ -251,9 +255,9 @@ export class SimulatedBlockStorage extends BlockStorage {
           } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
             await this.db.query(
               `UPDATE provider_disks SET server_id = $2, mount_path = $3, mounted = $4,
-                      deleted_at = CASE WHEN $5::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END
+                      deleted_at = CASE WHEN $5::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END, size_gb = $6
                 WHERE volume_id = $1`,
-              [after.volumeId, after.serverId, after.mountPath, after.mounted, after.deleted],
+              [after.volumeId, after.serverId, after.mountPath, after.mounted, after.deleted, after.sizeGb],
             );
           }
           const answer = input.action === 'delete' ? undefined : after;

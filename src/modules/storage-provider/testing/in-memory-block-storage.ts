@@ -45,6 +45,9 @@ export class InMemoryBlockStorage extends BlockStorage {
   async detachDisk(input: { volumeId: string; step: string }): Promise<ProviderDisk> {
     return this.disk(this.call(input.step, { action: 'detach', volumeId: input.volumeId }));
   }
+  async resizeDisk(input: { volumeId: string; step: string; sizeGb: number }): Promise<ProviderDisk> {
+    return this.disk(this.call(input.step, { action: 'resize', volumeId: input.volumeId, sizeGb: input.sizeGb }));
+  }
   async deleteDisk(input: { volumeId: string; step: string }): Promise<void> {
     this.call(input.step, { action: 'delete', volumeId: input.volumeId });
   }

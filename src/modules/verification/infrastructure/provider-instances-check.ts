@@ -7,6 +7,10 @@ interface ServerRow {
   org_id: string;
   status: string;
   ipv4: string | null;
+  vcpus: number | null;
+  memory_gb: number | null;
+  disk_gb: number | null;
+  image: string | null;
   deleted: boolean;
   busy: boolean;
 }
@@ -25,7 +29,7 @@ const POWER: Record<string, string> = { running: 'running', stopped: 'stopped', 
 export class ProviderInstancesCheck implements InvariantCheck {
   readonly name = 'provider.instances_match_servers';
   readonly description =
-    'Every live server (not creating, no vm.* operation in flight) has a live instance at the compute provider with its ipv4 and power; no live instance belongs to a deleted or unknown server';
+    'Every live server (not creating, no vm.* operation in flight) has a live instance at the compute provider with its ipv4, power, plan specs and image; no live instance belongs to a deleted or unknown server';
 
   constructor(
     private readonly db: Db,
@@ -42,7 +46,7 @@ export class ProviderInstancesCheck implements InvariantCheck {
     }
     const byServer = new Map(instances.map((i) => [i.serverId, i]));
     const servers = await this.db.query<ServerRow>(
-      `SELECT s.id, s.org_id, s.status, s.ipv4, s.deleted_at IS NOT NULL AS deleted,
+      `SELECT s.id, s.org_id, s.status, s.ipv4, s.vcpus, s.memory_gb, s.disk_gb, s.image_id AS image, s.deleted_at IS NOT NULL AS deleted,
               EXISTS (SELECT 1 FROM operations o WHERE o.vm_id = s.id AND o.type LIKE 'vm.%' AND o.status IN ('pending', 'running')) AS busy
          FROM servers s
         WHERE s.deleted_at IS NULL OR s.id = ANY($1::text[])
@@ -65,6 +69,14 @@ export class ProviderInstancesCheck implements InvariantCheck {
         else if (instance.ipv4 !== s.ipv4) found.push({ subject: s.id, message: `server has ipv4 ${s.ipv4 ?? 'none'} but its instance has ${instance.ipv4}`, details });
         else if (POWER[s.status] && instance.power !== POWER[s.status]) {
           found.push({ subject: s.id, message: `${s.status} server's instance is ${instance.power} at the provider`, details });
+        } else if (s.vcpus !== null && (instance.vcpus !== s.vcpus || instance.memoryGb !== s.memory_gb || instance.diskGb !== s.disk_gb || instance.image !== s.image)) {
+          // A plan change or a rebuild recorded on one side only (seeded servers have no plan: not compared).
+          const spec = (v: number | null, m: number | null, d: number | null, i: string | null) => `${v} vCPUs, ${m} GB, ${d} GB disk, ${i}`;
+          found.push({
+            subject: s.id,
+            message: `server has ${spec(s.vcpus, s.memory_gb, s.disk_gb, s.image)} but its instance ${spec(instance.vcpus, instance.memoryGb, instance.diskGb, instance.image)}`,
+            details,
+          });
         }
       }
     }

@@ -14,6 +14,7 @@ import { ComputeProvider } from '../../servers/application/compute-provider.port
 import { AccessCheck } from './access-checks';
 import { OrganizationsPerUserCheck } from './organizations-per-user-check';
 import { RegionVcpusUsedCheck } from './region-vcpus-check';
+import { ResizeReservationsCheck } from './resize-reservations-check';
 import { DeletingServerHasOperationCheck, NoDiskOnDeletedServerCheck, SucceededServerDeletionCheck } from './server-deletion-checks';
 import { OneUnfinishedServerOperationCheck, ServerPurchasesCapturedOnceCheck } from './server-operations-check';
 import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
@@ -233,7 +234,7 @@ export class ServerDiskLimitCheck extends SqlCheck {
 /** lifecycle.md "Region capacity is a counter": each region's used_gb equals the sizes of its live volumes. */
 export class RegionUsedGbCheck extends SqlCheck {
   readonly name = 'regions.used_gb_matches_volumes';
-  readonly description = "Every region's used_gb counter equals the sum of size_gb of its volumes not deleted";
+  readonly description = "Every region's used_gb counter equals the sum of size_gb (and gigabytes reserved by a resize in flight) of its volumes not deleted";
 
   async findViolations(): Promise<Finding[]> {
     const rows = await this.db.query<{ region_id: string; used_gb: string; live_gb: string }>(REGION_USED_GB_MISMATCHES);
@@ -283,6 +284,7 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new SnapshotsChargedOnceCheck(db),
       new SnapshotCountsCheck(db),
       new ProviderSnapshotsCheck(db, storage),
+      new ResizeReservationsCheck(db),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }

@@ -23,7 +23,9 @@ export type Repair =
  * effect is recorded as done); the row wins for a failed attach (the disk is detached again at
  * the provider: the attach's compensation, durable because every sweep retries it). A disk that
  * is gone under a volume that was not being deleted is flagged (disk_missing_since: renewal and
- * attach answer 409) and reported, never invented.
+ * attach answer 409) and reported, never invented. Gigabytes a failed resize left reserved (its
+ * disk could not be read then) are settled by the disk's size: kept as the volume's size when the
+ * disk grew, given back when it did not.
  */
 export function planRepair(volume: Volume, disk: ProviderDisk | null, now: Date): Repair | undefined {
   if (volume.status === 'creating' || volume.deletedAt) return undefined;
@@ -34,6 +36,13 @@ export function planRepair(volume: Volume, disk: ProviderDisk | null, now: Date)
     return { kind: 'record', change: { diskMissingSince: now }, reason: `${volume.status} volume has no disk at the provider` };
   }
   if (volume.diskMissingSince) return { kind: 'record', change: { diskMissingSince: null }, reason: 'the disk is at the provider again' };
+  const reserved = volume.resizeReservedGb ?? 0;
+  if (reserved > 0) {
+    // A failed resize whose disk could not be read: settled by what the provider holds (a resize that took effect is kept).
+    return disk.sizeGb > volume.sizeGb
+      ? { kind: 'record', change: { sizeGb: volume.sizeGb + reserved, resizeReservedGb: 0 }, reason: 'the resize took effect at the provider' }
+      : { kind: 'record', change: { resizeReservedGb: 0 }, reason: 'the resize did not take effect at the provider' };
+  }
   if (volume.status === 'attached' && volume.server) {
     if (disk.serverId === null) return { kind: 'record', change: { status: 'available', serverId: null, mountPath: null, mounted: false }, reason: 'the disk was detached at the provider' };
     if (disk.serverId === volume.server.id && disk.mounted !== volume.mounted) return { kind: 'record', change: { mounted: disk.mounted }, reason: `the disk is ${disk.mounted ? 'mounted' : 'unmounted'} at the provider` };
@@ -139,5 +148,7 @@ function changeData(c: VolumeStateChange): Record<string, unknown> {
   if (c.mounted !== undefined) out.mounted = c.mounted;
   if (c.deletedAt !== undefined) out.deleted_at = c.deletedAt.toISOString();
   if (c.diskMissingSince !== undefined) out.disk_missing_since = c.diskMissingSince?.toISOString() ?? null;
+  if (c.sizeGb !== undefined) out.size_gb = c.sizeGb;
+  if (c.resizeReservedGb !== undefined) out.resize_reserved_gb = c.resizeReservedGb;
   return out;
 }

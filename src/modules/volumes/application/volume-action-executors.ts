@@ -9,7 +9,8 @@ import { ProviderDisk } from '../../storage-provider/application/block-storage.p
 import { Volume } from '../domain/volume';
 import { presentVolume } from '../domain/volume-json';
 import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
-import { attachParams, purchaseParams } from './volume-action-params';
+import { attachParams, purchaseParams, resizeParams } from './volume-action-params';
+import { VolumeResizes } from './volume-resizes.port';
 import { VolumeStateChange, VolumeStates } from './volume-states.port';
 import { VolumeRepository } from './volumes.port';
 
@@ -308,6 +309,63 @@ export class DeleteVolumeExecutor extends VolumeActionExecutor {
     if (!truth?.known) return;
     const disk = truth.value as ProviderDisk | null;
     await this.states.apply(volume.id, settledDeleting(volume, disk, this.clock.now()));
+  }
+}
+
+/**
+ * volume.resize: payment_reserved (done at acceptance: the hold, and the added gigabytes reserved
+ * in the region's capacity), resizing (the provider grows the disk, online when attached; then,
+ * in the step's transaction, the volume gets its new size, the reservation becomes part of it and
+ * the worker captures the hold). Later renewals charge the new size. `expires_at` does not move.
+ *
+ * Failure: the hold released by the worker; what is given back follows the provider's truth (a
+ * resize whose answer was lost may have taken effect, and one that did is never given back): the
+ * disk at the new size there, the volume takes it (nothing charged for a failed operation); the
+ * disk still smaller, the reservation is given back; the provider unreadable, the reservation
+ * stays (capacity is never handed out twice) until a later read settles it.
+ */
+@Injectable()
+export class ResizeVolumeExecutor extends VolumeActionExecutor {
+  readonly type = 'volume.resize' as const;
+
+  constructor(
+    volumes: VolumeRepository,
+    states: VolumeStates,
+    provider: ProviderGateway,
+    executors: OperationExecutors,
+    clock: Clock,
+    outbox: EventOutbox,
+    private readonly resizes: VolumeResizes,
+  ) {
+    super(volumes, states, provider, executors, clock, outbox);
+  }
+
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'payment_reserved', commit: async () => undefined },
+    {
+      name: 'resizing',
+      perform: async (op) => {
+        const disk = await this.provider.resizeDisk({ volumeId: this.volumeId(op), step: key(op, 'resizing'), sizeGb: resizeParams.read(op.params).sizeGb });
+        return { size_gb: disk.sizeGb };
+      },
+      commit: async (op) => {
+        const p = resizeParams.read(op.params);
+        const volume = await this.lockVolume(op);
+        if (volume.deletedAt) throw invalidState(`Volume ${volume.id} is deleted`);
+        await this.resizes.complete(volume.id, p.sizeGb);
+        return { volume_id: volume.id, size_gb: p.sizeGb, charged: { currency: p.amount.currency, amount: p.amount.format() } };
+      },
+    },
+  ];
+
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
+    const p = resizeParams.read(op.params);
+    const volume = await this.volumes.lockInOrg(op.orgId, this.volumeId(op));
+    if (!volume || volume.deletedAt) return;
+    if (!truth?.known) return;
+    const disk = truth.value as ProviderDisk | null;
+    if (disk && disk.sizeGb >= p.sizeGb) await this.resizes.complete(volume.id, p.sizeGb);
+    else await this.resizes.release(volume.id);
   }
 }
 

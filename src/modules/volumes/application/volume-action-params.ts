@@ -103,3 +103,23 @@ export const deleteParams = {
 export function volumeActionResult(volumeId: string, status: 'attached' | 'available' | 'deleted'): JsonObject {
   return { volume_id: volumeId, status };
 }
+
+/** volume.resize: the new size, what it adds, and the charge (captured from the hold at success). */
+export interface ResizeParams {
+  sizeGb: number;
+  addedGb: number;
+  amount: Money;
+}
+
+export const resizeParams = {
+  write(p: ResizeParams): JsonObject {
+    return { size_gb: p.sizeGb, added_gb: p.addedGb, currency: p.amount.currency, amount: p.amount.format() };
+  },
+  read(params: JsonObject): ResizeParams {
+    const { size_gb, added_gb, currency, amount } = params;
+    if (!Number.isSafeInteger(size_gb) || !Number.isSafeInteger(added_gb) || !isCurrency(currency) || typeof amount !== 'string') {
+      return fail('volume.resize', params);
+    }
+    return { sizeGb: size_gb as number, addedGb: added_gb as number, amount: Money.parse(amount, currency) };
+  },
+};

@@ -15,6 +15,9 @@ export interface VolumeStateChange {
   deletedAt?: Date;
   /** Set: the reconciliation sweep found the disk gone at the provider; null: found again. */
   diskMissingSince?: Date | null;
+  /** A resize settled: the disk's size, and what a resize reserves (0: nothing). */
+  sizeGb?: number;
+  resizeReservedGb?: number;
 }
 
 /**

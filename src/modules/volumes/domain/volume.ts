@@ -41,6 +41,8 @@ export interface Volume {
   autoRenew?: AutoRenew;
   /** Set when the reconciliation sweep found the volume's disk gone at the provider: renewal and attach are refused (409). */
   diskMissingSince?: Date | null;
+  /** Gigabytes a resize in flight has reserved in the region (0 otherwise). Not shown. */
+  resizeReservedGb?: number;
 }
 
 /** 409 invalid_state for an action that needs the volume's disk when the provider no longer holds it. */

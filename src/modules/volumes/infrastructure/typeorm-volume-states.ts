@@ -26,6 +26,8 @@ export class TypeOrmVolumeStates extends VolumeStates {
     if (c.expiresAt !== undefined) set('expires_at', c.expiresAt);
     if (c.deletedAt !== undefined) set('deleted_at', c.deletedAt);
     if (c.diskMissingSince !== undefined) set('disk_missing_since', c.diskMissingSince);
+    if (c.sizeGb !== undefined) set('size_gb', c.sizeGb);
+    if (c.resizeReservedGb !== undefined) set('resize_reserved_gb', c.resizeReservedGb);
     if (sets.length === 0) return;
     const { affected } = await this.db.exec(`UPDATE volumes SET ${sets.join(', ')} WHERE id = $1`, params);
     if (affected !== 1) throw new Error(`Volume ${volumeId} does not exist`);

@@ -38,6 +38,7 @@ export interface VolumeRow extends AutoRenewRow {
   created_at: Date;
   deleted_at: Date | null;
   disk_missing_since?: Date | null;
+  resize_reserved_gb?: number;
   suspended_at?: Date | null;
   release_at?: Date | null;
   deleted_reason?: DeletedReason | null;
@@ -49,7 +50,7 @@ export const VOLUME_SELECT = `
   SELECT v.id, v.org_id, v.name, v.status, v.type, v.region_id, v.zone_id, v.size_gb, v.server_id,
          s.name AS server_name, v.mount_path, v.mounted, v.term_months, v.billing_currency,
          v.billing_amount::text, v.price_usd_minor::text, v.price_idr_minor::text, v.expires_at, v.note,
-         v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since,
+         v.labels, v.delete_protection, v.created_at, v.deleted_at, v.disk_missing_since, v.resize_reserved_gb,
          v.suspended_at, v.release_at, v.deleted_reason, v.previous_server_id,
          ${autoRenewColumns('v')}
     FROM volumes v LEFT JOIN servers s ON s.id = v.server_id`;
@@ -77,6 +78,7 @@ export function toVolume(r: VolumeRow): Volume {
     createdAt: r.created_at,
     deletedAt: r.deleted_at,
     diskMissingSince: r.disk_missing_since ?? null,
+    resizeReservedGb: r.resize_reserved_gb ?? 0,
     suspendedAt: r.suspended_at ?? null,
     releaseAt: r.release_at ?? null,
     deletedReason: r.deleted_reason ?? null,

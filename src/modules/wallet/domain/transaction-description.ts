@@ -17,6 +17,8 @@ const WHAT: Record<string, [string, 'disk' | 'server' | 'snapshot']> = {
   'vm.renew': ['Renewal', 'server'],
   'snapshot.create': ['Purchase', 'snapshot'],
   'snapshot.renew': ['Renewal', 'snapshot'],
+  'volume.resize': ['Resize', 'disk'],
+  'vm.resize': ['Plan change', 'server'],
 };
 
 const months = (n: number): string => (n === 1 ? '1 month' : `${n} months`);

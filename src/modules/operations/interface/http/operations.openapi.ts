@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -267,6 +267,51 @@ export class TemplateRemoveResultResponse {
   status: string;
 }
 
+@ApiSchema({ name: 'VolumeResizeResult', description: 'result of a succeeded volume.resize: the new size and what it was charged for the rest of the term' })
+export class VolumeResizeResultResponse {
+  @ApiProperty({ example: 'vol_demodata1' })
+  volume_id: string;
+
+  @ApiProperty({ type: 'integer', description: 'The size the disk was grown to', example: 200 })
+  size_gb: number;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VmResizeResult', description: "result of a succeeded vm.resize: the server's new plan and what it was charged for the rest of the term" })
+export class VmResizeResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ example: 'cx2' })
+  plan: string;
+
+  @ApiProperty({ type: 'integer', example: 2 })
+  vcpus: number;
+
+  @ApiProperty({ type: 'integer', example: 4 })
+  memory_gb: number;
+
+  @ApiProperty({ type: 'integer', example: 80 })
+  disk_gb: number;
+
+  @ApiProperty({ type: () => ChargeResponse, description: 'Zero when the new plan costs no more than the price the server was bought at (nothing is refunded)' })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'VmRebuildResult', description: 'result of a succeeded vm.rebuild: the boot disk reinstalled from the image, the server running' })
+export class VmRebuildResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ example: 'debian-12' })
+  image: string;
+
+  @ApiProperty({ enum: ['running'], example: 'running' })
+  status: string;
+}
+
 /**
  * The operation types the service creates, each with the schema of its `result`: the enum of
  * Operation.type and the oneOf of Operation.result are made from this list. A new operation
@@ -293,6 +338,9 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'template.update', result: TemplateUpdateResultResponse },
   { type: 'template.health', result: TemplateHealthResultResponse },
   { type: 'template.remove', result: TemplateRemoveResultResponse },
+  { type: 'volume.resize', result: VolumeResizeResultResponse },
+  { type: 'vm.resize', result: VmResizeResultResponse },
+  { type: 'vm.rebuild', result: VmRebuildResultResponse },
 ];
 const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
@@ -325,7 +373,7 @@ export class OperationResponse {
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; template.*: Template<Type>Result); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -59,3 +59,18 @@ export class AutoRenewInput {
   @ApiPropertyOptional({ type: 'integer', enum: [...RENEWAL_TERMS, null], nullable: true, description: "The term each automatic renewal buys (servers: a term the region sells); null or omitted: the resource's own term_months", example: 1 })
   term_months?: number | null;
 }
+
+@ApiSchema({ name: 'ChargeAmount', description: 'An amount in one currency (USD five decimals, IDR whole rupiah)' })
+export class ChargeAmountResponse {
+  @ApiProperty({ enum: CURRENCIES, example: 'USD' })
+  currency: string;
+
+  @ApiProperty({ example: '0.66667' })
+  amount: string;
+}
+
+@ApiSchema({ name: 'DryRunPrice', description: 'dry_run: what the change would be charged now (for the rest of the term); nothing reserved or changed' })
+export class DryRunPriceResponse {
+  @ApiProperty({ type: ChargeAmountResponse })
+  amount: ChargeAmountResponse;
+}

@@ -1,5 +1,5 @@
 import { Body, Controller, Param, Post, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
@@ -14,7 +14,9 @@ import { PurchaseServer, PurchaseServerInput } from '../../application/purchase-
 import { PowerServer, RenewServer, ServerActionResult } from '../../application/server-power.use-cases';
 import { PowerAction } from '../../domain/server-actions';
 import { presentServer } from './server.presenter';
-import { PurchaseServerBody, RebootServerBody, RenewServerBody, StopServerBody } from './server-actions.dto';
+import { PurchaseServerBody, RebootServerBody, RebuildServerBody, RenewServerBody, ResizeServerBody, StopServerBody } from './server-actions.dto';
+import { RebuildServer, ResizeServer } from '../../application/server-changes.use-cases';
+import { DryRunPriceResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { ServerActionResponse } from './servers.openapi';
 
 /** Stored for replay (servers.md: 2xx, 402, 404 and 409). */
@@ -51,6 +53,8 @@ export class ServerActionsController {
     private readonly powerServer: PowerServer,
     private readonly renewServer: RenewServer,
     private readonly idempotent: IdempotentExecution,
+    private readonly resizeServer: ResizeServer,
+    private readonly rebuildServer: RebuildServer,
   ) {}
 
   /** 202 {server, operation} with Location; with an Idempotency-Key its 2xx, 402, 404 and 409 answers are stored and replayed. */
@@ -210,5 +214,58 @@ export class ServerActionsController {
   @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'insufficient_balance')
   async renew(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: RenewServerBody, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
     await this.accept(req, res, principal, () => this.renewServer.execute(principal, { serverId: id, termMonths: body.term_months, currency: body.currency }, ip));
+  }
+
+  @Post(':id/resize')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'resizeServer',
+    summary: "Change a stopped server's plan, priced for the rest of its term",
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. The server must be stopped. Charges (the new plan\'s ' +
+      "current price − the server's frozen price) × r, r = (expires_at − now) / 30 days in seconds, in its billing currency, rounded " +
+      'up, when positive (nothing is refunded): held now, captured when the vm.resize operation (steps payment_reserved, resizing) ' +
+      "succeeds; the plan's current price then becomes the server's frozen price (later renewals charge it); expires_at does not move. " +
+      'The vCPUs the plan adds are reserved at once; those it frees go back at success. dry_run: true answers 200 with the price and ' +
+      'changes nothing. Errors in this order: 400, 409 idempotency_conflict, 404, 409 invalid_state (an unfinished operation: ' +
+      'details.operation_id; then not stopped: "stop the server first"; suspended; a seeded server without a term), 400 plan (not sold ' +
+      "in the region, the server's plan already, or a smaller boot disk), 409 out_of_stock, 402, 503 provider_unavailable.",
+  })
+  @ApiParam({ name: 'id', description: 'Server id', example: 'vm_demoweb1' })
+  @ApiIdempotencyKey([202, 402, 404, 409])
+  @ApiOkResponse({ description: 'dry_run: the price; nothing reserved', type: DryRunPriceResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiAcceptedResponse({ description: 'Plan change accepted: the price held, the vCPUs reserved; poll the operation', type: ServerActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors(...ACTION_ERRORS, 'out_of_stock', 'insufficient_balance')
+  async resize(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: ResizeServerBody, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const input = { serverId: id, planId: body.plan };
+    if (body.dry_run === true) {
+      const amount = await this.resizeServer.quote(principal, input);
+      sendOutcome(res, { response: jsonResponse(200, { amount: { currency: amount.currency, amount: amount.format() } }), replayed: false });
+      return;
+    }
+    await this.accept(req, res, principal, () => this.resizeServer.execute(principal, input, ip));
+  }
+
+  @Post(':id/rebuild')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'rebuildServer',
+    summary: "Reinstall a server's boot disk from an image (its data is lost)",
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. The server must be running or stopped. The boot disk ' +
+      'is reinstalled from the image: EVERYTHING ON IT IS LOST. The id, address, attached disks, term and labels stay. The SSH keys ' +
+      "named replace the server's (absent: its keys that still exist are injected again); user_data as at purchase, kept only until " +
+      'the disk is reinstalled, never returned, logged or audited. A vm.rebuild operation (steps rebuilding, booting) ends it ' +
+      '`running`. No charge. Errors in this order: 400, 409 idempotency_conflict, 404 (server), 409 invalid_state (an unfinished ' +
+      'operation: details.operation_id; then not running or stopped), 404 (image), 503 provider_unavailable.',
+  })
+  @ApiParam({ name: 'id', description: 'Server id', example: 'vm_demoweb1' })
+  @ApiIdempotencyKey([202, 404, 409])
+  @ApiAcceptedResponse({ description: 'Rebuild accepted; poll the operation', type: ServerActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors(...ACTION_ERRORS)
+  async rebuild(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Body() body: RebuildServerBody, @ClientIp() ip: string | null, @Req() req: Request, @Res() res: Response): Promise<void> {
+    await this.accept(req, res, principal, () =>
+      this.rebuildServer.execute(principal, { serverId: id, image: body.image, sshKeyIds: body.ssh_key_ids, userData: body.user_data }, ip),
+    );
   }
 }

@@ -110,3 +110,45 @@ export class RenewServerBody {
   @RenewalCurrencyMember('server')
   currency?: Currency;
 }
+
+/** Body of POST /v1/servers/{id}/resize. */
+export class ResizeServerBody {
+  @ApiProperty({ description: "A plan sold in the server's region whose disk_gb is at least the server's (boot disks do not shrink)", example: 'cx2' })
+  @IsNotEmpty({ message: 'plan must not be empty' })
+  @IsString({ message: 'plan must be a string' })
+  @IsDefined({ message: 'plan is required' })
+  plan: string;
+
+  @ApiPropertyOptional({ description: 'true: answer 200 with the price only; nothing reserved or changed', example: false })
+  @IsBoolean({ message: 'dry_run must be true or false' })
+  @ValidateIf((body: ResizeServerBody) => body.dry_run !== undefined)
+  dry_run?: boolean;
+}
+
+/** Body of POST /v1/servers/{id}/rebuild. */
+export class RebuildServerBody {
+  @ApiProperty({ description: 'An image id sold in the region (GET /v1/server-options): the boot disk is reinstalled from it and its data lost', example: 'ubuntu-24.04' })
+  @IsNotEmpty({ message: 'image must not be empty' })
+  @IsString({ message: 'image must be a string' })
+  @IsDefined({ message: 'image is required' })
+  image: string;
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_SSH_KEYS,
+    description: `At most ${MAX_SSH_KEYS} distinct SSH key ids of the organization, injected into the new system and recorded as the server's keys; absent: the server's keys that still exist`,
+    example: ['ssh_4Lm9xQ2vR7tW1yZ3bN5cHd8K'],
+  })
+  // Checked by the use case (list, distinct, keys of the organization: 400 naming ssh_key_ids[i]).
+  @Allow()
+  @Transform(({ obj }: { obj: { ssh_key_ids?: unknown } }) => obj.ssh_key_ids)
+  ssh_key_ids?: unknown;
+
+  @ApiPropertyOptional({
+    description: `Cloud-init user data for the new system: at most ${MAX_USER_DATA_BYTES} bytes of UTF-8, no NUL; "" means none. Never returned, logged, audited or kept past the rebuild`,
+    example: '#cloud-config\npackages: [nginx]\n',
+  })
+  @IsString({ message: `user_data must be a string of at most ${MAX_USER_DATA_BYTES} bytes` })
+  @ValidateIf((body: RebuildServerBody) => body.user_data !== undefined)
+  user_data?: string;
+}

@@ -16,7 +16,9 @@ import { RenewVolume } from '../../application/renew-volume.use-case';
 import { UpdateVolume } from '../../application/update-volume.use-case';
 import { VolumeQueries } from '../../application/volume-queries';
 import { presentVolume } from './volume.presenter';
-import { AttachVolumeBody, DeleteVolumeQuery, ListVolumesQuery, PurchaseVolumeBody, RenewVolumeBody, UpdateVolumeBody } from './volumes.dto';
+import { AttachVolumeBody, DeleteVolumeQuery, ListVolumesQuery, PurchaseVolumeBody, RenewVolumeBody, ResizeVolumeBody, UpdateVolumeBody } from './volumes.dto';
+import { ResizeVolume } from '../../application/resize-volume.use-case';
+import { DryRunPriceResponse } from '../../../prepaid/interface/http/prepaid.openapi';
 import { RenewVolumeResponse, VolumeActionResponse, VolumeListResponse, VolumeResponse } from './volumes.openapi';
 
 /** Stored for replay on the volume actions (lifecycle.md: 2xx, 402, 404 and 409). */
@@ -45,6 +47,7 @@ export class VolumesController {
     private readonly attachVolume: AttachVolume,
     private readonly detachVolume: DetachVolume,
     private readonly deleteVolume: DeleteVolume,
+    private readonly resizeVolume: ResizeVolume,
   ) {}
 
   /**
@@ -161,6 +164,42 @@ export class VolumesController {
     await this.accept(req, res, principal, () =>
       this.attachVolume.execute(principal, { volumeId: id, serverId: body.server_id, mountPath: body.mount_path }, ip),
     );
+  }
+
+  @Post(':id/resize')
+  @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
+  @ApiOperation({
+    operationId: 'resizeVolume',
+    summary: 'Grow a disk (attached or not), priced for the rest of its term',
+    description:
+      'API key scope vm:write, or a developer, admin or owner with a session. Charges added GB × the disk\'s price_per_gb_month × r, ' +
+      'r = (expires_at − now) / 30 days in seconds, in its billing currency, rounded up to the minor unit: held now, captured when ' +
+      'the volume.resize operation (steps payment_reserved, resizing) succeeds; expires_at does not move and later renewals charge ' +
+      'the new size. The added gigabytes are reserved in the region at once and given back if it fails. dry_run: true answers 200 ' +
+      'with the price and changes nothing. Errors in this order: 400, 409 idempotency_conflict, 404, 400 size_gb (disks only grow; ' +
+      'a multiple of step_gb; at most max_gb), 409 invalid_state (an unfinished operation: details.operation_id; then suspended, ' +
+      'deleting or creating), 409 out_of_stock, 402.',
+  })
+  @ApiParam({ name: 'id', description: 'Volume id', example: 'vol_demodata1' })
+  @ApiIdempotencyKey([202, ...STORED_ERROR_STATUSES])
+  @ApiOkResponse({ description: 'dry_run: the price; nothing reserved', type: DryRunPriceResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiAcceptedResponse({ description: 'Resize accepted: the price held, the gigabytes reserved; poll the operation', type: VolumeActionResponse, headers: ACCEPTED_HEADERS })
+  @ApiErrors('invalid_request', 'payload_too_large', 'unauthorized', 'forbidden', 'rate_limited', 'idempotency_conflict', 'not_found', 'invalid_state', 'out_of_stock', 'insufficient_balance')
+  async resize(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() body: ResizeVolumeBody,
+    @ClientIp() ip: string | null,
+    @Req() req: Request,
+    @Res() res: Response,
+  ): Promise<void> {
+    const input = { volumeId: id, sizeGb: body.size_gb };
+    if (body.dry_run === true) {
+      const amount = await this.resizeVolume.quote(principal, input);
+      sendOutcome(res, { response: jsonResponse(200, { amount: { currency: amount.currency, amount: amount.format() } }), replayed: false });
+      return;
+    }
+    await this.accept(req, res, principal, () => this.resizeVolume.execute(principal, input, ip));
   }
 
   @Post(':id/detach')

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsDefined, IsIn, IsInt, IsNotEmpty, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { Currency } from '../../../../shared/kernel/money/money';
 import { VOLUME_TYPES, VolumeType } from '../../../options/domain/catalog';
 import { VOLUME_STATUSES, VolumeStatus } from '../../domain/volume';
@@ -238,4 +238,17 @@ export class DeleteVolumeQuery {
   @IsIn(['true', 'false'], { message: 'detach must be true or false' })
   @IsString({ message: 'detach must be given once: true or false' })
   detach?: string;
+}
+
+/** Body of POST /v1/volumes/{id}/resize. */
+export class ResizeVolumeBody {
+  @ApiProperty({ type: 'integer', description: "The new size in GB: larger than today's (disks only grow), a multiple of the offer's step_gb, at most its max_gb", example: 200 })
+  @IsInt({ message: 'size_gb must be a whole number of GB' })
+  @IsDefined({ message: 'size_gb is required' })
+  size_gb: number;
+
+  @ApiPropertyOptional({ description: 'true: answer 200 with the price only; nothing reserved or changed', example: false })
+  @IsBoolean({ message: 'dry_run must be true or false' })
+  @ValidateIf((body: ResizeVolumeBody) => body.dry_run !== undefined)
+  dry_run?: boolean;
 }
