@@ -135,6 +135,17 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * The CLI's own code in this process (src/cli/run-cli.ts, what dist/src/cli/main.js runs: the same
+ * parsing, forwarding to a running server, application context per command and printed output),
+ * without a process start (2-5 s each on a busy 2-core machine). A file testing the CLI keeps at
+ * least one real process (runCli) per command; the other cases of a command run here.
+ */
+export async function runCliInProcess(args: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const { cliOutcome, printedOutcome } = await import('../../src/cli/run-cli');
+  return printedOutcome(await cliOutcome(args, childEnv(env), cwd));
+}
+
 type Sql = <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
 
 const countOf = async (sql: Sql, where: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE ${where}`))[0].n);
