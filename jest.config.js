@@ -7,7 +7,8 @@
  * app holds hundreds of MB); `--runInBand` or `--maxWorkers=N` on the command line overrides. Every file is
  * independent: its own in-memory PGlite, or on PostgreSQL its own schema in its worker's own
  * database (test/support/worker-databases.ts), free ports, its own temporary DATA_DIR. The last
- * reporter prints the ten slowest files. */
+ * reporter prints the ten slowest files. The longest files start first (duration-sequencer.js):
+ * a long file started last would run alone at the end while the other workers idle. */
 const { availableParallelism } = require('node:os');
 
 /** `TEST_SUBSET=postgres` (npm run test:postgres): every file but the engine-independent ones. */
@@ -23,6 +24,8 @@ module.exports = {
   setupFiles: ['<rootDir>/test/support/jest-setup-file.ts'],
   setupFilesAfterEnv: ['<rootDir>/test/support/jest-test-timeout.ts'],
   reporters: ['default', '<rootDir>/test/support/slowest-files-reporter.js'],
+  // The longest files first (their last known durations, test/support/durations.json on a clean clone).
+  testSequencer: '<rootDir>/test/support/duration-sequencer.js',
   testEnvironment: 'node',
   // sdk/src imports its siblings as `./x.js` (ESM): resolved to `./x.ts` when no such .js exists.
   resolver: '<rootDir>/test/support/jest-resolver.js',

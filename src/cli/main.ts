@@ -1,8 +1,7 @@
 import 'reflect-metadata';
 import { loadDotEnv } from '../shared/config/dot-env';
-import { loadSettings } from '../shared/config/settings';
-import { CliOutcome, forwardCommand, outcomeOf, runningServerSocket } from './cli-socket';
-import { runCommand } from './commands';
+import { CliOutcome } from './cli-socket';
+import { cliOutcome, printedOutcome } from './run-cli';
 
 /**
  * `npm run cli -- <command>`: one JSON object on stdout and exit 0, or an error object on stderr
@@ -13,24 +12,14 @@ async function main(): Promise<void> {
   let outcome: CliOutcome;
   try {
     loadDotEnv();
-    const settings = { ...loadSettings(), demoSeed: false };
-    const argv = process.argv.slice(2);
-    const socket = runningServerSocket(settings);
-    outcome = socket ? await forwardCommand(socket, argv, process.cwd()) : await outcomeOf(() => runCommand(argv, settings));
+    outcome = await cliOutcome(process.argv.slice(2), process.env, process.cwd());
   } catch (err) {
     outcome = { error: { code: 'internal', message: err instanceof Error ? err.message : String(err) } };
   }
-  if ('help' in outcome) {
-    process.stdout.write(outcome.help.endsWith('\n') ? outcome.help : `${outcome.help}\n`);
-    process.exitCode = 0;
-  } else if ('result' in outcome) {
-    process.stdout.write(JSON.stringify(outcome.result) + '\n');
-    process.exitCode = 0;
-  } else {
-    if (outcome.output !== undefined) process.stdout.write(JSON.stringify(outcome.output) + '\n');
-    process.stderr.write(JSON.stringify({ error: outcome.error }) + '\n');
-    process.exitCode = 1;
-  }
+  const printed = printedOutcome(outcome);
+  process.stdout.write(printed.stdout);
+  process.stderr.write(printed.stderr);
+  process.exitCode = printed.status;
 }
 
 void main();

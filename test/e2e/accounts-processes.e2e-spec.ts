@@ -61,8 +61,8 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
     const env = { DATABASE_URL: db.url, DEMO_SEED: 'false', IDEMPOTENCY_SECRET: IDEMPOTENCY_SECRET };
     const seeded = runCli(['seed', seed], env);
     expect(seeded.status).toBe(0);
-    a = await startServerProcess({ ...env, WORKER_ENABLED: 'false' });
-    b = await startServerProcess({ ...env, WORKER_ENABLED: 'false' });
+    // Migrated by the seed: the two start side by side.
+    [a, b] = await Promise.all([startServerProcess({ ...env, WORKER_ENABLED: 'false' }), startServerProcess({ ...env, WORKER_ENABLED: 'false' })]);
     for (const [role, email] of [['owner', 'owner@k.test'], ['admin', 'admin@k.test'], ['dev', 'dev@k.test'], ['viewer', 'viewer@k.test'], ['ownerM', 'owner@m.test']]) {
       tok[role] = await login(role.length % 2 ? a : b, email);
       const me = await call(a, 'GET', '/v1/members', { token: tok[role], org: role === 'ownerM' ? 'org_m' : 'org_k' });

@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { processHttp } from '../support/openapi-validation';
@@ -12,8 +12,22 @@ import { TestApp, startTestApp } from '../support/test-app';
  * openapi-typescript (types), and swagger-typescript-api, which builds the Operation and Quote
  * unions from their `discriminator` mappings (as openapi-generator's Go, Java and Python clients
  * deserialize them). In each, checking `type` types `result` without a cast. (What an integrator
- * writes is the SDK's example, run by test/e2e/sdk.e2e-spec.ts.)
+ * writes is the SDK's example, run by test/e2e/sdk.e2e-spec.ts.) And the how-to's fresh project
+ * (docs/how-to/generate-a-client.md, "In a fresh project, with pinned versions"), its commands and
+ * first use as written, in an empty temp directory: its npm install needs the registry (its pinned
+ * tarballs come from the cache npm ci filled, the packages' metadata from the registry).
  */
+const HOW_TO = join(ROOT, 'docs/how-to/generate-a-client.md');
+
+/** Why the fresh-project case cannot run here (the registry does not answer), or undefined. */
+function registryUnreachable(): string | undefined {
+  const r = spawnSync('npm', ['ping', '--fetch-timeout=5000', '--fetch-retries=0'], { encoding: 'utf8', timeout: 15_000 });
+  return r.status === 0 ? undefined : `the npm registry does not answer (npm ping: ${(r.stderr || r.error?.message || '').trim().split('\n').pop()})`;
+}
+const offline = registryUnreachable();
+if (offline) console.log(`example-client.e2e-spec: the fresh-project how-to skipped, ${offline}`);
+const itOnline = offline ? it.skip : it;
+
 describe('generated clients (from the served document)', () => {
   let t: TestApp;
   let base: string;
@@ -64,4 +78,39 @@ describe('generated clients (from the served document)', () => {
     const compile = await run(['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
     expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
   }, 300_000);
+
+  itOnline('the how-to\'s fresh project, with its pinned versions, generates a client from the served document and type-checks its first use (strict)', async () => {
+    const text = readFileSync(HOW_TO, 'utf8');
+    const section = text.slice(text.indexOf('## In a fresh project, with pinned versions'));
+    const sh = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    const main = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+    expect({ sh: typeof sh, main: typeof main }).toEqual({ sh: 'string', main: 'string' });
+    // As written, but against this test's server, and npm told to take what its cache holds first.
+    const script = sh!
+      .replaceAll('http://localhost:3000', base)
+      .replace(/^npm i (.*)$/m, 'npm i --prefer-offline --no-audit --no-fund --loglevel=error $1');
+    expect(script).toContain('npm i --prefer-offline --no-audit --no-fund --loglevel=error -D --save-exact @hey-api/openapi-ts@');
+    const project = join(dir.path, 'fresh');
+    mkdirSync(project);
+    const shell = await new Promise<{ status: number | null; out: string }>((resolve) => {
+      const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd: project, env: childEnv({ PATH: process.env.PATH }) });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('close', (status) => resolve({ status, out }));
+    });
+    expect({ status: shell.status, out: shell.status === 0 ? '' : shell.out }).toEqual({ status: 0, out: '' });
+    const cd = join(project, 'cds-client');
+    for (const f of ['sdk.gen.ts', 'types.gen.ts', 'client.gen.ts']) expect(readFileSync(join(cd, 'src/client', f), 'utf8').length).toBeGreaterThan(0);
+    writeFileSync(join(cd, 'src/main.ts'), main!);
+    const tsc = await new Promise<{ status: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(cd, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: cd });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('close', (status) => resolve({ status, out }));
+    });
+    // "It prints nothing."
+    expect(tsc).toEqual({ status: 0, out: '' });
+  }, 180_000);
 });

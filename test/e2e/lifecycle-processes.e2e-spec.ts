@@ -4,7 +4,7 @@ import { TestDatabase, createTestDatabase, usingPostgres } from '../support/data
 import { OWNER_PASSWORD, apiToken, region } from '../support/fixtures';
 import { teamOrg } from '../support/accounts';
 import { Answer, SHARED_IDEMPOTENCY_SECRET, callProcess } from '../support/process-http';
-import { ServerProcess, runCli, startServerProcess, tempDir } from '../support/processes';
+import { ServerProcess, pausableWorker, runCli, startServerProcess, tempDir } from '../support/processes';
 
 /**
  * A black-box contract suite written from lifecycle.md, the disk sections ("Volume, extended",
@@ -16,8 +16,9 @@ import { ServerProcess, runCli, startServerProcess, tempDir } from '../support/p
  * validated against the OpenAPI document its process serves.
  *
  * A and B run no worker, so an accepted operation stays `pending` until the test lets a worker
- * process (W, started for that moment, WORKER_ENABLED=true) run it: the states in between are
- * observed without racing a worker. Two more processes appear where lifecycle.md needs them: one
+ * process (W, WORKER_ENABLED=true) run it: the states in between are observed without racing a
+ * worker. W is started once and stopped (SIGSTOP, holding no lock: pausableWorker) between those
+ * moments; a worker with other settings (its provider down) is started for its moment. Two more processes appear where lifecycle.md needs them: one
  * whose storage provider is down (PROVIDER_DOWN=true, for the 503s and GET /v1/ready), and one
  * whose clock runs 11 minutes ahead (a quote older than 10 minutes, seen from outside).
  */
@@ -133,9 +134,15 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
     return r.body.entries;
   };
 
-  /** Starts a worker process on the shared database, lets it end every operation given, stops it (SIGTERM, exit 0). */
+  /** W, paused between settles (its exit code, 0, is checked in afterAll). */
+  let worker: ReturnType<typeof pausableWorker>;
+  /**
+   * Lets a worker process on the shared database end every operation given: W, continued and paused
+   * again after; with `workerEnv`, a process of those settings, started and stopped (SIGTERM, exit 0).
+   */
   const settle = async (ids: string[], workerEnv: Record<string, string> = {}, token = KEY) => {
-    const w = await startServerProcess({ ...env, WORKER_ENABLED: 'true', WORKER_INTERVAL_MS: '50', ...workerEnv });
+    const own = Object.keys(workerEnv).length > 0;
+    const w = own ? await startServerProcess({ ...env, WORKER_ENABLED: 'true', WORKER_INTERVAL_MS: '50', ...workerEnv }) : await worker.run();
     try {
       for (const [i, id] of ids.entries()) {
         let op: { status: string } | undefined;
@@ -145,7 +152,8 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
         expect([id, op?.status]).toEqual([id, expect.stringMatching(/^(succeeded|failed)$/)]);
       }
     } finally {
-      expect(await w.stop()).toBe(0);
+      if (own) expect(await w.stop()).toBe(0);
+      else await worker.pause();
     }
   };
   const purchase = async (p: ServerProcess, body: Record<string, unknown>, opts: { token?: string; idem?: string } = {}) =>
@@ -205,7 +213,9 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
     const seeded = runCli(['seed', seed], env);
     expect(seeded.stderr).toBe('');
     expect(seeded.status).toBe(0);
-    [a, b] = await Promise.all([startServerProcess({ ...env, WORKER_ENABLED: 'false' }), startServerProcess({ ...env, WORKER_ENABLED: 'false' })]);
+    worker = pausableWorker({ ...env, WORKER_INTERVAL_MS: '50' });
+    [a, b] = await Promise.all([startServerProcess({ ...env, WORKER_ENABLED: 'false' }), startServerProcess({ ...env, WORKER_ENABLED: 'false' }), worker.run()]);
+    await worker.pause();
     for (const role of ['owner', 'admin', 'dev', 'viewer']) {
       const r = await call(role.length % 2 ? a : b, 'POST', '/v1/auth/login', { body: { email: `${role}@k.test`, password: OWNER_PASSWORD } });
       expect(r.status).toBe(200);
@@ -214,6 +224,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
   }, 120_000);
   afterAll(async () => {
     for (const p of extra) await p.stop('SIGKILL');
+    if (worker) expect(await worker.stop()).toBe(0);
     await a?.stop();
     await b?.stop();
     for (const out of [a?.output() ?? '', b?.output() ?? '']) {

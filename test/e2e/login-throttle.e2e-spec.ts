@@ -1,3 +1,4 @@
+import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, organization, region } from '../support/fixtures';
 import { TestApp, startTestApp } from '../support/test-app';
 
@@ -7,16 +8,25 @@ import { TestApp, startTestApp } from '../support/test-app';
  * (the audit log's auth.login_failed rows): after 5, each next attempt waits 1 s, 2 s, 4 s … at
  * most 60 s after the last failure (429 with Retry-After), and then the right password works:
  * a delay, never a lock the owner could be shut out by.
+ *
+ * The database stamps the failures; the app's clock, fixed here, says how long ago that was: each
+ * case sets it just after the last failure or at the end of the wait, so that the answers do not
+ * depend on how long the requests took on a busy machine.
  */
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: many client addresses)', () => {
   let t: TestApp;
+  const clock = new FixedClock(new Date());
+  /** When the last failed login was recorded (the database's clock), in ms since the epoch. */
+  const lastFailureAt = async () =>
+    Number((await t.sql<{ ms: string }>(`SELECT (extract(epoch FROM max(created_at)) * 1000)::bigint::text AS ms FROM audit_log WHERE action = 'auth.login_failed'`))[0].ms);
+  const clockAt = (ms: number) => clock.set(new Date(ms));
   const loginFrom = (ip: string, password: string, email = 'owner@thr.test') => t.http.post('/v1/auth/login').set('X-Forwarded-For', ip).send({ email, password });
   const failures = async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM audit_log WHERE action = 'auth.login_failed'`))[0].n);
 
   beforeAll(async () => {
-    t = await startTestApp({ trustProxy: ['loopback'], rateLimitPerMinute: 1000 });
+    t = await startTestApp({ trustProxy: ['loopback'], rateLimitPerMinute: 1000 }, clock);
+    clock.set(new Date());
     await t.seed({ regions: [region()], organizations: [organization('thr'), organization('other'), organization('enum')] });
   });
   afterAll(async () => t?.close());
@@ -27,6 +37,8 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
       expect({ i, status: res.status, code: res.body.error?.code }).toEqual({ i, status: 401, code: 'invalid_credentials' });
     }
     expect(await failures()).toBe(5);
+    const fifth = await lastFailureAt();
+    clockAt(fifth + 100);
 
     const guess = await loginFrom('198.51.100.77', 'wrong again');
     expect(guess.status).toBe(429);
@@ -50,32 +62,44 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
     // Another account is not affected.
     expect((await loginFrom('198.51.100.77', OWNER_PASSWORD, 'owner@other.test')).status).toBe(200);
 
-    // After the delay: one more guess (wrong: the next delay doubles), then the owner gets in after it.
-    await sleep(1100);
+    // 1 ms before the end of the delay it still waits; at its end, one more guess (wrong: the next
+    // delay doubles), then the owner gets in after that one.
+    clockAt(fifth + 999);
+    const last = await loginFrom('203.0.113.49', 'wrong 5');
+    expect({ status: last.status, retryAfter: last.headers['retry-after'] }).toEqual({ status: 429, retryAfter: '1' });
+    clockAt(fifth + 1000);
     expect((await loginFrom('203.0.113.50', 'wrong 6')).status).toBe(401);
+    const sixth = await lastFailureAt();
+    clockAt(sixth + 100);
     const soon = await loginFrom('203.0.113.51', 'wrong 7');
     expect(soon.status).toBe(429);
     expect(soon.headers['retry-after']).toBe('2');
-    await sleep(2100);
+    expect(await failures()).toBe(6);
+    clockAt(sixth + 2000);
     const back = await loginFrom('192.0.2.10', OWNER_PASSWORD);
     expect(back.status).toBe(200);
     expect(back.body.user.email).toBe('owner@thr.test');
   });
 
   it('an email without an account answers exactly as one with an account: 401 five times, then 429 with the same Retry-After and body', async () => {
-    const sequence = async (email: string) => {
-      const answer = (res: { status: number; headers: Record<string, string>; body: { error: object } }) => ({
-        status: res.status,
-        retryAfter: res.headers['retry-after'],
-        body: { ...res.body, error: { ...res.body.error, request_id: undefined } },
-      });
-      const answers = [];
-      for (let i = 0; i < 5; i++) answers.push(answer(await loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)));
-      // The next three at once, within the 1 s the fifth failure costs.
-      answers.push(...(await Promise.all([5, 6, 7].map((i) => loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)))).map(answer));
-      return answers;
-    };
-    const [known, unknown] = await Promise.all([sequence('owner@enum.test'), sequence('Nobody@Enum.test')]);
+    const answer = (res: { status: number; headers: Record<string, string>; body: { error: object } }) => ({
+      status: res.status,
+      retryAfter: res.headers['retry-after'],
+      body: { ...res.body, error: { ...res.body.error, request_id: undefined } },
+    });
+    const emails = ['owner@enum.test', 'Nobody@Enum.test'];
+    const [known, unknown]: ReturnType<typeof answer>[][] = [[], []];
+    // Both emails side by side, one attempt each at a time (their fifth failures come together).
+    for (let i = 0; i < 5; i++) {
+      const [k, u] = await Promise.all(emails.map((email) => loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)));
+      known.push(answer(k));
+      unknown.push(answer(u));
+    }
+    // The next three of each at once, within the 1 s the fifth failure costs (the clock just after it).
+    clockAt((await lastFailureAt()) + 1);
+    const [k3, u3] = await Promise.all(emails.map((email) => Promise.all([5, 6, 7].map((i) => loginFrom(`203.0.113.${100 + i}`, `wrong ${i}`, email)))));
+    known.push(...k3.map(answer));
+    unknown.push(...u3.map(answer));
     expect(known.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
     expect(unknown).toEqual(known);
     expect(known[5].retryAfter).toBe('1');

@@ -1,6 +1,8 @@
 import { usingPostgres } from '../support/database';
 import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ServerProcess, startServerProcess } from '../support/processes';
 import { waitFor } from '../support/renewals';
 import { TestApp, startTestApp } from '../support/test-app';
@@ -41,6 +43,8 @@ async function renewAll(urls: string[], suffix: string, n: number, parallel = 10
 
 describeOnPostgres('the worker in several server processes (PostgreSQL)', () => {
   let t: TestApp;
+  /** The in-process app's URL: it runs no worker (it creates operations that only the processes execute). */
+  let appUrl: string;
   const running: ServerProcess[] = [];
 
   const serverEnv = (port: number, extra: Record<string, string> = {}) => ({
@@ -100,6 +104,8 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
     t = await startTestApp();
     // 500 volumes of 100 GB: the region's capacity must hold them (used_gb <= capacity_gb).
     await t.seed({ regions: [region('id-jkt', { capacity_gb: 100_000 })], organizations: [org('two', 200), org('kill', 300)] });
+    await t.app.listen(0, '127.0.0.1');
+    appUrl = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
   });
   afterEach(async () => {
     await Promise.all(running.splice(0).map((p) => p.stop('SIGKILL')));
@@ -122,9 +128,9 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
   });
 
   it('a process killed (SIGKILL) while operations run: after a restart every operation ends and the money adds up', async () => {
-    // Created while no worker runs, then one worker with a short lease is killed mid-way.
-    const creator = await start(0, { WORKER_ENABLED: 'false' });
-    await renewAll([creator.url], 'kill', 300, 20);
+    // Created while no worker runs (through the in-process app, which runs none), then one worker
+    // with a short lease is killed mid-way.
+    await renewAll([appUrl], 'kill', 300, 20);
     const victim = await start(0, { WORKER_LEASE_MS: '1500' });
     let state: { running: number; succeeded: number } = { running: 0, succeeded: 0 };
     await waitFor(

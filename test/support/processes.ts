@@ -135,6 +135,73 @@ export function runCli(args: string[], env: Record<string, string | undefined>):
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * One worker process (WORKER_ENABLED=true) that a test lets run only at chosen moments, instead
+ * of starting a new one each time (a process start costs 3-8 s on a busy 2-core machine): `run()`
+ * starts it the first time and continues it (SIGCONT) later; `pause()` stops it (SIGSTOP) once
+ * none of the test database's connections of the service is inside a query or a transaction
+ * (pg_stat_activity: when one is, it lets the process go on a moment and tries again), so that a
+ * paused worker holds no lock and no claimed operation; `stop()` continues and ends it (SIGTERM),
+ * resolving with its exit code. PostgreSQL only (the embedded engine serves one process).
+ */
+export function pausableWorker(env: Record<string, string | undefined>): {
+  run(): Promise<ServerProcess>;
+  pause(): Promise<void>;
+  stop(): Promise<number | null>;
+} {
+  let worker: ServerProcess | undefined;
+  let paused = false;
+  const busyConnections = async (): Promise<number> => {
+    const { Client } = await import('pg');
+    const c = new Client({ connectionString: env.DATABASE_URL });
+    await c.connect();
+    try {
+      const r = await c.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE 'cloud-disk-service%' AND state <> 'idle'`,
+      );
+      return r.rows[0].n;
+    } finally {
+      await c.end();
+    }
+  };
+  return {
+    async run() {
+      if (!worker) worker = await startServerProcess({ ...env, WORKER_ENABLED: 'true' });
+      else if (paused) signalGroup(worker.child, 'SIGCONT');
+      paused = false;
+      return worker;
+    },
+    async pause() {
+      if (!worker || paused) return;
+      for (;;) {
+        signalGroup(worker.child, 'SIGSTOP');
+        if ((await busyConnections()) === 0) break;
+        signalGroup(worker.child, 'SIGCONT');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      paused = true;
+    },
+    async stop() {
+      if (!worker) return 0;
+      if (paused) signalGroup(worker.child, 'SIGCONT');
+      paused = false;
+      return worker.stop();
+    },
+  };
+}
+
+/**
+ * The CLI's own code in this process (src/cli/run-cli.ts, what dist/src/cli/main.js runs: the same
+ * parsing, forwarding to a running server, application context per command and printed output),
+ * without a process start (2-5 s each on a busy 2-core machine). A file testing the CLI keeps at
+ * least one real process (runCli) per command; the other cases of a command run here.
+ */
+export async function runCliInProcess(args: string[], env: Record<string, string | undefined>, cwd = ROOT): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const { cliOutcome, printedOutcome } = await import('../../src/cli/run-cli');
+  return printedOutcome(await cliOutcome(args, childEnv(env), cwd));
+}
+
 type Sql = <T = Record<string, unknown>>(text: string, params?: unknown[]) => Promise<T[]>;
 
 const countOf = async (sql: Sql, where: string): Promise<number> => Number((await sql<{ n: string }>(`SELECT count(*) AS n FROM operations WHERE ${where}`))[0].n);

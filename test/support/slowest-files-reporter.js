@@ -1,10 +1,14 @@
-/* global module, process */
+/* global module, process, require, __dirname */
+/* eslint-disable @typescript-eslint/no-require-imports -- Jest loads this file as CommonJS, without its transform */
 /**
  * A Jest reporter that prints, at the end of a run, the tests that were skipped and why (the line
  * each file prints when its subject needs what this machine lacks: PostgreSQL, Redis, Chromium,
  * root), then the ten slowest test files (wall time of each file in its worker, from Jest's
  * perfStats), so that what a run left out and the suite's cost stay visible as it grows.
  * Listed in jest.config.js after the default reporter. SLOWEST_FILES=n prints n instead of ten.
+ * UPDATE_TEST_DURATIONS=1 also writes every file's seconds into test/support/durations.json under
+ * this run's engine (`postgres` with DATABASE_URL, `embedded` otherwise), which
+ * duration-sequencer.js reads to start the longest files first on a clean clone.
  * Plain JavaScript: Jest loads reporters without its transform.
  */
 class SlowestFilesReporter {
@@ -22,6 +26,31 @@ class SlowestFilesReporter {
   onRunComplete(_contexts, results) {
     this.printSkipped(results);
     this.printSlowest(results);
+    if (process.env.UPDATE_TEST_DURATIONS === '1') this.writeDurations(results);
+  }
+
+  writeDurations(results) {
+    const { readFileSync, writeFileSync } = require('node:fs');
+    const { join } = require('node:path');
+    const path = join(__dirname, 'durations.json');
+    let all = {};
+    try {
+      all = JSON.parse(readFileSync(path, 'utf8'));
+    } catch {
+      all = {};
+    }
+    const engine = process.env.DATABASE_URL ? 'postgres' : 'embedded';
+    const prefix = `${this.rootDir}/`;
+    const mine = { ...(all[engine] || {}) };
+    for (const r of results.testResults) {
+      const ms = r.perfStats.end - r.perfStats.start;
+      if (!Number.isFinite(ms) || ms <= 0) continue;
+      const file = r.testFilePath.startsWith(prefix) ? r.testFilePath.slice(prefix.length) : r.testFilePath;
+      mine[file] = Math.round(ms / 100) / 10;
+    }
+    all[engine] = Object.fromEntries(Object.entries(mine).sort(([, a], [, b]) => b - a));
+    writeFileSync(path, `${JSON.stringify(all, null, 2)}\n`);
+    process.stderr.write(`Test durations (${engine}) written to test/support/durations.json\n`);
   }
 
   printSkipped(results) {
