@@ -151,16 +151,17 @@ export function pausableWorker(env: Record<string, string | undefined>): {
 } {
   let worker: ServerProcess | undefined;
   let paused = false;
-  const busyConnections = async (): Promise<number> => {
+  /** The service's connections to the test database inside a query or a transaction now (what they run). */
+  const busyConnections = async (): Promise<string[]> => {
     const { Client } = await import('pg');
     const c = new Client({ connectionString: env.DATABASE_URL });
     await c.connect();
     try {
-      const r = await c.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
+      const r = await c.query<{ busy: string }>(
+        `SELECT application_name || ' ' || state || ': ' || left(query, 200) AS busy FROM pg_stat_activity
           WHERE datname = current_database() AND pid <> pg_backend_pid() AND application_name LIKE 'cloud-disk-service%' AND state <> 'idle'`,
       );
-      return r.rows[0].n;
+      return r.rows.map((row) => row.busy);
     } finally {
       await c.end();
     }
@@ -174,10 +175,13 @@ export function pausableWorker(env: Record<string, string | undefined>): {
     },
     async pause() {
       if (!worker || paused) return;
+      const deadline = Date.now() + scaled(15_000);
       for (;;) {
         signalGroup(worker.child, 'SIGSTOP');
-        if ((await busyConnections()) === 0) break;
+        const busy = await busyConnections();
+        if (busy.length === 0) break;
         signalGroup(worker.child, 'SIGCONT');
+        if (Date.now() > deadline) throw new Error(`the worker could not be paused: connections stayed busy:\n${busy.join('\n')}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       paused = true;
