@@ -67,8 +67,10 @@ export class CreateFirewallRule {
         const holder = await this.rules.findByDigest(orgId, digest);
         throw holder ? duplicateRule(holder) : new DomainError('conflict', 'The same firewall rule exists already');
       }
-      await this.audit.record({ orgId, ...auditOf(actor), action: 'firewall_rule.create', targetId: rule.id, data: ruleData(rule) });
+      // The servers' marks before the audit entry: the audit row is the last write (its
+      // organization's audit head stays locked until commit), so no lock is awaited while holding it.
       marked = (await this.enforcement?.mark(orgId, rule.serverId)) ?? [];
+      await this.audit.record({ orgId, ...auditOf(actor), action: 'firewall_rule.create', targetId: rule.id, data: ruleData(rule) });
       return rule;
     });
     if (marked.length) await this.enforcement?.pushPending(marked.length, marked);
@@ -94,8 +96,10 @@ export class DeleteFirewallRule {
     const marked = await this.uow.run(async () => {
       const rule = await this.rules.delete(orgId, id);
       if (!rule) throw notFound(`Firewall rule ${id} not found`);
+      // The marks first, the audit entry last (as at creation).
+      const marks = (await this.enforcement?.mark(orgId, rule.serverId)) ?? [];
       await this.audit.record({ orgId, ...auditOf(actor), action: 'firewall_rule.delete', targetId: id, data: ruleData(rule) });
-      return (await this.enforcement?.mark(orgId, rule.serverId)) ?? [];
+      return marks;
     });
     if (marked.length) await this.enforcement?.pushPending(marked.length, marked);
   }

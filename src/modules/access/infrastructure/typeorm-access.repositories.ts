@@ -225,10 +225,12 @@ export class TypeOrmFirewallPushes extends FirewallPushes {
     super();
   }
 
+  /** Marks the servers (one, or every live one of the organization) in id order, so that concurrent marks take their rows' locks in one order and never deadlock. */
   async mark(orgId: string, serverId: string | null): Promise<string[]> {
     const rows = await this.db.query<{ server_id: string }>(
       `INSERT INTO firewall_pushes (server_id)
        SELECT id FROM servers WHERE org_id = $1 AND deleted_at IS NULL AND ($2::text IS NULL OR id = $2)
+       ORDER BY id
        ON CONFLICT (server_id) DO UPDATE SET requested_at = clock_timestamp()
        RETURNING server_id`,
       [orgId, serverId],
