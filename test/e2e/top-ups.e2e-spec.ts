@@ -176,8 +176,13 @@ describe.each(paymentProviders())('wallet top-ups ($name)', (p) => {
       const foreign = await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`).set('Origin', 'https://evil.example');
       expect(foreign.status).toBe(403);
       expect(foreign.text).toContain('<h1>Forbidden</h1>');
+      // An opaque origin (a sandboxed frame elsewhere), or a browser saying the post is cross-site, likewise.
+      const pay = () => site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`).set('Host', 'checkout.test:8080');
+      expect((await pay().set('Origin', 'null')).status).toBe(403);
+      expect((await pay().set('Origin', 'null').set('Sec-Fetch-Site', 'cross-site')).status).toBe(403);
+      expect((await pay().set('Origin', 'http://checkout.test:8080').set('Sec-Fetch-Site', 'same-site')).status).toBe(403);
       expect((await t.http.get(`/v1/wallet/top-ups/${id}`).set(rw)).body.status).toBe('pending');
-      // Its own page's form: the Origin is the site's own.
+      // Its own page's form: the Origin is the site's own (a browser under the page's no-referrer policy sends `null` with Sec-Fetch-Site same-origin; see the browser test).
       const paid = await site().post(`${pathOf(res.body.top_up.checkout_url)}/pay`).set('Host', 'checkout.test:8080').set('Origin', 'http://checkout.test:8080');
       expect(paid.status).toBe(303);
       expect(paid.headers.location).toBe(`https://console.example.com/billing?tab=1&top_up_id=${id}&checkout=paid`);

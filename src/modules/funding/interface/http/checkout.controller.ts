@@ -99,10 +99,16 @@ export class CheckoutController {
   /** Never credits by itself: the signed event, delivered to the API, does. */
   private async act(id: string, action: CheckoutAction, req: Request, res: Response): Promise<void> {
     if (this.unavailable(res)) return;
-    // Only the checkout's own page may post its form: a browser's Origin naming another site is
-    // refused (403) before the session is touched. Clients that send no Origin are not browsers.
+    // Only the checkout's own page may post its form, refused (403) before the session is touched
+    // otherwise: a browser's Sec-Fetch-Site other than same-origin, or an Origin naming another
+    // site. The page's `Referrer-Policy: no-referrer` makes a browser send `Origin: null` with its
+    // own form, accepted only beside `Sec-Fetch-Site: same-origin`. Clients that send neither
+    // header are not browsers.
     const origin = req.headers.origin;
-    if (origin !== undefined && origin !== `${req.protocol}://${req.headers.host ?? ''}`) {
+    const site = req.headers['sec-fetch-site'];
+    const foreignSite = site !== undefined && site !== 'same-origin' && site !== 'none';
+    const foreignOrigin = origin !== undefined && (origin === 'null' ? site !== 'same-origin' : origin !== `${req.protocol}://${req.headers.host ?? ''}`);
+    if (foreignSite || foreignOrigin) {
       return this.send(res, 403, page('Forbidden', '<h1>Forbidden</h1>\n<p>This checkout accepts its own page\'s form only.</p>'));
     }
     const done = await this.checkout.act(id, action);
