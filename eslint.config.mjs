@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'data/**', 'coverage/**', 'sdk/dist/**', 'sdk/src/generated/**', 'test/support/admin-client/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -3,13 +3,16 @@ import { writeFileSync } from 'node:fs';
 import { createApp } from './app.factory';
 import { loadSettings } from './shared/config/settings';
 import { MEMORY_DATA_DIR } from './shared/database/embedded-postgres';
+import { AdminOpenApiDocument } from './modules/admin/interface/http/admin-openapi';
 import { OpenApiDocument } from './shared/http/openapi';
 
 /**
  * Writes the OpenAPI document GET /v1/openapi.json serves, without a database server or data
  * directory (the application is built on an empty in-memory embedded database and never listens):
  * `node dist/src/openapi-document.js [file]` (stdout without a file). The example client is
- * generated from it (examples/typescript-client).
+ * generated from it (examples/typescript-client). With `--admin` first, the admin API's document
+ * (GET /admin/v1/openapi.json on the admin listener), which the admin client is generated from
+ * (test/support/admin-client, `npm run admin:client`).
  */
 async function main(): Promise<void> {
   const settings = {
@@ -23,10 +26,14 @@ async function main(): Promise<void> {
     metricsPort: 0,
     host: '127.0.0.1',
   };
+  const args = process.argv.slice(2);
+  const admin = args[0] === '--admin';
+  if (admin) args.shift();
   const app = await createApp(settings, { logger: false });
-  const json = `${JSON.stringify(app.get(OpenApiDocument).get(), null, 2)}\n`;
+  const document = admin ? app.get(AdminOpenApiDocument).get() : app.get(OpenApiDocument).get();
+  const json = `${JSON.stringify(document, null, 2)}\n`;
   await app.close();
-  const file = process.argv[2];
+  const file = args[0];
   if (file) writeFileSync(file, json);
   else process.stdout.write(json);
 }

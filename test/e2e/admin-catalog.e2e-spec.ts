@@ -3,6 +3,8 @@ import { AdvanceOperations } from '../../src/modules/operations/application/adva
 import { ExpireTerms } from '../../src/modules/terms/application/expire-terms.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { adminSetup } from '../support/admin';
+import { adminApi, answer as call } from '../support/admin-client';
+import type { Client } from '../support/admin-client/generated/client';
 import { errorBody } from '../support/assertions';
 import { apiToken, bearer, organization } from '../support/fixtures';
 import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
@@ -23,6 +25,8 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
   let t: TestApp;
   let a: Awaited<ReturnType<typeof adminSetup>>;
   let advance: AdvanceOperations;
+  /** The generated admin client (every admin call of this file goes through it). */
+  let client: Client;
   const clock = new FixedClock(new Date(NOW));
   const rw = bearer(apiToken('acat', 'rw'));
   const key = () => a.key();
@@ -53,6 +57,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       ],
     });
     a = await adminSetup(t, 'cat.test');
+    client = a.client;
     // A server bought at cx1's seeded price (4.50000 USD a month), before any price change.
     const bought = await t.http.post('/v1/servers').set(rw).send({ name: 'app-1', region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
     expect(bought.status).toBe(202);
@@ -62,13 +67,13 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
   afterAll(async () => t?.close());
 
   const usd = async () => ((await t.http.get('/v1/wallet').set(rw)).body.balances as { currency: string; available: string }[]).find((b) => b.currency === 'USD')!.available;
-  const region = async () => ((await a.admin.get('/admin/v1/regions').set(as('support'))).body.regions as { id: string }[]).find((r) => r.id === 'id-jkt');
+  const region = async () => ((await call(adminApi.listAdminRegions({ client, headers: { ...as('support') } }))).body.regions as { id: string }[]).find((r) => r.id === 'id-jkt');
   const staffAudit = (requestId: string) => a.staffAudit(requestId);
 
   describe('regions', () => {
     it('every role reads the regions: capacity and use, switches, zones and prices', async () => {
       for (const role of ['support', 'billing', 'operator', 'superadmin']) {
-        const res = await a.admin.get('/admin/v1/regions').set(as(role));
+        const res = await call(adminApi.listAdminRegions({ client, headers: { ...as(role) } }));
         expect(res.status).toBe(200);
         expect(res.body).toEqual({
           regions: [
@@ -90,16 +95,16 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
           global_purchases_paused: false,
         });
       }
-      expect((await a.admin.get('/admin/v1/regions').set(rw)).status).toBe(401);
+      expect((await call(adminApi.listAdminRegions({ client, headers: { ...rw } }))).status).toBe(401);
     });
 
     it('PATCH is for operators (403 otherwise), needs an Idempotency-Key, and refuses bad members naming them', async () => {
       for (const role of ['support', 'billing']) {
-        const res = await a.admin.patch('/admin/v1/regions/id-jkt').set(as(role)).set(key()).send({ vcpu_capacity: 10 });
+        const res = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as(role), ...key() }, body: { vcpu_capacity: 10 } }));
         expect(res.status).toBe(403);
         expect(res.body).toEqual(errorBody(res, 'forbidden', `The ${role} role may not call this route`));
       }
-      const noKey = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).send({ vcpu_capacity: 10 });
+      const noKey = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator') }, body: { vcpu_capacity: 10 } }));
       expect(noKey.status).toBe(400);
       expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
       for (const [body, field, message] of [
@@ -109,31 +114,31 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
         [{ vcpu_capacity: 1.5 }, 'vcpu_capacity', 'vcpu_capacity must be a whole number of vCPUs, 0 or more'],
         [{ vcpu_capacity: 100, purchases_paused: 'yes' }, 'purchases_paused', 'purchases_paused must be true or false'],
       ] as const) {
-        const res = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send(body);
+        const res = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: body as never }));
         expect(res.status).toBe(400);
         expect(res.body).toEqual(errorBody(res, 'invalid_request', message, { field }));
       }
-      const unknown = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ capacity: 5 });
+      const unknown = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { capacity: 5 } as never }));
       expect(unknown.status).toBe(400);
       expect(unknown.body.error.details).toEqual({ field: 'capacity' });
-      const nowhere = await a.admin.patch('/admin/v1/regions/xx-nowhere').set(as('operator')).set(key()).send({ vcpu_capacity: 5 });
+      const nowhere = await call(adminApi.updateRegion({ client, path: { id: 'xx-nowhere' }, headers: { ...as('operator'), ...key() }, body: { vcpu_capacity: 5 } }));
       expect(nowhere.status).toBe(404);
       expect(nowhere.body).toEqual(errorBody(nowhere, 'not_found', 'Region xx-nowhere not found'));
       expect((await region())).toMatchObject({ disk_capacity_gb: 20000, vcpu_capacity: 256, purchases_paused: false });
     });
 
     it('a capacity below what is in use is 409 naming it, and nothing of the request is changed', async () => {
-      const disk = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ purchases_paused: true, disk_capacity_gb: 149 });
+      const disk = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { purchases_paused: true, disk_capacity_gb: 149 } }));
       expect(disk.status).toBe(409);
       expect(disk.body).toEqual(errorBody(disk, 'conflict', 'Region id-jkt has 150 GB in use by its volumes; its capacity cannot be set below that (asked for 149 GB)', { field: 'disk_capacity_gb', in_use: 150 }));
-      const vcpus = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ disk_capacity_gb: 9000, vcpu_capacity: 0 });
+      const vcpus = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { disk_capacity_gb: 9000, vcpu_capacity: 0 } }));
       expect(vcpus.status).toBe(409);
       expect(vcpus.body.error.details).toEqual({ field: 'vcpu_capacity', in_use: 1 });
       expect(await region()).toMatchObject({ disk_capacity_gb: 20000, vcpu_capacity: 256, purchases_paused: false });
     });
 
     it('sets capacities: the answer and GET show them, server-options sells from them, the staff audit keeps before and after', async () => {
-      const res = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ disk_capacity_gb: 150, vcpu_capacity: 2 });
+      const res = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { disk_capacity_gb: 150, vcpu_capacity: 2 } }));
       expect(res.status).toBe(200);
       expect(res.body.region).toEqual({ ...(await region()), disk_capacity_gb: 150, vcpu_capacity: 2 });
       const options = await t.http.get('/v1/server-options?region=id-jkt').set(rw);
@@ -150,29 +155,29 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
         { actor_type: 'staff', actor_id: 'operator', action: 'catalog.region_capacity_set', data: { capacity_gb: 150 } },
         { actor_type: 'staff', actor_id: 'operator', action: 'catalog.region_vcpus_set', data: { vcpu_capacity: 2 } },
       ]);
-      const back = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('superadmin')).set(key()).send({ disk_capacity_gb: 20000, vcpu_capacity: 256 });
+      const back = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('superadmin'), ...key() }, body: { disk_capacity_gb: 20000, vcpu_capacity: 256 } }));
       expect(back.status).toBe(200);
     });
 
     it('zones: operators open and close one, GET /v1/regions shows it at once; 400, 403 and 404 change nothing', async () => {
-      const res = await a.admin.patch('/admin/v1/zones/id-jkt-b').set(as('operator')).set(key()).send({ available: true });
+      const res = await call(adminApi.updateZone({ client, path: { id: 'id-jkt-b' }, headers: { ...as('operator'), ...key() }, body: { available: true } }));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ zone: { id: 'id-jkt-b', region: 'id-jkt', available: true } });
       expect((await t.http.get('/v1/regions').set(rw)).body.regions[0].zones).toEqual([{ id: 'id-jkt-a', available: true }, { id: 'id-jkt-b', available: true }]);
       expect(await staffAudit(res.headers['x-request-id'])).toMatchObject({ target_type: 'zone', target_id: 'id-jkt-b', changes: { before: { available: false }, after: { available: true } } });
-      const bad = await a.admin.patch('/admin/v1/zones/id-jkt-b').set(as('operator')).set(key()).send({ available: 'no' });
+      const bad = await call(adminApi.updateZone({ client, path: { id: 'id-jkt-b' }, headers: { ...as('operator'), ...key() }, body: { available: 'no' } as never }));
       expect(bad.body).toEqual(errorBody(bad, 'invalid_request', 'available must be true or false', { field: 'available' }));
-      expect((await a.admin.patch('/admin/v1/zones/id-jkt-b').set(as('support')).set(key()).send({ available: false })).status).toBe(403);
-      const none = await a.admin.patch('/admin/v1/zones/xx-a').set(as('operator')).set(key()).send({ available: false });
+      expect((await call(adminApi.updateZone({ client, path: { id: 'id-jkt-b' }, headers: { ...as('support'), ...key() }, body: { available: false } }))).status).toBe(403);
+      const none = await call(adminApi.updateZone({ client, path: { id: 'xx-a' }, headers: { ...as('operator'), ...key() }, body: { available: false } }));
       expect(none.body).toEqual(errorBody(none, 'not_found', 'Zone xx-a not found'));
       expect((await region())).toMatchObject({ zones: [{ id: 'id-jkt-a', available: true }, { id: 'id-jkt-b', available: true }] });
-      expect((await a.admin.patch('/admin/v1/zones/id-jkt-b').set(as('operator')).set(key()).send({ available: false })).status).toBe(200);
+      expect((await call(adminApi.updateZone({ client, path: { id: 'id-jkt-b' }, headers: { ...as('operator'), ...key() }, body: { available: false } }))).status).toBe(200);
     });
   });
 
   describe('prices', () => {
     it('are set by operators only, and bad prices are 400 naming the member, nothing changed', async () => {
-      expect((await a.admin.patch('/admin/v1/regions/id-jkt/prices').set(as('billing')).set(key()).send({ plans: { cx1: { USD: '1', IDR: '1' } } })).status).toBe(403);
+      expect((await call(adminApi.setRegionPrices({ client, path: { id: 'id-jkt' }, headers: { ...as('billing'), ...key() }, body: { plans: { cx1: { USD: '1', IDR: '1' } } } }))).status).toBe(403);
       for (const [body, field] of [
         [{}, 'volumes'],
         [{ volumes: [] }, 'volumes'],
@@ -185,17 +190,16 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
         [{ plans: { cx1: 5 } }, 'plans.cx1'],
         [{ plans: { cx1: { USD: '5', IDR: '80000' }, cx9: { USD: '5', IDR: '80000' } } }, 'plans.cx9'],
       ] as const) {
-        const res = await a.admin.patch('/admin/v1/regions/id-jkt/prices').set(as('operator')).set(key()).send(body);
+        const res = await call(adminApi.setRegionPrices({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: body as never }));
         expect([res.status, res.body.error?.code, res.body.error?.details]).toEqual([400, 'invalid_request', { field }]);
       }
       expect((await region())).toMatchObject({ prices: { volumes: { premium: { USD: '0.02000', IDR: '320' } }, plans: { cx1: { USD: '4.50000', IDR: '72000' } } } });
-      const nowhere = await a.admin.patch('/admin/v1/regions/xx-nowhere/prices').set(as('operator')).set(key()).send({ plans: { cx1: { USD: '5', IDR: '80000' } } });
+      const nowhere = await call(adminApi.setRegionPrices({ client, path: { id: 'xx-nowhere' }, headers: { ...as('operator'), ...key() }, body: { plans: { cx1: { USD: '5', IDR: '80000' } } } }));
       expect(nowhere.status).toBe(404);
     });
 
     it('apply to new quotes and purchases; a bought volume and server renew at their frozen prices; the audit keeps old and new', async () => {
-      const res = await a.admin.patch('/admin/v1/regions/id-jkt/prices').set(as('operator')).set(key())
-        .send({ volumes: { premium: { USD: '0.04', IDR: '640' } }, plans: { cx1: { USD: '5.25', IDR: '80000' } } });
+      const res = await call(adminApi.setRegionPrices({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { volumes: { premium: { USD: '0.04', IDR: '640' } }, plans: { cx1: { USD: '5.25', IDR: '80000' } } } }));
       expect(res.status).toBe(200);
       expect(res.body.region.prices).toEqual({
         volumes: { premium: { USD: '0.04000', IDR: '640' }, ssd: { USD: '0.01250', IDR: '200' } },
@@ -238,7 +242,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
 
   describe('purchases switch', () => {
     it('paused in a region: a server purchase there is 503 purchases_paused with nothing reserved; renewals and disks go on; resumed: accepted', async () => {
-      const paused = await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ purchases_paused: true });
+      const paused = await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { purchases_paused: true } }));
       expect(paused.status).toBe(200);
       expect(paused.body.region.purchases_paused).toBe(true);
       expect((await t.http.get('/v1/server-options?region=id-jkt').set(rw)).body.purchases_paused).toBe(true);
@@ -254,7 +258,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       await advance.runUntilIdle();
       expect(await t.sql("SELECT actor_type, actor_id, target_id FROM audit_log WHERE action = 'catalog.purchases_paused'")).toEqual([{ actor_type: 'staff', actor_id: 'operator', target_id: 'id-jkt' }]);
 
-      expect((await a.admin.patch('/admin/v1/regions/id-jkt').set(as('operator')).set(key()).send({ purchases_paused: false })).body.region.purchases_paused).toBe(false);
+      expect((await call(adminApi.updateRegion({ client, path: { id: 'id-jkt' }, headers: { ...as('operator'), ...key() }, body: { purchases_paused: false } }))).body.region.purchases_paused).toBe(false);
       const accepted = await t.http.post('/v1/servers').set(rw).send({ name: 'app-3', region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
       expect(accepted.status).toBe(202);
       await advance.runUntilIdle();
@@ -262,17 +266,18 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
   });
 
   describe('retention extension', () => {
-    const extend = (kind: string, id: string, body: object, role = 'operator') => a.admin.post(`/admin/v1/${kind}/${id}/extend-retention`).set(as(role)).set(why).set(key()).send(body);
+    const extend = (kind: 'servers' | 'volumes', id: string, body: object, role = 'operator') =>
+      call((kind === 'servers' ? adminApi.extendServerRetention : adminApi.extendVolumeRetention)({ client, path: { id }, headers: { ...as(role), ...why, ...key() }, body: body as never }));
 
     it('refuses what is not suspended (409), and needs the operator role, a justification and an Idempotency-Key', async () => {
       const live = await extend('volumes', 'vol_acatdata1', { until: at(NOW, 86_400), reason: 'ticket' });
       expect(live.status).toBe(409);
       expect(live.body).toEqual(errorBody(live, 'invalid_state', 'Volume vol_acatdata1 is available, not suspended: it has no release to move', { status: 'available' }));
       expect((await extend('servers', boughtServer, { until: at(NOW, 86_400), reason: 'ticket' }, 'billing')).status).toBe(403);
-      const noWhy = await a.admin.post('/admin/v1/volumes/vol_acatexp1/extend-retention').set(as('operator')).set(key()).send({ until: at(NOW, 86_400), reason: 'x' });
+      const noWhy = await call(adminApi.extendVolumeRetention({ client, path: { id: 'vol_acatexp1' }, headers: { ...as('operator'), ...key() } as never, body: { until: at(NOW, 86_400), reason: 'x' } }));
       expect(noWhy.status).toBe(400);
       expect(noWhy.body.error.details).toEqual({ field: 'X-Justification' });
-      const noKey = await a.admin.post('/admin/v1/volumes/vol_acatexp1/extend-retention').set(as('operator')).set(why).send({ until: at(NOW, 86_400), reason: 'x' });
+      const noKey = await call(adminApi.extendVolumeRetention({ client, path: { id: 'vol_acatexp1' }, headers: { ...as('operator'), ...why }, body: { until: at(NOW, 86_400), reason: 'x' } }));
       expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
       const missing = await extend('volumes', 'vol_nope', { until: at(NOW, 86_400), reason: 'x' });
       expect(missing.body).toEqual(errorBody(missing, 'not_found', 'Volume vol_nope not found'));
@@ -342,8 +347,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       const res = await extend('servers', laterServer, { until, reason: 'Card expired, customer is paying' });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ server: { ...suspended, release_at: until } });
-      const replay = await a.admin.post(`/admin/v1/servers/${laterServer}/extend-retention`).set(as('operator')).set(why).set(a.lastKey())
-        .send({ until, reason: 'Card expired, customer is paying' });
+      const replay = await call(adminApi.extendServerRetention({ client, path: { id: laterServer }, headers: { ...as('operator'), ...why, ...a.lastKey() }, body: { until, reason: 'Card expired, customer is paying' } }));
       expect([replay.status, replay.headers['idempotent-replayed'], replay.body]).toEqual([200, 'true', res.body]);
       expect(await t.sql("SELECT actor_type, actor_id, org_id, target_id FROM audit_log WHERE action = 'server.retention_extend'")).toEqual([
         { actor_type: 'staff', actor_id: 'operator', org_id: 'org_acat', target_id: laterServer },

@@ -1,5 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import request from 'supertest';
 import type { Express } from 'express';
@@ -33,6 +35,15 @@ const samePath = (named: string, documented: string): boolean => {
 };
 
 const toOpenApiPath = (path: string): string => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+/** Every file under dir (relative paths) with its text. */
+const filesOf = (dir: string): Record<string, string> =>
+  Object.fromEntries(
+    readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => statSync(join(dir, f)).isFile())
+      .sort()
+      .map((f) => [f, readFileSync(join(dir, f), 'utf8')]),
+  );
 
 /**
  * The admin API's OpenAPI document (GET /admin/v1/openapi.json on the admin listener) against
@@ -98,5 +109,23 @@ describe('admin OpenAPI document and docs', () => {
         .map((r) => `${page}: ${r.method} ${r.path}`),
     );
     expect(unknown).toEqual([]);
+  });
+
+  it('is the document the generated admin client (test/support/admin-client) was made from, and the client is what the generator makes of it today (npm run admin:client)', () => {
+    const CLIENT = join(ROOT, 'test/support/admin-client');
+    expect(JSON.parse(readFileSync(join(CLIENT, 'openapi.json'), 'utf8'))).toEqual(doc);
+    const out = mkdtempSync(join(tmpdir(), 'cds-admin-client-'));
+    try {
+      const run = spawnSync(process.execPath, ['node_modules/@hey-api/openapi-ts/bin/run.js', '-f', 'test/support/admin-client/openapi-ts.config.mjs'], {
+        cwd: ROOT,
+        env: { ...process.env, ADMIN_CLIENT_OUTPUT: out },
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      expect(filesOf(out)).toEqual(filesOf(join(CLIENT, 'generated')));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
+    }
   });
 });

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { adminApi, adminClient, answer as call } from '../support/admin-client';
+import type { Client } from '../support/admin-client/generated/client';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
 import { SettlePendingRefunds } from '../../src/modules/funding/application/refund-top-up.use-cases';
@@ -22,6 +24,8 @@ import { expectVerified } from '../support/verify';
 describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: ProviderUnderTest) => {
   let t: TestApp;
   let admin: ReturnType<typeof request>;
+  /** The generated admin client (the admin calls of this file go through it, but for what it cannot send). */
+  let client: Client;
   const tokens: Record<string, string> = {};
   let keySeq = 0;
   const key = () => ({ 'Idempotency-Key': `rk-${++keySeq}` });
@@ -39,6 +43,7 @@ describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: Provid
     t = await startTestApp({ ...(await p.start()), adminPort: 1, webhookAllowPrivateUrls: true });
     p.attach(t);
     admin = request(adminServerOf(t.app)!);
+    client = await adminClient(t);
     await t.seed({ regions: [region()], organizations: [org('ra'), org('rb'), org('rc'), org('rd')] });
     const accounts = t.app.get(StaffAccounts);
     for (const role of ['support', 'billing', 'operator']) tokens[role] = (await accounts.create({ email: `${role}@refunds.test`, name: `Staff ${role}`, role })).token;
@@ -58,7 +63,7 @@ describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: Provid
     return { id: res.body.top_up.id, session: row.session_id };
   }
   const refund = (topUpId: string, body: object, role = 'billing', headers: Record<string, string> = { ...why, ...key() }) =>
-    admin.post(`/admin/v1/top-ups/${topUpId}/refund`).set(as(role)).set(headers).send(body);
+    call(adminApi.refundTopUp({ client, path: { id: topUpId }, headers: { ...as(role), ...headers } as never, body: body as never }));
   const available = async (orgId: string, currency = 'USD') =>
     (await t.sql<{ available: string }>('SELECT available::text FROM wallet_balances WHERE org_id = $1 AND currency = $2', [orgId, currency]))[0]?.available ?? '0';
   const written = async () =>
@@ -324,13 +329,14 @@ describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: Provid
 /** PostgreSQL: refunds and purchases racing on one wallet. */
 (process.env.DATABASE_URL ? describe : describe.skip)('refunds racing purchases on one wallet (PostgreSQL)', () => {
   let t: TestApp;
-  let admin: ReturnType<typeof request>;
+  /** The generated admin client. */
+  let client: Client;
   let billing: string;
   const key = bearer(apiToken('rz', 'bw'));
 
   beforeAll(async () => {
     t = await startTestApp({ adminPort: 1, paymentProviderWebhookSecret: PAYMENT_SECRET });
-    admin = request(adminServerOf(t.app)!);
+    client = await adminClient(t);
     await t.seed({
       regions: [region()],
       organizations: [{ ...organization('rz', { wallet: { USD: '0', IDR: '0' }, servers: [], volumes: [] }), api_keys: [{ name: 'b', scopes: ['billing:write', 'vm:write'], token: apiToken('rz', 'bw') }] }],
@@ -352,7 +358,7 @@ describe.each(paymentProviders())('admin refunds of top-ups ($name)', (p: Provid
     // $100 available: 10 refunds of $10 and 10 purchases of $10 (500 GB premium for a month) at once.
     const answers = await Promise.all([
       ...topUps.map((id, i) =>
-        admin.post(`/admin/v1/top-ups/${id}/refund`).set(bearer(billing)).set({ 'X-Justification': 'RACE', 'Idempotency-Key': `race-r-${i}` }).send({ reason: 'race' }),
+        call(adminApi.refundTopUp({ client, path: { id: id }, headers: { ...bearer(billing), ...{ 'X-Justification': 'RACE', 'Idempotency-Key': `race-r-${i}` } }, body: { reason: 'race' } })),
       ),
       ...topUps.map((_, i) =>
         t.http.post('/v1/volumes').set(key).set('Idempotency-Key', `race-b-${i}`).send({ name: `race-${i}`, region: 'id-jkt', size_gb: 500, term_months: 1, currency: 'USD' }),

@@ -1,4 +1,6 @@
 import request from 'supertest';
+import { adminApi, adminClient, answer as call } from '../support/admin-client';
+import type { Client } from '../support/admin-client/generated/client';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
@@ -16,6 +18,8 @@ const NOW = '2026-11-22T10:00:00.000Z';
 describe('admin API', () => {
   let t: TestApp;
   let admin: ReturnType<typeof request>;
+  /** The generated admin client (the admin calls of this file go through it, but for what it cannot send). */
+  let client: Client;
   const clock = new FixedClock(new Date(NOW));
   const customer = bearer(apiToken('ad', 'rw'));
   const tokens: Record<string, string> = {};
@@ -28,6 +32,7 @@ describe('admin API', () => {
   beforeAll(async () => {
     t = await startTestApp({ adminPort: 1 }, clock);
     admin = request(adminServerOf(t.app)!);
+    client = await adminClient(t);
     await t.seed({
       server_plans: SERVER_PLANS,
       images: IMAGES,
@@ -68,10 +73,10 @@ describe('admin API', () => {
     });
 
     it('refuses a customer token on the admin port and a staff token on the public port (401)', async () => {
-      const res = await admin.get('/admin/v1/staff').set(customer);
+      const res = await call(adminApi.listStaff({ client, headers: { ...customer } }));
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ error: { code: 'unauthorized', message: expect.stringContaining('staff token'), details: {}, request_id: expect.any(String) } });
-      expect((await admin.get('/admin/v1/staff')).status).toBe(401);
+      expect((await call(adminApi.listStaff({ client }))).status).toBe(401);
       const pub = await t.http.get('/v1/volumes').set(as('support'));
       expect(pub.status).toBe(401);
     });
@@ -89,36 +94,36 @@ describe('admin API', () => {
   describe('staff', () => {
     it('superadmin creates, lists, changes the role of, and disables staff; others get 403', async () => {
       for (const role of ['support', 'billing', 'operator']) {
-        const res = await admin.get('/admin/v1/staff').set(as(role));
+        const res = await call(adminApi.listStaff({ client, headers: { ...as(role) } }));
         expect(res.status).toBe(403);
         expect(res.body.error.code).toBe('forbidden');
       }
-      const noKey = await admin.post('/admin/v1/staff').set(as('superadmin')).send({ email: 'x@staff.test', name: 'X', role: 'support' });
+      const noKey = await call(adminApi.createStaff({ client, headers: { ...as('superadmin') }, body: { email: 'x@staff.test', name: 'X', role: 'support' } }));
       expect(noKey.status).toBe(400);
       expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
       const k = key();
-      const created = await admin.post('/admin/v1/staff').set(as('superadmin')).set(k).send({ email: 'Temp@Staff.test', name: 'Temp', role: 'support' });
+      const created = await call(adminApi.createStaff({ client, headers: { ...as('superadmin'), ...k }, body: { email: 'Temp@Staff.test', name: 'Temp', role: 'support' } }));
       expect(created.status).toBe(201);
       expect(created.body).toEqual({
         staff: { id: expect.stringMatching(/^stf_/), email: 'temp@staff.test', name: 'Temp', role: 'support', created_at: NOW, disabled_at: null },
         token: expect.stringMatching(/^cds_staff_[A-Za-z0-9]{32}$/),
         staff_token: { id: expect.stringMatching(/^stk_/), staff_id: created.body.staff.id, token_prefix: created.body.token.slice(0, 14), created_at: NOW, expires_at: '2027-02-20T10:00:00.000Z', revoked_at: null },
       });
-      const replay = await admin.post('/admin/v1/staff').set(as('superadmin')).set(k).send({ email: 'Temp@Staff.test', name: 'Temp', role: 'support' });
+      const replay = await call(adminApi.createStaff({ client, headers: { ...as('superadmin'), ...k }, body: { email: 'Temp@Staff.test', name: 'Temp', role: 'support' } }));
       expect(replay.status).toBe(201);
       expect(replay.headers['idempotent-replayed']).toBe('true');
       expect(replay.body.token).toBe(created.body.token);
       const temp = bearer(created.body.token);
-      expect((await admin.get('/admin/v1/organizations?q=org_ad').set(temp)).status).toBe(200);
+      expect((await call(adminApi.searchOrganizations({ client, query: { q: 'org_ad' }, headers: { ...temp } }))).status).toBe(200);
 
-      const patched = await admin.patch(`/admin/v1/staff/${created.body.staff.id}`).set(as('superadmin')).set(key()).send({ role: 'nobody' });
+      const patched = await call(adminApi.updateStaff({ client, path: { id: created.body.staff.id }, headers: { ...as('superadmin'), ...key() }, body: { role: 'nobody' } as never }));
       expect(patched.status).toBe(400);
       expect(patched.body.error.details).toEqual({ field: 'role' });
-      const disabled = await admin.delete(`/admin/v1/staff/${created.body.staff.id}`).set(as('superadmin')).set(key());
+      const disabled = await call(adminApi.disableStaff({ client, path: { id: created.body.staff.id }, headers: { ...as('superadmin'), ...key() } }));
       expect(disabled.status).toBe(200);
       expect(disabled.body.staff.disabled_at).toBe(NOW);
       // Refused within 1 s (the token cache lives at most 1 s).
-      const refused = await eventually(() => admin.get('/admin/v1/organizations?q=org_ad').set(temp), (r) => r.status === 401);
+      const refused = await eventually(() => call(adminApi.searchOrganizations({ client, query: { q: 'org_ad' }, headers: { ...temp } })), (r) => r.status === 401);
       expect(refused.status).toBe(401);
       const [row] = await t.sql<{ n: string }>('SELECT count(*)::text AS n FROM staff_tokens WHERE staff_id = $1', [created.body.staff.id]);
       expect(row.n).toBe('1');
@@ -128,29 +133,29 @@ describe('admin API', () => {
   describe('organizations', () => {
     it('searches by id, name prefix and member email', async () => {
       for (const q of ['org_ad', 'ORG A', 'owner@ad.test']) {
-        const res = await admin.get(`/admin/v1/organizations?q=${encodeURIComponent(q)}`).set(as('support'));
+        const res = await call(adminApi.searchOrganizations({ client, query: { q }, headers: { ...as('support') } }));
         expect(res.status).toBe(200);
         const ids = (res.body.organizations as { id: string }[]).map((o) => o.id);
         expect(ids).toContain('org_ad');
         if (q !== 'ORG A') expect(ids).toEqual(['org_ad']);
       }
-      const page = await admin.get('/admin/v1/organizations?limit=1').set(as('support'));
+      const page = await call(adminApi.searchOrganizations({ client, query: { limit: 1 }, headers: { ...as('support') } }));
       expect(page.status).toBe(200);
       expect(page.body).toEqual({ organizations: [{ id: 'org_ad', name: 'Org ad', created_at: expect.any(String), suspended: false }], next_cursor: expect.any(String) });
-      const next = await admin.get(`/admin/v1/organizations?limit=1&cursor=${page.body.next_cursor}`).set(as('support'));
+      const next = await call(adminApi.searchOrganizations({ client, query: { limit: 1, cursor: page.body.next_cursor }, headers: { ...as('support') } }));
       expect(next.body.organizations.map((o: { id: string }) => o.id)).toEqual(['org_ae']);
     });
 
     it('needs X-Justification to name an organization (400 naming it)', async () => {
-      const res = await admin.get('/admin/v1/organizations/org_ad').set(as('support'));
+      const res = await call(adminApi.getOrganization({ client, path: { id: 'org_ad' }, headers: { ...as('support') } as never }));
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ error: { code: 'invalid_request', message: expect.stringContaining('X-Justification'), details: { field: 'X-Justification' }, request_id: expect.any(String) } });
-      const bad = await admin.get('/admin/v1/organizations/org_ad/servers').set(as('support')).set({ 'X-Justification': 'tab\there' });
+      const bad = await call(adminApi.listOrganizationServers({ client, path: { id: 'org_ad' }, headers: { ...as('support'), ...{ 'X-Justification': 'tab\there' } } }));
       expect(bad.status).toBe(400);
     });
 
     it('shows the detail: members, balances, counts, limits, suspension', async () => {
-      const res = await admin.get('/admin/v1/organizations/org_ad').set(as('support')).set(why);
+      const res = await call(adminApi.getOrganization({ client, path: { id: 'org_ad' }, headers: { ...as('support'), ...why } }));
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
         organization: {
@@ -162,11 +167,11 @@ describe('admin API', () => {
           usage: { servers: 1, api_keys: 2, firewall_rules: 0 },
         },
       });
-      expect((await admin.get('/admin/v1/organizations/org_nope').set(as('support')).set(why)).status).toBe(404);
+      expect((await call(adminApi.getOrganization({ client, path: { id: 'org_nope' }, headers: { ...as('support'), ...why } }))).status).toBe(404);
     });
 
     it("reads an organization's servers in the public shape; the customer sees a staff.access entry with the justification and no name", async () => {
-      const res = await admin.get('/admin/v1/organizations/org_ad/servers').set(as('support')).set({ 'X-Justification': 'SUP-1234 disk slow' });
+      const res = await call(adminApi.listOrganizationServers({ client, path: { id: 'org_ad' }, headers: { ...as('support'), ...{ 'X-Justification': 'SUP-1234 disk slow' } } }));
       expect(res.status).toBe(200);
       const pub = await t.http.get('/v1/servers').set(customer);
       expect(res.body).toEqual(pub.body);
@@ -189,7 +194,7 @@ describe('admin API', () => {
       expect(other.n).toBe('0');
       // The staff audit holds the request (superadmin reads it, filtered by organization).
       const audit = await eventually(
-        () => admin.get(`/admin/v1/staff-audit?organization_id=org_ad&staff_id=${staffIds.support}`).set(as('superadmin')),
+        () => call(adminApi.listStaffAudit({ client, query: { organization_id: 'org_ad', staff_id: staffIds.support }, headers: { ...as('superadmin') } })),
         (r) => r.body.entries?.some((e: { request_id: string }) => e.request_id === res.headers['x-request-id']),
       );
       expect(audit.body.entries.find((e: { request_id: string }) => e.request_id === res.headers['x-request-id'])).toEqual({
@@ -197,7 +202,7 @@ describe('admin API', () => {
         organization_id: 'org_ad', target_type: 'organization', target_id: 'org_ad', justification: 'SUP-1234 disk slow', request_id: res.headers['x-request-id'],
         ip: expect.any(String), status: 200, created_at: expect.any(String), changes: null,
       });
-      expect((await admin.get('/admin/v1/staff-audit').set(as('support'))).status).toBe(403);
+      expect((await call(adminApi.listStaffAudit({ client, headers: { ...as('support') } }))).status).toBe(403);
     });
 
     it('reads volumes, operations, wallet history, top-ups, audit log and webhook endpoints in the public shapes', async () => {
@@ -217,7 +222,7 @@ describe('admin API', () => {
   });
 
   describe('wallet adjustments', () => {
-    const adjust = (role: string, body: object, headers: Record<string, string> = why) => admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as(role)).set(key()).set(headers).send(body);
+    const adjust = (role: string, body: object, headers: Record<string, string> = why) => call(adminApi.adjustWallet({ client, path: { id: 'org_ad' }, headers: { ...as(role), ...key(), ...headers } as never, body: body as never }));
     const balances = async () => (await t.sql<{ currency: string; available: string }>("SELECT currency, available::text FROM wallet_balances WHERE org_id = 'org_ad' ORDER BY currency")).map((r) => `${r.currency}:${r.available}`);
 
     it('is for billing and superadmin only, with a justification and an Idempotency-Key', async () => {
@@ -227,7 +232,7 @@ describe('admin API', () => {
         expect([role, res.status, res.body.error.code]).toEqual([role, 403, 'forbidden']);
       }
       expect((await adjust('billing', body, {})).status).toBe(400);
-      const noKey = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(why).send(body);
+      const noKey = await call(adminApi.adjustWallet({ client, path: { id: 'org_ad' }, headers: { ...as('billing'), ...why }, body: body as never }));
       expect(noKey.status).toBe(400);
       expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
       const bad = await adjust('billing', { ...body, direction: 'sideways' });
@@ -239,7 +244,7 @@ describe('admin API', () => {
     it('credits with a reason the customer sees in the wallet history and the audit log; a replay changes nothing', async () => {
       const k = key();
       const body = { currency: 'USD', amount: '12.5', direction: 'credit', reason: 'Goodwill credit for the outage of 2026-11-20', reference: 'SUP-77' };
-      const res = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(k).set(why).send(body);
+      const res = await call(adminApi.adjustWallet({ client, path: { id: 'org_ad' }, headers: { ...as('billing'), ...k, ...why }, body: body as never }));
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
         adjustment: { id: expect.stringMatching(/^adj_/), organization_id: 'org_ad', currency: 'USD', amount: '12.50000', direction: 'credit', reason: body.reason, reference: 'SUP-77', created_at: expect.any(String) },
@@ -250,7 +255,7 @@ describe('admin API', () => {
         },
         balance: { currency: 'USD', available: '112.50000', reserved: '0.00000' },
       });
-      const again = await admin.post('/admin/v1/organizations/org_ad/wallet/adjustments').set(as('billing')).set(k).set(why).send(body);
+      const again = await call(adminApi.adjustWallet({ client, path: { id: 'org_ad' }, headers: { ...as('billing'), ...k, ...why }, body: body as never }));
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(await balances()).toEqual(['IDR:1500000', 'USD:11250000']);
@@ -289,10 +294,10 @@ describe('admin API', () => {
 
     it('operator suspends: purchases, actions and top-ups are 403 organization_suspended, reads work; unsuspend restores', async () => {
       for (const role of ['support', 'billing']) {
-        const res = await admin.post('/admin/v1/organizations/org_ae/suspend').set(as(role)).set(key()).set(why).send({ reason: 'Abuse' });
+        const res = await call(adminApi.suspendOrganization({ client, path: { id: 'org_ae' }, headers: { ...as(role), ...key(), ...why }, body: { reason: 'Abuse' } }));
         expect([role, res.status]).toEqual([role, 403]);
       }
-      const res = await admin.post('/admin/v1/organizations/org_ae/suspend').set(as('operator')).set(key()).set(why).send({ reason: 'Abuse report SUP-99' });
+      const res = await call(adminApi.suspendOrganization({ client, path: { id: 'org_ae' }, headers: { ...as('operator'), ...key(), ...why }, body: { reason: 'Abuse report SUP-99' } }));
       expect(res.status).toBe(200);
       expect(res.body.organization).toMatchObject({ id: 'org_ae', suspended: true, suspended_at: NOW, suspension_reason: 'Abuse report SUP-99' });
       const rw = bearer(apiToken('ae', 'rw'));
@@ -314,14 +319,14 @@ describe('admin API', () => {
         "SELECT action, actor_type, actor_id, data FROM audit_log WHERE org_id = 'org_ae' AND action LIKE 'organization.%'",
       );
       expect(log).toEqual([{ action: 'organization.suspend', actor_type: 'staff', actor_id: 'operator', data: { reason: 'Abuse report SUP-99', justification: 'TICKET-42' } }]);
-      const lifted = await admin.post('/admin/v1/organizations/org_ae/unsuspend').set(as('operator')).set(key()).set(why);
+      const lifted = await call(adminApi.unsuspendOrganization({ client, path: { id: 'org_ae' }, headers: { ...as('operator'), ...key(), ...why } }));
       expect(lifted.status).toBe(200);
       expect(lifted.body.organization).toMatchObject({ suspended: false, suspended_at: null, suspension_reason: null });
       expect((await t.http.patch('/v1/volumes/vol_aedata1').set(rw).send({ note: 'back' })).status).toBe(200);
     });
 
     it('limits: 409 below what is in use, 400 naming a bad field; a raised server limit lets a 26th server be bought, null restores 25', async () => {
-      const put = (role: string, body: object) => admin.put('/admin/v1/organizations/org_al/limits').set(as(role)).set(key()).set(why).send(body);
+      const put = (role: string, body: object) => call(adminApi.setOrganizationLimits({ client, path: { id: 'org_al' }, headers: { ...as(role), ...key(), ...why }, body: body }));
       expect((await put('billing', { servers: 30 })).status).toBe(403);
       const bad = await put('operator', { servers: -1 });
       expect(bad.status).toBe(400);
@@ -348,17 +353,17 @@ describe('admin API', () => {
 
   describe('operations and verify', () => {
     it('lists operations across organizations with filters; verify as JSON for operators only, and sound after everything above', async () => {
-      const all = await admin.get('/admin/v1/operations?type=vm.create').set(as('support'));
+      const all = await call(adminApi.listAllOperations({ client, query: { type: 'vm.create' }, headers: { ...as('support') } }));
       expect(all.status).toBe(200);
       expect(all.body.operations.map((o: { organization_id: string }) => o.organization_id)).toContain('org_al');
       expect(all.body.operations[0]).toEqual({
         id: expect.stringMatching(/^op_/), organization_id: 'org_al', type: 'vm.create', status: 'pending', created_at: NOW, finished_at: null, error: null,
       });
-      const none = await admin.get('/admin/v1/operations?organization_id=org_ae&status=failed').set(as('support'));
+      const none = await call(adminApi.listAllOperations({ client, query: { organization_id: 'org_ae', status: 'failed' }, headers: { ...as('support') } }));
       expect(none.body).toEqual({ operations: [], next_cursor: null });
-      expect((await admin.get('/admin/v1/operations?status=lost').set(as('support'))).body.error.details).toEqual({ field: 'status' });
-      expect((await admin.get('/admin/v1/verify').set(as('support'))).status).toBe(403);
-      const report = await admin.get('/admin/v1/verify').set(as('operator'));
+      expect((await call(adminApi.listAllOperations({ client, query: { status: 'lost' as never }, headers: { ...as('support') } }))).body.error.details).toEqual({ field: 'status' });
+      expect((await call(adminApi.verifyInvariants({ client, headers: { ...as('support') } }))).status).toBe(403);
+      const report = await call(adminApi.verifyInvariants({ client, headers: { ...as('operator') } }));
       expect(report.status).toBe(200);
       expect(report.body.violations).toEqual([]);
       expect(report.body.ok).toBe(true);

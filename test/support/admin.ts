@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { adminServerOf } from '../../src/app.factory';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
+import { adminClient } from './admin-client';
 import { bearer } from './fixtures';
 import type { TestApp } from './test-app';
 
@@ -8,8 +9,9 @@ export const STAFF_ROLES = ['superadmin', 'support', 'billing', 'operator'] as c
 export type Role = (typeof STAFF_ROLES)[number];
 
 /**
- * The admin side of a test app started with `adminPort` set: a client of its admin listener, one
- * staff member (and token) per role, Idempotency-Keys unique in the file, and the staff audit row
+ * The admin side of a test app started with `adminPort` set: the generated admin client bound to
+ * its admin listener (`client`, test/support/admin-client) and a supertest agent of it for what the
+ * client cannot send (no token, a raw body), one staff member (and token) per role, Idempotency-Keys unique in the file, and the staff audit row
  * of a request (written once the answer is sent, so polled).
  */
 export async function adminSetup(t: TestApp, domain: string) {
@@ -22,9 +24,11 @@ export async function adminSetup(t: TestApp, domain: string) {
     tokens[role] = created.token;
     staffIds[role] = created.staff.id;
   }
+  const client = await adminClient(t);
   let keySeq = 0;
   return {
     admin,
+    client,
     tokens,
     staffIds,
     as: (role: Role | string) => bearer(tokens[role as Role]),
