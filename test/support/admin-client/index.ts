@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adminServerOf } from '../../../src/app.factory';
+import { answerClientErrors } from '../../../src/shared/http/client-errors';
 import type { TestApp } from '../test-app';
 import { type Client, createClient } from './generated/client';
 
@@ -15,18 +16,17 @@ export interface AdminAnswer {
 }
 
 /**
- * The generated admin client (test/support/admin-client/generated, from the admin API's own
- * OpenAPI document by `npm run admin:client`) bound to a test app's admin listener. A test app's
- * listeners are not listening (supertest opens and closes them per request, and closing the public
- * one closes the admin one), so the client gets a listener of its own on an ephemeral port of
- * 127.0.0.1 that hands every request to the admin listener's handler, closed with the app. A route
- * or member the document and the service disagree on fails the tests that use it: the client only
- * knows the document.
+ * Opens a listener of its own for a test app's admin listener, on an ephemeral port of 127.0.0.1,
+ * and gives its port. A test app's listeners are not listening (supertest opens and closes them per
+ * request, and closing the public one closes the admin one), so this one hands every request to
+ * the admin listener's handler, answers malformed requests as the admin listener does (the error
+ * envelope), and is closed with the app.
  */
-export async function adminClient(t: TestApp): Promise<Client> {
+export async function openAdminListener(t: TestApp): Promise<number> {
   const admin = adminServerOf(t.app);
   if (!admin) throw new Error('the test app was started without an admin listener (adminPort)');
   const server = createServer((req, res) => admin.emit('request', req, res));
+  answerClientErrors(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = t.close.bind(t);
   t.close = async () => {
@@ -34,8 +34,17 @@ export async function adminClient(t: TestApp): Promise<Client> {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await close();
   };
-  const { port } = server.address() as AddressInfo;
-  return createClient({ baseUrl: `http://127.0.0.1:${port}` });
+  return (server.address() as AddressInfo).port;
+}
+
+/**
+ * The generated admin client (test/support/admin-client/generated, from the admin API's own
+ * OpenAPI document by `npm run admin:client`) bound to a test app's admin listener (through
+ * openAdminListener). A route or member the document and the service disagree on fails the tests
+ * that use it: the client only knows the document.
+ */
+export async function adminClient(t: TestApp): Promise<Client> {
+  return createClient({ baseUrl: `http://127.0.0.1:${await openAdminListener(t)}` });
 }
 
 /** An answer of the generated client as an AdminAnswer: the body is the parsed JSON (data or error alike). */
