@@ -1,8 +1,14 @@
 import { createHash } from 'node:crypto';
+import { DomainError } from '../../src/shared/kernel/errors/domain-error';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { OWNER_PASSWORD, apiToken, bearer, organization, region } from '../support/fixtures';
 import { asyncRefusal } from '../support/assertions';
 import { TestApp, startTestApp } from '../support/test-app';
+import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
+import { ExpireTerms } from '../../src/modules/terms/application/expire-terms.use-case';
+import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 
 const NOW = new Date('2027-01-31T10:00:00.000Z');
 const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
@@ -185,5 +191,95 @@ describe('seed files (seed-format.md notes)', () => {
     ).resolves.toEqual({ code: 'conflict', message: 'Organization org_first exists already' });
     expect(await count()).toEqual(before);
     expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_fifth'")).toEqual([]);
+  });
+});
+
+/**
+ * terms.md "Seed file": a server with `plan` is a bought one, renewable and expiring like one
+ * bought over the API: its instance at the (simulated) compute provider, its vCPUs counted in the
+ * region, its price frozen; the bought members without `plan`, or `plan` without them, are refused.
+ */
+describe('seed files: bought servers (terms.md)', () => {
+  let t: TestApp;
+  const rw = bearer(apiToken('sbuy', 'rw'));
+
+  beforeAll(async () => {
+    t = await startTestApp({}, new FixedClock(NOW));
+    await t.seed({ server_plans: SERVER_PLANS, images: IMAGES, regions: [serverRegion('sv-jkt', 4)], organizations: [] });
+    await t.seed({
+      regions: [],
+      organizations: [
+        organization('sbuy', {
+          wallet: { USD: '100.00000', IDR: '0' },
+          volumes: [],
+          servers: [
+            { id: 'vm_sbuyapp', name: 'app-1', region: 'sv-jkt', zone: 'sv-jkt-a', plan: 'cx2', image: 'debian-12', term_months: 3, currency: 'USD', auto_renew: { enabled: true } },
+            { id: 'vm_sbuyold', name: 'old-1', region: 'sv-jkt', zone: 'sv-jkt-a', plan: 'cx1', image: 'ubuntu-24.04', term_months: 1, currency: 'IDR', expires_at: '2027-01-30T10:00:00.000Z' },
+            { id: 'vm_sbuyweb', name: 'web-1', region: 'sv-jkt', zone: 'sv-jkt-a' },
+          ],
+        }),
+      ],
+    });
+  });
+  afterAll(async () => t?.close());
+
+  it('shows a bought server as a purchase leaves it: running with its IPv4, the plan, the frozen price, billing for the term, expires_at (default now + term), auto_renew', async () => {
+    const res = await t.http.get('/v1/servers/vm_sbuyapp').set(rw);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      id: 'vm_sbuyapp', name: 'app-1', status: 'running', region: 'sv-jkt', zone: 'sv-jkt-a', plan: 'cx2', vcpus: 2, memory_gb: 4, disk_gb: 80, image: 'debian-12',
+      ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), term_months: 3,
+      // 9.00000 USD × 3 months, at the region offer's price when seeded.
+      billing: { currency: 'USD', amount: '27.00000' }, price_per_month: { USD: '9.00000', IDR: '144000' },
+      expires_at: '2027-04-30T10:00:00.000Z',
+      // Renewed AUTO_RENEW_LEAD_S (3 days) before expires_at.
+      auto_renew: { enabled: true, term_months: null, last_attempt: null, next_attempt_at: '2027-04-27T10:00:00.000Z' },
+      suspended_at: null, release_at: null, labels: {}, delete_protection: false, volume_ids: [], ssh_key_ids: [],
+      created_at: NOW.toISOString(), deleted_at: null, deleted_reason: null,
+    });
+    // The instance at the compute provider: running, the plan's specs, the same address.
+    const instance = await t.app.get(ComputeProvider).getInstance('vm_sbuyapp');
+    expect(instance).toMatchObject({ power: 'running', ipv4: res.body.ipv4, vcpus: 2, memoryGb: 4, diskGb: 80, image: 'debian-12' });
+    // Both bought servers' vCPUs are counted in the region (2 + 1 of 4); the unbought one counts none.
+    expect(await t.sql("SELECT vcpu_capacity::int, vcpus_used::int FROM regions WHERE id = 'sv-jkt'")).toEqual([{ vcpu_capacity: 4, vcpus_used: 3 }]);
+    // Nothing was charged: the seed's wallet is the balance.
+    expect(await t.sql("SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_sbuy' ORDER BY currency")).toEqual([
+      { currency: 'USD', available: '10000000', reserved: '0' },
+    ]);
+    expect((await t.app.get(VerifyInvariants).execute()).violations).toEqual([]);
+  });
+
+  it('renews a bought server at its frozen price, and suspends one whose expires_at has passed (its instance powered off)', async () => {
+    const renew = await t.http.post('/v1/servers/vm_sbuyapp/renew').set(rw).set('Idempotency-Key', 'seed-renew-1').send({ term_months: 1 });
+    expect(renew.status).toBe(202);
+    await t.app.get(AdvanceOperations).runUntilIdle();
+    const renewed = await t.http.get('/v1/servers/vm_sbuyapp').set(rw);
+    expect([renewed.body.expires_at, renewed.body.billing]).toEqual(['2027-05-30T10:00:00.000Z', { currency: 'USD', amount: '9.00000' }]);
+    expect(await t.sql("SELECT available::text FROM wallet_balances WHERE org_id = 'org_sbuy' AND currency = 'USD'")).toEqual([{ available: '9100000' }]);
+
+    await t.app.get(ExpireTerms).execute();
+    await t.app.get(AdvanceOperations).runUntilIdle();
+    const old = await t.http.get('/v1/servers/vm_sbuyold').set(rw);
+    expect(old.body).toMatchObject({ status: 'suspended', suspended_at: NOW.toISOString(), billing: { currency: 'IDR', amount: '72000' }, expires_at: '2027-01-30T10:00:00.000Z' });
+    expect(await t.app.get(ComputeProvider).getInstance('vm_sbuyold')).toMatchObject({ power: 'stopped' });
+    expect((await t.app.get(VerifyInvariants).execute()).violations).toEqual([]);
+  });
+
+  it('refuses the bought members without plan, plan without them, and a plan the region does not sell, naming the member; writes nothing', async () => {
+    const server = (extra: Record<string, unknown>) => organization('sbad', { volumes: [], servers: [{ name: 'x-1', region: 'sv-jkt', zone: 'sv-jkt-a', ...extra }] });
+    const cases: [Record<string, unknown>, string, string][] = [
+      [{ image: 'debian-12' }, 'organizations[0].servers[0].image', 'Seed file: organizations[0].servers[0].image is for a bought server: give its plan too'],
+      [{ plan: 'cx1', term_months: 1, currency: 'USD' }, 'organizations[0].servers[0].image', 'Seed file: organizations[0].servers[0].image is required for a bought server (one with plan)'],
+      [{ plan: 'cx9', image: 'debian-12', term_months: 1, currency: 'USD' }, 'organizations[0].servers[0].plan', 'Seed file: organizations[0].servers[0].plan: plan cx9 is not sold in sv-jkt'],
+      [{ plan: 'cx1', image: 'windows', term_months: 1, currency: 'USD' }, 'organizations[0].servers[0].image', 'Seed file: organizations[0].servers[0].image: image windows is not in the catalog'],
+    ];
+    for (const [extra, field, message] of cases) {
+      const err = await t.seed({ regions: [], organizations: [server(extra)] }).then(() => undefined, (e: DomainError) => e);
+      expect(err && { code: err.code, message: err.message, details: err.details }).toEqual({ code: 'invalid_request', message, details: { field } });
+    }
+    // No room: 3 of 4 vCPUs are taken, a cx2 needs 2.
+    await expect(refusal(() => t.seed({ regions: [], organizations: [server({ plan: 'cx2', image: 'debian-12', term_months: 1, currency: 'USD' })] }))).resolves.toMatchObject({ code: 'out_of_stock' });
+    expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_sbad'")).toEqual([]);
+    expect(await t.sql("SELECT vcpus_used::int FROM regions WHERE id = 'sv-jkt'")).toEqual([{ vcpus_used: 3 }]);
   });
 });

@@ -17,9 +17,13 @@ import { SeededDisks } from '../storage-provider/application/seeded-disks.port';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
 import { WalletLedger } from '../wallet/application/wallet.port';
+import { ServerCatalogQueries } from '../options/application/server-catalog-queries.port';
+import { ComputeProvider } from '../servers/application/compute-provider.port';
+import { ServerLifecycle } from '../servers/application/server-lifecycle.port';
+import { termAmount } from '../prepaid/domain/term';
 import { TemplateCatalog } from '../templates/application/template-catalog.port';
 import { Template } from '../templates/domain/template';
-import { SeedFile, SeedOrganization, SeedTemplate } from './seed-file';
+import { SeedFile, SeedOrganization, SeedServer, SeedTemplate } from './seed-file';
 
 /** A seed file's template, checked beyond its shape: distinct versions and variable names (400 naming the member). */
 function seedTemplate(t: SeedTemplate, i: number): Template {
@@ -74,7 +78,73 @@ export class LoadSeed {
     private readonly seededDisks: SeededDisks,
     private readonly templates: TemplateCatalog,
     private readonly settings: Settings,
+    private readonly serverOffers: ServerCatalogQueries,
+    private readonly serverLifecycle: ServerLifecycle,
+    private readonly compute: ComputeProvider,
   ) {}
+
+  /**
+   * terms.md "Seed file": a server with `plan` is a bought one, as a purchase over the API leaves
+   * it once its vm.create has succeeded: the plan's specs, the region offer's price (frozen for its
+   * renewals), `billing` for `term_months` in `currency`, `expires_at` (default now + the term),
+   * `auto_renew`; its vCPUs counted in the region (the counter's CHECK refuses a region without
+   * room), its instance created, booted and running at the compute provider (no inbound traffic
+   * until firewall rules say so, as a new instance), then `running` with the instance's IPv4.
+   * Nothing is charged: the seed's wallet is the balance after the purchase. The instance is made
+   * inside the seed's transaction; a seed that fails afterwards leaves it to the orphan sweep.
+   */
+  private async createBoughtServer(orgId: string, at: string, server: SeedServer & { plan: string }, id: string, now: Date): Promise<void> {
+    const offer = await this.serverOffers.offerSnapshot(server.region);
+    if (!offer || offer.terms === null) throw invalidRequest(`Seed file: ${at}.plan: region ${server.region} sells no servers`, { field: `${at}.plan` });
+    const plan = offer.plans.find((p) => p.id === server.plan);
+    if (!plan) throw invalidRequest(`Seed file: ${at}.plan: plan ${server.plan} is not sold in ${server.region}`, { field: `${at}.plan` });
+    for (const member of ['image', 'term_months', 'currency'] as const) {
+      if (server[member] === undefined) throw invalidRequest(`Seed file: ${at}.${member} is required for a bought server (one with plan)`, { field: `${at}.${member}` });
+    }
+    if (!offer.images.some((i) => i.id === server.image)) throw invalidRequest(`Seed file: ${at}.image: image ${server.image} is not in the catalog`, { field: `${at}.image` });
+    if (!offer.terms.includes(server.term_months!)) {
+      throw invalidRequest(`Seed file: ${at}.term_months must be one of the terms sold for servers in ${server.region}: ${offer.terms.join(', ')}`, { field: `${at}.term_months` });
+    }
+    const expiresAt = server.expires_at ? new Date(server.expires_at) : addMonthsClamped(now, server.term_months!);
+    await this.serverLifecycle.insert({
+      id,
+      orgId,
+      name: server.name,
+      regionId: server.region,
+      zoneId: server.zone,
+      planId: plan.id,
+      vcpus: plan.vcpus,
+      memoryGb: plan.memoryGb,
+      diskGb: plan.diskGb,
+      image: server.image!,
+      termMonths: server.term_months!,
+      billing: termAmount(plan.price, server.currency!, server.term_months!),
+      price: { USD: plan.price.USD, IDR: plan.price.IDR },
+      expiresAt,
+      // seed-format.md has no labels, delete_protection or SSH keys for servers: the defaults of a purchase.
+      labels: {},
+      deleteProtection: false,
+      sshKeyIds: [],
+      createdAt: now,
+      ...(server.auto_renew === undefined ? {} : { autoRenew: this.autoRenewOf(server.auto_renew, `server ${server.name}`) }),
+    });
+    const step = `seed/${id}`;
+    const instance = await this.compute.createInstance({
+      serverId: id,
+      step: `${step}/creating_instance`,
+      hostname: server.name,
+      zoneId: server.zone,
+      vcpus: plan.vcpus,
+      memoryGb: plan.memoryGb,
+      diskGb: plan.diskGb,
+      image: server.image!,
+      sshPublicKeys: [],
+      userData: null,
+    });
+    await this.compute.awaitBoot({ serverId: id, step: `${step}/booting` });
+    await this.compute.applyFirewall({ serverId: id, rules: [] });
+    await this.serverLifecycle.markReady(id, instance.ipv4, expiresAt);
+  }
 
   /** terms.md: a seeded resource's `auto_renew`, checked as a purchase's (400 naming the member). */
   private autoRenewOf(value: unknown, what: string): AutoRenewSetting {
@@ -206,14 +276,23 @@ export class LoadSeed {
       const created = await this.createApiKey.execute({ orgId, name: key.name, scopes: key.scopes, token: key.token }, OPERATOR);
       out.api_keys.push({ id: created.key.id, name: created.key.name, token: created.token });
     }
-    for (const server of org.servers) {
+    const now = this.clock.now();
+    for (const [s, server] of org.servers.entries()) {
       if (!(await lookups.zoneInRegion(server.region, server.zone))) {
         throw invalidRequest(`Seed file: server ${server.name}: zone ${server.zone} is not in region ${server.region}`);
       }
+      const at = `organizations[${index}].servers[${s}]`;
+      if (server.plan !== undefined) {
+        const id = server.id ?? newId('vm');
+        await this.createBoughtServer(orgId, at, { ...server, plan: server.plan }, id, now);
+        out.servers.push(id);
+        continue;
+      }
+      const bought = (['image', 'term_months', 'currency', 'expires_at', 'auto_renew'] as const).find((m) => server[m] !== undefined);
+      if (bought) throw invalidRequest(`Seed file: ${at}.${bought} is for a bought server: give its plan too`, { field: `${at}.${bought}` });
       const created = await this.servers.create({ id: server.id ?? newId('vm'), orgId, name: server.name, regionId: server.region, zoneId: server.zone });
       out.servers.push(created.id);
     }
-    const now = this.clock.now();
     const batch: NewVolume[] = [];
     for (const v of org.volumes) {
       const offer = await lookups.offer(v.region, v.type);

@@ -103,11 +103,19 @@ class SeedApiKey {
   @IsOptional() @IsString() @Matches(/^cds_live_[A-Za-z0-9]{32,128}$/, { message: 'token must be cds_live_ followed by at least 32 letters or digits' }) token?: string;
 }
 
-class SeedServer {
+export class SeedServer {
   @IsOptional() @IsString() @Matches(prefixed('vm'), { message: 'id must begin with vm_' }) id?: string;
   @IsString() @Matches(SERVER_NAME_PATTERN, { message: `name must be ${SERVER_NAME_RULE}` }) name: string;
   @IsString() region: string;
   @IsString() zone: string;
+  /** terms.md: with `plan`, a bought server (`image`, `term_months` and `currency` then required). */
+  @IsOptional() @IsString() plan?: string;
+  @IsOptional() @IsString() image?: string;
+  @IsOptional() @IsIn([1, 3, 12]) term_months?: 1 | 3 | 12;
+  @IsOptional() @IsIn(['USD', 'IDR']) currency?: 'USD' | 'IDR';
+  @IsOptional() @IsISO8601({ strict: true }) expires_at?: string;
+  /** terms.md: `{enabled, term_months?}`, checked as a purchase's. */
+  @IsOptional() @IsObject() auto_renew?: unknown;
 }
 
 class SeedVolume {

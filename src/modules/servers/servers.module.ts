@@ -66,6 +66,6 @@ import { ServersController } from './interface/http/servers.controller';
     DeleteServerExecutor,
     ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
+  exports: [ServerReads, ServerLifecycle, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
 })
 export class ServersModule {}
