@@ -35,7 +35,8 @@
  *
  * Settings: ORGS (100), SERVERS (20 per organization), VOLUMES (60 per organization), HOT_VOLUMES
  * (3000), BENCH_REGION_VOLUMES (100), CONNECTIONS (50), DURATION_S (10, at most 120), PHASES (all;
- * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,expiry), WORKER_INTERVAL_MS (50),
+ * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,buy-server-spread,
+ * buy-volume,buy-volume-spread,expiry), WORKER_INTERVAL_MS (50),
  * EXPIRY_VOLUMES (10000), EXPIRY_SERVERS (2000), EXPIRY_SPREAD_S (60): the expiry phase (bench/expiry.ts, PostgreSQL only;
  * terms.md asks for 100000 and 20000),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
@@ -141,6 +142,9 @@ interface Seeded {
   hotVolumes: string[];
 }
 
+/** The regions the spread purchase phases buy in, round robin. */
+const SPREAD_REGIONS = 10;
+
 function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: number, regionVolumes: number): object {
   const offer = { type: 'premium', min_gb: 10, max_gb: 4000, step_gb: 10, terms: [1, 3, 12], per_server_limit: 8, price_per_gb_month: { USD: '0.02000', IDR: '320' } };
   const vol = (name: string, region: string, zone: string) => ({ name, type: 'premium', region, zone, size_gb: 10, term_months: 1, currency: 'USD' });
@@ -172,6 +176,10 @@ function seedFile(orgs: number, servers: number, volumes: number, hotVolumes: nu
         volume_offers: [offer], server_offer: serverOffer,
       },
       { id: 'bench-r', name: 'Renewals', capacity_gb: (orgs * volumes + hotVolumes) * 10 + 100_000, zones: [{ id: 'bench-r-a', available: true }], volume_offers: [offer] },
+      // The purchase phases spread over SPREAD_REGIONS regions (buy-server-spread, buy-volume-spread).
+      ...Array.from({ length: SPREAD_REGIONS }, (_, r) => ({
+        id: `bench-s${r}`, name: `Spread ${r}`, capacity_gb: 1_000_000, zones: [{ id: `bench-s${r}-a`, available: true }], volume_offers: [offer], server_offer: serverOffer,
+      })),
       // The expiry phase's resources (bench/expiry.ts), written into it later.
       expiryRegion(),
     ],
@@ -223,7 +231,9 @@ function seed(db: Database, file: object): Seeded {
  */
 interface Phase {
   key: string;
-  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server';
+  route: 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server' | 'buy-volume';
+  /** A write whose operations the worker runs: the phase's CPU is counted until every operation it created has ended (PostgreSQL). */
+  operationType?: string;
   label: string;
   method: 'GET' | 'POST';
   ok: number;
@@ -273,8 +283,34 @@ async function load(port: number, phase: Phase, connections: number, durationS: 
   };
 }
 
+/**
+ * Waits (at most 120 s) until every operation of `type` created since `since` has ended, then
+ * gives their count, how many succeeded, and the accept-to-end times of those (PostgreSQL only:
+ * undefined on the embedded database, which the bench cannot read beside the server).
+ */
+async function operationsEnded(db: Database, type: string, since: Date): Promise<{ created: number; succeeded: number; p50_ms: number | null; p99_ms: number | null; waited_s: number } | undefined> {
+  if (!db.client || !db.schema) return undefined;
+  const started = Date.now();
+  for (;;) {
+    const { rows } = await db.client.query<{ open: number }>(`SELECT count(*)::int AS open FROM ${db.schema}.operations WHERE type = $1 AND created_at >= $2 AND finished_at IS NULL`, [type, since]);
+    if (rows[0].open === 0 || Date.now() - started > 120_000) break;
+    await sleep(200);
+  }
+  const { rows } = await db.client.query<{ created: number; succeeded: number; p50: number | null; p99: number | null }>(
+    `SELECT count(*)::int AS created, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) FILTER (WHERE status = 'succeeded') AS p50,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM finished_at - created_at)) FILTER (WHERE status = 'succeeded') AS p99
+       FROM ${db.schema}.operations WHERE type = $1 AND created_at >= $2`,
+    [type, since],
+  );
+  const ms = (s: number | null): number | null => (s === null ? null : Math.round(Number(s) * 1000));
+  return { created: rows[0].created, succeeded: rows[0].succeeded, p50_ms: ms(rows[0].p50), p99_ms: ms(rows[0].p99), waited_s: Math.round((Date.now() - started) / 100) / 10 };
+}
+
 /** The phases of a run without PHASES, in order. */
-const DEFAULT_PHASES = 'options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,expiry';
+const DEFAULT_PHASES = 'options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,buy-server-spread,buy-volume,buy-volume-spread,expiry';
+/** The purchase phases, each compared with the same run's `renew` phase. */
+const PURCHASES = ['buy-server', 'buy-server-spread', 'buy-volume', 'buy-volume-spread'];
 
 function table(rows: Record<string, unknown>[]): string {
   const columns = Object.keys(rows[0]);
@@ -311,6 +347,9 @@ async function main(): Promise<void> {
     const seededAt = Date.now();
     const seeded = seed(db, seedFile(orgs, servers, volumes, hotVolumes, regionVolumes));
     log(`  seeded in ${Math.round((Date.now() - seededAt) / 100) / 10} s`);
+    // The purchase phases buy past the default 25 servers of an organization: its limit raised as an
+    // operator would (admin.md "Organization limits"), straight in the bench's schema.
+    if (db.client && db.schema) await db.client.query(`UPDATE ${db.schema}.organizations SET server_limit = 100000`);
     await analyze(db);
 
     const port = await freePort();
@@ -363,6 +402,7 @@ async function main(): Promise<void> {
         label: `POST renew, ${seeded.tokens.length} orgs`,
         method: 'POST',
         ok: 202,
+        operationType: 'volume.renew',
         next: (n: number) => {
           const o = n % seeded.tokens.length;
           const list = seeded.volumes[o];
@@ -370,18 +410,34 @@ async function main(): Promise<void> {
           return { path: `/v1/volumes/${id}/renew`, headers: { ...auth(o), 'idempotency-key': randomUUID() }, body: renewBody };
         },
       },
-      {
-        key: 'buy-server',
-        route: 'buy-server',
-        label: `POST /v1/servers, ${seeded.tokens.length} orgs`,
-        method: 'POST',
+      ...(['buy-server', 'buy-server-spread'] as const).map((key) => ({
+        key,
+        route: 'buy-server' as const,
+        label: `POST /v1/servers, ${seeded.tokens.length} orgs, ${key === 'buy-server' ? '1 region' : `${SPREAD_REGIONS} regions`}`,
+        method: 'POST' as const,
         ok: 202,
+        operationType: 'vm.create',
         next: (n: number) => {
           const o = n % seeded.tokens.length;
-          const body = JSON.stringify({ name: `b-${++bought}`, region: 'bench-opt', zone: 'bench-opt-a', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+          const region = key === 'buy-server' ? 'bench-opt' : `bench-s${n % SPREAD_REGIONS}`;
+          const body = JSON.stringify({ name: `b-${++bought}`, region, plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
           return { path: '/v1/servers', headers: { ...auth(o), 'idempotency-key': randomUUID() }, body };
         },
-      },
+      })),
+      ...(['buy-volume', 'buy-volume-spread'] as const).map((key) => ({
+        key,
+        route: 'buy-volume' as const,
+        label: `POST /v1/volumes, ${seeded.tokens.length} orgs, ${key === 'buy-volume' ? '1 region' : `${SPREAD_REGIONS} regions`}`,
+        method: 'POST' as const,
+        ok: 202,
+        operationType: 'volume.create',
+        next: (n: number) => {
+          const o = n % seeded.tokens.length;
+          const region = key === 'buy-volume' ? 'bench-opt' : `bench-s${n % SPREAD_REGIONS}`;
+          const body = JSON.stringify({ name: `d-${++bought}`, type: 'premium', region, size_gb: 10, term_months: 1, currency: 'USD' });
+          return { path: '/v1/volumes', headers: { ...auth(o), 'idempotency-key': randomUUID() }, body };
+        },
+      })),
       {
         key: 'renew-one',
         route: 'renew',
@@ -423,7 +479,12 @@ async function main(): Promise<void> {
       phaseRss.reset();
       const cpuBefore = cpuMs(pid);
       const dbCpuBefore = await backendCpuMs(db);
+      const since = new Date();
       const svc = await load(port, p, connections, durationS, p.ok);
+      // A write whose operations the worker runs: its cost is the acceptance and every step, so the
+      // CPU is read once the phase's operations have all ended (PostgreSQL), and their
+      // accept-to-end times come from the operations' own timestamps.
+      const ended = p.operationType ? await operationsEnded(db, p.operationType, since) : undefined;
       const phasePeak = phaseRss.peakKb();
       const cpuAfter = cpuMs(pid);
       const dbCpu = backendCpuSpent(dbCpuBefore, await backendCpuMs(db));
@@ -444,7 +505,10 @@ async function main(): Promise<void> {
         'rss_peak_mib': mib(phasePeak),
         cpu_ms_per_req: perRequest(cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore),
         db_cpu_ms_per_req: db.client ? perRequest(dbCpu) : null,
+        accept_to_end_p50_ms: ended?.p50_ms ?? null,
+        accept_to_end_p99_ms: ended?.p99_ms ?? null,
         statuses: svc.statuses,
+        operations: ended ?? null,
         ceiling: top,
         ceiling_one_query: topDb ?? null,
       });
@@ -457,6 +521,24 @@ async function main(): Promise<void> {
     overall.stop();
     phaseRss.stop();
 
+    // Each purchase phase against the same run's renewals (issue: accepted/s at least 0.5 of renew's,
+    // p99 at most 2x, server + database CPU per purchase at most 3x).
+    const renew = results.find((r) => r.endpoint === phases.find((p) => p.key === 'renew')?.label);
+    const cpuOf = (r: Record<string, unknown>): number | null =>
+      typeof r.cpu_ms_per_req === 'number' && typeof r.db_cpu_ms_per_req === 'number' ? r.cpu_ms_per_req + r.db_cpu_ms_per_req : null;
+    const ratio = (a: number | null, b: number | null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+    const versusRenew = renew
+      ? phases
+          .filter((p) => PURCHASES.includes(p.key))
+          .map((p) => results.find((r) => r.endpoint === p.label)!)
+          .map((r) => ({
+            purchase: r.endpoint as string,
+            'accepted/s vs renew': ratio(r['req/s'] as number, renew['req/s'] as number),
+            'p99 vs renew': ratio(r.p99_ms as number, renew.p99_ms as number),
+            'cpu+db per op vs renew': ratio(cpuOf(r), cpuOf(renew)),
+            'accept-to-end p99 vs renew': ratio(r.accept_to_end_p99_ms as number | null, renew.accept_to_end_p99_ms as number | null),
+          }))
+      : [];
     const report = {
       engine: db.engine,
       machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
@@ -464,15 +546,17 @@ async function main(): Promise<void> {
       first_start: first,
       server_rss_mib: { idle_after_seed: mib(rssIdle), at_end: mib(rssEnd), peak_under_load: mib(peak) },
       phases: results,
+      purchases_vs_renew: versusRenew,
       expiry: expiry ?? null,
     };
     const printable = results.map((r) => {
-      const { statuses: _s, ceiling: _c, ceiling_one_query: _q, ...rest } = r;
+      const { statuses: _s, ceiling: _c, ceiling_one_query: _q, operations: _o, ...rest } = r;
       return rest;
     });
     process.stdout.write(
       `\nCloud Disk Service bench: ${db.engine}, ${orgs} organizations, ${regionVolumes} volumes in the options region, ${connections} connections, ${durationS} s per phase\n\n` +
         (printable.length > 0 ? `${table(printable)}\n\n` : '') +
+        (versusRenew.length > 0 ? `purchases against the same run's renewals (targets: accepted/s >= 0.5, p99 <= 2, cpu+db <= 3):\n${table(versusRenew)}\n\n` : '') +
         (expiry
           ? `expiry: ${expiry.volumes} volumes and ${expiry.servers} servers expiring within ${expiry.spread_s} s: ${expiry.suspended} suspended, ` +
             `${expiry.late_or_missing} later than ${expiry.deadline_s} s after expires_at or not at all (lag p50 ${expiry.lag_p50_s} s, p99 ${expiry.lag_p99_s} s, max ${expiry.lag_max_s} s); ` +

@@ -33,7 +33,7 @@ interface CannedResponse {
  * service's route): e.g. 'server-options' on @Get('server-options'), 'servers' on @Get('servers'),
  * 'create-server' on @Post('servers').
  */
-type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server';
+type RouteKey = 'volume-options' | 'operation' | 'volumes' | 'renew' | 'wallet' | 'wallet-transactions' | 'server-options' | 'servers' | 'buy-server' | 'buy-volume';
 
 let canned: Record<RouteKey, CannedResponse>;
 let pool: Pool | undefined;
@@ -97,6 +97,12 @@ class CeilingController {
   @HttpCode(202)
   buyServer(@Res() res: Response): void {
     send(res, 'buy-server');
+  }
+
+  @Post('volumes')
+  @HttpCode(202)
+  buyVolume(@Res() res: Response): void {
+    send(res, 'buy-volume');
   }
 }
 

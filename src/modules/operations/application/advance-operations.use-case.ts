@@ -38,6 +38,12 @@ export interface AdvanceReport {
   skipped: number;
 }
 
+/** An operation whose step (one that calls out) was started in the batch's transaction, held by this worker. */
+interface Started {
+  step: OperationStepExecutor;
+  operation: Operation;
+}
+
 const emptyReport = (): AdvanceReport => ({ claimed: 0, succeeded: 0, failed: 0, skipped: 0 });
 
 type StepTransaction =
@@ -139,15 +145,26 @@ export class AdvanceOperations {
     if (ids.length === 0) return outcomes;
     let ended: Operation[] = [];
     let oneByOne: string[] = [];
+    const started = new Map<string, Started>();
     try {
       ({ ended, oneByOne } = await this.uow.run(async () => {
         const ops = (await this.operations.lockMany(ids)).sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0));
         const changed: Operation[] = [];
         const done: Operation[] = [];
         const later: string[] = [];
+        const leaseUntil = new Date(this.clock.now().getTime() + this.settings.workerLeaseMs);
+        // An operation whose next step calls out gets that step's start recorded here, in the
+        // batch's transaction (one transaction an operation less); its external part runs below.
+        const startHere = (op: Operation): void => {
+          const following = this.nextStepOf(op);
+          if (following instanceof DomainError || !following.perform) return;
+          op.startStep(following.name, leaseUntil);
+          started.set(op.id, { step: following, operation: op });
+        };
         const stepDone = (op: Operation, result: JsonObject | void): void => {
           op.completeStep(op.nextStep()!.name);
           if (op.nextStep()) {
+            startHere(op);
             later.push(op.id);
           } else {
             op.succeed(result ?? {}, this.clock.now());
@@ -177,8 +194,11 @@ export class AdvanceOperations {
           }
           const step = this.nextStepOf(op);
           if (step instanceof DomainError) failed(op, step);
-          else if (step.perform) later.push(op.id);
-          else groups.set(step, [...(groups.get(step) ?? []), op]);
+          else if (step.perform) {
+            startHere(op);
+            if (started.has(op.id)) changed.push(op);
+            later.push(op.id);
+          } else groups.set(step, [...(groups.get(step) ?? []), op]);
         }
         for (const [step, group] of groups) {
           const results = step.commitMany ? await step.commitMany(group) : new Map<string, JsonObject>();
@@ -219,7 +239,7 @@ export class AdvanceOperations {
     const stepper = async (): Promise<void> => {
       while (next < oneByOne.length) {
         const id = oneByOne[next++];
-        outcomes.set(id, await this.execute(id));
+        outcomes.set(id, await this.execute(id, started.get(id)));
       }
     };
     await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, oneByOne.length) }, stepper));
@@ -241,10 +261,18 @@ export class AdvanceOperations {
    * Executes one claimed operation, step after step, until it ends or is no longer ours.
    * Never throws: a failure to record anything leaves the operation to the lease takeover.
    */
-  async execute(id: string): Promise<ExecutionOutcome> {
+  async execute(id: string, started?: Started): Promise<ExecutionOutcome> {
     let performed: JsonObject | undefined;
+    // A step the batch's transaction started: its external part first, without a transaction of its own.
+    let first = started;
     try {
       for (;;) {
+        if (first) {
+          const { step, operation } = first;
+          first = undefined;
+          performed = await step.perform!(operation);
+          continue;
+        }
         const tx = await this.stepTransaction(id, performed);
         if (tx.kind === 'skipped') return 'skipped';
         if (tx.kind === 'succeeded') {
@@ -313,6 +341,14 @@ export class AdvanceOperations {
       const result = await step.commit(op, performed);
       op.completeStep(step.name);
       if (op.nextStep()) {
+        // The next step's start recorded in this same transaction when it calls out (one
+        // transaction a step less): its external part then runs at once, as after a start of its own.
+        const following = this.nextStepOf(op);
+        if (!(following instanceof DomainError) && following.perform) {
+          op.startStep(following.name, new Date(this.clock.now().getTime() + this.settings.workerLeaseMs));
+          await this.operations.save(op);
+          return { kind: 'perform', step: following, operation: op };
+        }
         await this.operations.save(op);
         return { kind: 'next' };
       }

@@ -23,7 +23,7 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
 import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
-import { checkUserData, computeUnavailable, createSteps, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
+import { checkUserData, computeUnavailable, createSteps, outOfVcpus, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
 import { ComputeHealth, ServableImages } from './compute-provider.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
@@ -155,43 +155,17 @@ export class PurchaseServer {
       const zone = c.zone ?? zones.find((z) => z.available) ?? zones[0];
       if (!zone) throw new DomainError('out_of_stock', `Region ${input.regionId} has no zone to put a server in`);
 
-      // The organization's row locked: the quota count below holds until commit.
-      await this.lifecycle.lockOrgAndCountLive(principal.orgId);
+      // The organization's row locked: the name and the quota count below hold until commit.
+      const live = await this.lifecycle.lockOrgAndCountLive(principal.orgId);
       const holder = await this.writes.liveIdByName(principal.orgId, c.name);
       if (holder !== undefined) throw nameTaken(c.name, holder);
-      const serverId = newId('vm');
-      try {
-        // The name's unique index (conflict), then the region's vCPU CHECK (out_of_stock) decide here.
-        await this.uow.savepoint(() =>
-          this.lifecycle.insert({
-            id: serverId,
-            orgId: principal.orgId,
-            name: c.name,
-            regionId: input.regionId,
-            zoneId: zone.id,
-            planId: plan.id,
-            vcpus: plan.vcpus,
-            memoryGb: plan.memoryGb,
-            diskGb: plan.diskGb,
-            image: input.image,
-            termMonths: input.termMonths,
-            billing: amount,
-            price,
-            expiresAt: addMonthsClamped(now, input.termMonths),
-            labels: c.labels,
-            deleteProtection: input.deleteProtection ?? false,
-            sshKeyIds: c.keys.map((k) => k.id),
-            createdAt: now,
-            ...(c.autoRenew ? { autoRenew: { enabled: c.autoRenew.enabled, termMonths: c.autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
-          }),
-        );
-      } catch (err) {
-        if (err instanceof DomainError && err.code === 'conflict') throw nameTaken(c.name, await this.writes.liveIdByName(principal.orgId, c.name));
-        throw err;
-      }
+      // The region's vCPUs as the offer was read: a region without room is refused here, before
+      // anything is written; the counter's CHECK at the server's insert (last) decides a race.
+      if (c.offer.vcpuCapacity - c.offer.vcpusUsed < plan.vcpus) throw outOfVcpus(input.regionId, plan.vcpus, plan.id);
       if (!zone.available) throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new servers at the moment; choose another zone`);
       const serverLimit = (await limitsOf(this.policy, principal.orgId)).servers;
-      if ((await this.lifecycle.lockOrgAndCountLive(principal.orgId)) > serverLimit) throw serverQuotaReached(serverLimit);
+      if (live + 1 > serverLimit) throw serverQuotaReached(serverLimit);
+      const serverId = newId('vm');
 
       const operation = Operation.create({
         id: newId('op'),
@@ -245,8 +219,40 @@ export class PurchaseServer {
           quote_id: input.quoteId ?? null,
         },
       });
-      // Last: while the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
+      // While the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw computeUnavailable();
+      // Last, the server's row: its insert moves the region's vCPU counter (a trigger, under the
+      // region row's lock and its CHECK), the one row every purchase in the region shares, held
+      // from here to the commit only. The name's unique index (conflict: a rename that raced this
+      // purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs) decide here.
+      try {
+        await this.uow.savepoint(() =>
+          this.lifecycle.insert({
+            id: serverId,
+            orgId: principal.orgId,
+            name: c.name,
+            regionId: input.regionId,
+            zoneId: zone.id,
+            planId: plan.id,
+            vcpus: plan.vcpus,
+            memoryGb: plan.memoryGb,
+            diskGb: plan.diskGb,
+            image: input.image,
+            termMonths: input.termMonths,
+            billing: amount,
+            price,
+            expiresAt: addMonthsClamped(now, input.termMonths),
+            labels: c.labels,
+            deleteProtection: input.deleteProtection ?? false,
+            sshKeyIds: c.keys.map((k) => k.id),
+            createdAt: now,
+            ...(c.autoRenew ? { autoRenew: { enabled: c.autoRenew.enabled, termMonths: c.autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
+          }),
+        );
+      } catch (err) {
+        if (err instanceof DomainError && err.code === 'conflict') throw nameTaken(c.name, await this.writes.liveIdByName(principal.orgId, c.name));
+        throw err;
+      }
       const server = await this.reads.findInOrg(principal.orgId, serverId);
       return { server: server!, operation };
     });

@@ -59,6 +59,10 @@ export function assertStatus(server: Server, type: OperationType, from: readonly
 export const serverQuotaReached = (limit: number = SERVER_QUOTA): DomainError =>
   new DomainError('quota_exceeded', `The organization already holds ${limit} servers that are not deleted (creating and deleting ones included); delete one first`, { limit });
 
+/** A region without `vcpus` free vCPUs for a purchase of `planId` (409 out_of_stock). */
+export const outOfVcpus = (regionId: string, vcpus: number, planId: string): DomainError =>
+  new DomainError('out_of_stock', `Region ${regionId} has fewer than ${vcpus} free vCPUs for plan ${planId}`);
+
 export const purchasesPaused = (regionId: string): DomainError =>
   new DomainError('purchases_paused', `Server purchases are paused in ${regionId} at the moment; nothing was reserved. Retry later`);
 

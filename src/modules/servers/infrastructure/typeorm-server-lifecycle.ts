@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
+import { outOfVcpus } from '../domain/server-actions';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../../operations/application/operation-signals.port';
 import { Operation } from '../../operations/domain/operation';
@@ -39,7 +40,7 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
         throw nameTaken(s.name, holder?.id);
       }
       if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_vcpus_within_capacity') {
-        throw new DomainError('out_of_stock', `Region ${s.regionId} has fewer than ${s.vcpus} free vCPUs for plan ${s.planId}`);
+        throw outOfVcpus(s.regionId, s.vcpus, s.planId);
       }
       throw err;
     }

@@ -20,7 +20,7 @@ import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
 import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Settings } from '../../../shared/config/settings';
 import { checkMountPath, defaultMountPath, purchaseSteps, serverFull } from '../domain/volume-actions';
-import { checkVolumeName } from '../domain/volume-attributes';
+import { checkVolumeName, nameTaken, regionFull } from '../domain/volume-attributes';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { auditActor } from '../../audit/application/audit-actor';
 import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
@@ -59,11 +59,13 @@ export const providerUnavailable = (): DomainError =>
  * lifecycle.md (400 → 404 → 409 quote, conflict, out_of_stock, quota_exceeded → 402 → 503):
  * the offer, the places (zone, server: the server's row locked, so its slot count below holds
  * until commit) and the quote are looked up together, then every 400 they allow judging, then
- * the 404s, then the quote's 409s; then the volume row (`creating`, price frozen, expires_at =
- * now + term; the regions.used_gb trigger reserves its capacity or refuses it: out_of_stock),
- * the zone's availability, the server's free slot, the volume.create operation, the quote
- * marked used, the hold, the audit row. The provider's health is checked last: while it is
- * down the transaction is rolled back, so nothing is reserved.
+ * the 404s, then the quote's 409s; then the name and the region's free capacity (one read:
+ * conflict, out_of_stock), the zone's availability, the server's free slot, the volume.create
+ * operation, the quote marked used, the hold (402), the audit row, the provider's health (while
+ * it is down the transaction is rolled back, so nothing is reserved), and last the volume row
+ * (`creating`, price frozen, expires_at = now + term): its insert's regions.used_gb trigger
+ * reserves the capacity under the region row's lock, which is then held only until the commit
+ * (the unique name index and the counter's CHECK decide purchases that raced past the read).
  */
 @Injectable()
 export class PurchaseVolume {
@@ -175,29 +177,11 @@ export class PurchaseVolume {
 
       const now = this.clock.now();
       const volumeId = newId('vol');
-      // The name's unique index (409 conflict), then the region's capacity (409 out_of_stock) decide here.
-      const volume = await this.volumes.create({
-        id: volumeId,
-        orgId: principal.orgId,
-        name,
-        status: 'creating',
-        type: order.type,
-        regionId: order.regionId,
-        zoneId: zone.id,
-        sizeGb: order.sizeGb,
-        serverId: null,
-        mountPath: null,
-        mounted: false,
-        termMonths: order.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, order.termMonths),
-        note: input.note ?? null,
-        labels,
-        deleteProtection: input.deleteProtection ?? false,
-        ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
-        createdAt: now,
-      });
+      // 409 conflict, then out_of_stock, as the volume's insert would decide them; the insert
+      // itself comes last (below), and decides again for purchases that race.
+      const room = await this.volumes.purchaseRoom(principal.orgId, name, order.regionId);
+      if (room.nameTaken) throw nameTaken(name);
+      if (room.freeGb !== null && room.freeGb < order.sizeGb) throw regionFull(order.regionId, order.sizeGb);
       if (!zone.available) {
         throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new disks at the moment; choose another zone`);
       }
@@ -255,8 +239,35 @@ export class PurchaseVolume {
           ...(snapshot ? { snapshot_id: snapshot.id } : {}),
         },
       });
-      // Last: while the provider is known to be down, the whole transaction rolls back (nothing reserved).
+      // While the provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw providerUnavailable();
+      // Last, the volume's row (its operation and quote reference it: foreign keys checked at
+      // commit): its insert moves the region's used_gb counter (a trigger, under the region row's
+      // lock and its CHECK), the one row every purchase in the region shares, held from here to
+      // the commit only. The name's unique index (conflict), then the CHECK (out_of_stock) decide
+      // purchases that raced past the checks above.
+      const volume = await this.volumes.create({
+        id: volumeId,
+        orgId: principal.orgId,
+        name,
+        status: 'creating',
+        type: order.type,
+        regionId: order.regionId,
+        zoneId: zone.id,
+        sizeGb: order.sizeGb,
+        serverId: null,
+        mountPath: null,
+        mounted: false,
+        termMonths: order.termMonths,
+        billing: amount,
+        price,
+        expiresAt: addMonthsClamped(now, order.termMonths),
+        note: input.note ?? null,
+        labels,
+        deleteProtection: input.deleteProtection ?? false,
+        ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
+        createdAt: now,
+      });
       return { volume, operation };
     });
   }

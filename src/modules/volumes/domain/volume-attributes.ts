@@ -24,6 +24,11 @@ export function checkVolumeName(value: unknown, field = 'name'): string {
 }
 
 /** 409 conflict: another volume of the organization that is not deleted has the name. */
+/** 409 out_of_stock: the region has less than `sizeGb` GB of disk capacity left. */
+export function regionFull(regionId: string, sizeGb: number): DomainError {
+  return new DomainError('out_of_stock', `Region ${regionId} has less than ${sizeGb} GB of disk capacity left`);
+}
+
 export function nameTaken(name: string): DomainError {
   return new DomainError('conflict', `The organization already has a volume named ${name}; names are unique among volumes not deleted`, { field: 'name' });
 }

@@ -9,7 +9,7 @@ import { DeletedReason, RenewedTerms } from '../../prepaid/domain/term';
 import { Server } from '../domain/server';
 import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
-import { nameTaken } from '../domain/volume-attributes';
+import { nameTaken, regionFull } from '../domain/volume-attributes';
 import { Labels } from '../../prepaid/domain/labels';
 import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
@@ -100,11 +100,21 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
       if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
       if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_used_within_capacity') {
-        throw new DomainError('out_of_stock', `Region ${v.regionId} has less than ${v.sizeGb} GB of disk capacity left`);
+        throw regionFull(v.regionId, v.sizeGb);
       }
       throw err;
     }
     return (await this.findInOrg(v.orgId, v.id))!;
+  }
+
+  async purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null }> {
+    const row = await this.db.one<{ taken: boolean; free: string | null }>(
+      `SELECT EXISTS (SELECT 1 FROM volumes WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL) AS taken,
+              (SELECT capacity_gb - used_gb FROM regions WHERE id = $3)::text AS free`,
+      [orgId, name, regionId],
+      'volumes_purchase_room',
+    );
+    return { nameTaken: row?.taken === true, freeGb: row?.free == null ? null : Number(row.free) };
   }
 
   async createMany(volumes: NewVolume[]): Promise<void> {

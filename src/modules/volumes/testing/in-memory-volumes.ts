@@ -25,6 +25,11 @@ export class InMemoryVolumeRepository extends VolumeRepository {
     return volume;
   }
 
+  async purchaseRoom(orgId: string, name: string): Promise<{ nameTaken: boolean; freeGb: number | null }> {
+    const taken = [...this.volumes.values()].some((v) => v.orgId === orgId && v.name === name && v.deletedAt === null);
+    return { nameTaken: taken, freeGb: null };
+  }
+
   async create(v: NewVolume): Promise<Volume> {
     if (this.volumes.has(v.id)) throw conflict(`Volume ${v.id} exists already`);
     if (this.nameUsed(v.orgId, v.name, v.id)) throw nameTaken(v.name);
