@@ -44,6 +44,7 @@ import { SERVER_SEED, serverActions } from './chaos-servers';
 import { consoleActions } from './chaos-servers-console';
 import { ACCOUNT_ACTIONS } from './chaos-accounts';
 import { doomedSeed, isDoomed, serverDeleteActions } from './chaos-servers-delete';
+import { TERMS_ACTIONS, TERMS_SERVER_ENV, checkTerms, termsSeedFile, termsSeeded } from './chaos-terms';
 
 const ROOT = join(__dirname, '../..');
 const LOCAL_HOSTS = ['127.0.0.1', 'localhost'];
@@ -434,6 +435,7 @@ export const ACTIONS: Action[] = [
   ...ACCOUNT_ACTIONS,
   ...WEBHOOK_ACTIONS,
   ...FUNDING_ACTIONS,
+  ...TERMS_ACTIONS,
 ];
 
 export function pickAction(): Action {
@@ -602,6 +604,7 @@ async function main(): Promise<void> {
       PROVIDER_RETRY_BASE_MS: '200',
       ...WEBHOOK_SERVER_ENV,
       ...FUNDING_SERVER_ENV,
+      ...TERMS_SERVER_ENV,
       ADMIN_PORT: 'auto',
       ...providerMix.env(),
     });
@@ -610,6 +613,11 @@ async function main(): Promise<void> {
     const cli = (args: string[]): string => runCli(args, databaseUrl, 120_000);
     cli(['migrate']);
     const orgs = seedOrgs(cli, tmp);
+    // Disks and bought servers that expire during the run (chaos-terms.ts): from about 15 s after
+    // the servers are up (a few seconds from now) to 15 s before the traffic stops.
+    const termsFile = termsSeedFile(Date.now() + 5_000, chaosMs / 1000);
+    writeFileSync(join(tmp, 'terms.json'), JSON.stringify(termsFile));
+    termsSeeded(JSON.parse(cli(['seed', join(tmp, 'terms.json')])), termsFile);
     // Billing staff of the admin API: refunds and adjustments race the customers' purchases.
     const staffToken = (JSON.parse(cli(['staff:create', '--email', 'billing@chaos.test', '--name', 'Chaos billing', '--role', 'billing'])) as { token: string }).token;
 
@@ -736,6 +744,8 @@ async function main(): Promise<void> {
     if (process.env.CHAOS_LOGS) for (const s of servers) writeFileSync(`${process.env.CHAOS_LOGS}.${s.id}.log`, s.output());
     for (const s of servers) if (s.crashed()) stats.problem(`server ${s.id} exited on its own: ${s.output().slice(-2000)}`, true);
 
+    // Every expiring resource renewed, suspended or released by its deadline (the sweep's period + 60 s).
+    const terms = await checkTerms(own, Number(TERMS_SERVER_ENV.TERM_SWEEP_MS) + 60_000, (text) => stats.problem(text));
     const mix = await providerMix.settle(own, servers, startServer, serverEnv);
     const verifyOut = cli(['verify']);
     const report = verifyOut ? (JSON.parse(verifyOut) as { ok: boolean; checks: { name: string; violations: number }[]; violations: unknown[] }) : undefined;
@@ -759,6 +769,7 @@ async function main(): Promise<void> {
       faults,
       invariants: report ? { ok: report.ok, checks: Object.fromEntries(report.checks.map((c) => [c.name, c.violations])), violations: report.violations.slice(0, 20) } : 'verify failed to run',
       webhooks: webhooks.summary(),
+      terms,
       problems: stats.problems,
     };
     process.stdout.write(JSON.stringify(summary, null, 2) + '\n');
