@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { StaffAccounts } from '../../src/modules/admin/application/staff.use-cases';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
-import { STATUS_OF } from '../../src/shared/http/error-envelope';
 import { openAdminListener } from '../support/admin-client';
 import { scaled } from '../support/deadlines';
 import { apiToken, organization } from '../support/fixtures';
 import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
 import { BodySpec, DocOperation, Huge, OpenApiDoc, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
+import { envelopeProblem } from './envelope';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
 /**
@@ -144,21 +144,7 @@ describe('fuzz: admin requests generated from the admin OpenAPI document', () =>
       if (['none', 'customer', 'garbage'].includes(spec.auth)) return `success ${res.status} without a staff token`;
       return undefined;
     }
-    let body: { error?: { code?: unknown; message?: unknown; request_id?: unknown; details?: unknown } };
-    try {
-      body = JSON.parse(res.body.toString('utf8')) as typeof body;
-    } catch {
-      return `${res.status} without a JSON body: ${res.body.toString('utf8', 0, 200)}`;
-    }
-    const e = body.error;
-    if (!e || Object.keys(body).length !== 1 || Object.keys(e).sort().join() !== 'code,details,message,request_id') return `${res.status} is not the error envelope: ${res.body.toString('utf8', 0, 300)}`;
-    if (typeof e.message !== 'string' || e.message === '' || typeof e.details !== 'object' || e.details === null) return `malformed envelope ${JSON.stringify(e)}`;
-    const replayed = res.headers['idempotent-replayed'] === 'true';
-    if (replayed ? typeof e.request_id !== 'string' : e.request_id !== res.headers['x-request-id']) return `request_id ${String(e.request_id)} is not X-Request-Id ${res.headers['x-request-id']}`;
-    const code = e.code as keyof typeof STATUS_OF;
-    const expected = code === 'invalid_request' ? [400, 413, 414, 415, 417, 431] : [STATUS_OF[code]];
-    if (!expected.includes(res.status)) return `code ${String(code)} with status ${res.status}`;
-    return undefined;
+    return envelopeProblem(res);
   }
 
   it(`${RUNS} admin requests (seed ${SEED}): envelope or documented success, never a 5xx, within ${LIMIT_MS} ms; the invariants hold after`, async () => {

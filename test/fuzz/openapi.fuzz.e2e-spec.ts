@@ -5,7 +5,6 @@ import { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
-import { STATUS_OF } from '../../src/shared/http/error-envelope';
 import { Db } from '../../src/shared/database/transaction';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { SystemClock } from '../../src/shared/kernel/clock/clock';
@@ -16,6 +15,7 @@ import { sealSecret } from '../../src/modules/webhooks/domain/secret-box';
 import { SimulatedProviderSecret } from '../../src/modules/funding/infrastructure/simulated-payment-gateway';
 import { stripeSignature } from '../../src/modules/funding/domain/stripe-signature';
 import { BodySpec, DocOperation, Huge, OpenApiDoc, Parameter, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
+import { envelopeProblem } from './envelope';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
 /**
@@ -293,24 +293,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       if (requestedOfB && spec.pathSuffix === '') return `success ${res.status} for a resource of organization B`;
       return undefined;
     }
-    let body: { error?: { code?: unknown; message?: unknown; request_id?: unknown; details?: unknown } };
-    try {
-      body = JSON.parse(res.body.toString('utf8')) as typeof body;
-    } catch {
-      return `${res.status} without a JSON body: ${res.body.toString('utf8', 0, 200)}`;
-    }
-    const e = body.error;
-    if (!e || Object.keys(body).length !== 1 || Object.keys(e).sort().join() !== 'code,details,message,request_id') {
-      return `${res.status} is not the error envelope: ${res.body.toString('utf8', 0, 300)}`;
-    }
-    if (typeof e.message !== 'string' || e.message === '' || typeof e.details !== 'object' || e.details === null) return `malformed envelope ${JSON.stringify(e)}`;
-    // A replayed answer (Idempotency-Key) is the stored one, with the original request's id.
-    const replayed = res.headers['idempotent-replayed'] === 'true';
-    if (replayed ? typeof e.request_id !== 'string' : e.request_id !== res.headers['x-request-id']) return `request_id ${String(e.request_id)} is not X-Request-Id ${res.headers['x-request-id']}`;
-    const code = e.code as keyof typeof STATUS_OF;
-    const expected = code === 'invalid_request' ? [400, 413, 414, 415, 417, 431] : [STATUS_OF[code]];
-    if (!expected.includes(res.status)) return `code ${String(code)} with status ${res.status}`;
-    return undefined;
+    return envelopeProblem(res);
   }
 
   it(`${RUNS} requests (seed ${SEED}): envelope or documented success, never a 5xx, within ${LIMIT_MS} ms, nothing of another organization`, async () => {
