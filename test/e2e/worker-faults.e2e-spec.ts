@@ -173,6 +173,9 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
       const LEASE_MS = 3000;
       const server = await startServerProcess({
         DATABASE_URL: url.toString(),
+        // Through a pooler (TEST_PGBOUNCER=1) the proxy stands before it: the app's pool mode, and its LISTEN past both.
+        DATABASE_POOL_MODE: t.settings.dbPoolMode,
+        DATABASE_DIRECT_URL: t.settings.databaseDirectUrl,
         DEMO_SEED: 'false',
         WORKER_ENABLED: 'true',
         WORKER_INTERVAL_MS: '100',

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { scaled } from './deadlines';
 import { trackDir, trackProcess, untrackDir } from './leftovers';
 import { waitFor } from './renewals';
+import { pooledProcessEnv } from './test-pgbouncer';
 
 export const ROOT = join(__dirname, '../..');
 
@@ -45,9 +46,10 @@ export function tempDir(prefix: string): { path: string; remove(): void } {
 /** The environment of a child process: this one's, minus settings that would leak into it. */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of ['DATABASE_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV']) delete base[k];
+  for (const k of ['DATABASE_URL', 'DATABASE_POOL_MODE', 'DATABASE_DIRECT_URL', 'REDIS_URL', 'DATA_DIR', 'PORT', 'NODE_ENV', 'TEST_PGBOUNCER_PORT']) delete base[k];
   const out: NodeJS.ProcessEnv = { ...base };
   for (const [k, v] of Object.entries(env)) if (v !== undefined) out[k] = v;
+  pooledProcessEnv(out);
   return out;
 }
 

@@ -34,6 +34,7 @@ export async function startTestApp(overrides: Partial<Settings> = {}, clock?: Cl
   const settings: Settings = {
     ...loadSettings({ NODE_ENV: 'test' }),
     databaseUrl: db.url,
+    ...(db.directUrl ? { dbPoolMode: 'transaction' as const, databaseDirectUrl: db.directUrl } : {}),
     dataDir: MEMORY_DATA_DIR,
     memoryImage: db.url ? undefined : migratedImage(),
     workerEnabled: false,
