@@ -191,39 +191,11 @@ export class PurchaseServer {
       if (c.quote && !(await this.quotes.markUsedByServer(c.quote.id, serverId, now))) {
         throw new DomainError('invalid_state', `Quote ${c.quote.id} was already used by another purchase; request a new one`);
       }
-      if (amount.minor > 0n) {
-        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
-        if (!hold.held) throw insufficientBalance(amount, hold.available);
-      }
-      await this.audit.record({
-        orgId: principal.orgId,
-        ...auditActor(principal),
-        action: 'server.create',
-        targetId: serverId,
-        ipAddress: ip,
-        data: {
-          operation_id: operation.id,
-          name: c.name,
-          region: input.regionId,
-          zone: zone.id,
-          plan: plan.id,
-          image: input.image,
-          term_months: input.termMonths,
-          currency: amount.currency,
-          amount: amount.format(),
-          ssh_key_ids: c.keys.map((k) => k.id),
-          // Never the content: its size only.
-          user_data_bytes: c.userData === null ? 0 : Buffer.byteLength(c.userData, 'utf8'),
-          labels: c.labels,
-          delete_protection: input.deleteProtection ?? false,
-          quote_id: input.quoteId ?? null,
-        },
-      });
-      // While the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
-      if (this.health.isDown()) throw computeUnavailable();
-      // Last, the server's row: its insert moves the region's vCPU counter (a trigger, under the
+      // Then the server's row: its insert moves the region's vCPU counter (a trigger, under the
       // region row's lock and its CHECK), the one row every purchase in the region shares, held
-      // from here to the commit only. The name's unique index (conflict: a rename that raced this
+      // from here to the commit only: after the reads, the operation and the quote, before the
+      // wallet's row and the audit head (every transaction takes region, wallet, audit head in
+      // that order: the audit head, locked until commit, is the last lock taken). The name's unique index (conflict: a rename that raced this
       // purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs) decide here.
       try {
         await this.uow.savepoint(() =>
@@ -253,6 +225,36 @@ export class PurchaseServer {
         if (err instanceof DomainError && err.code === 'conflict') throw nameTaken(c.name, await this.writes.liveIdByName(principal.orgId, c.name));
         throw err;
       }
+      if (amount.minor > 0n) {
+        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
+        if (!hold.held) throw insufficientBalance(amount, hold.available);
+      }
+      await this.audit.record({
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: 'server.create',
+        targetId: serverId,
+        ipAddress: ip,
+        data: {
+          operation_id: operation.id,
+          name: c.name,
+          region: input.regionId,
+          zone: zone.id,
+          plan: plan.id,
+          image: input.image,
+          term_months: input.termMonths,
+          currency: amount.currency,
+          amount: amount.format(),
+          ssh_key_ids: c.keys.map((k) => k.id),
+          // Never the content: its size only.
+          user_data_bytes: c.userData === null ? 0 : Buffer.byteLength(c.userData, 'utf8'),
+          labels: c.labels,
+          delete_protection: input.deleteProtection ?? false,
+          quote_id: input.quoteId ?? null,
+        },
+      });
+      // Last: while the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
+      if (this.health.isDown()) throw computeUnavailable();
       const server = await this.reads.findInOrg(principal.orgId, serverId);
       return { server: server!, operation };
     });

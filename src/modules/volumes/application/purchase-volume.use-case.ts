@@ -61,11 +61,11 @@ export const providerUnavailable = (): DomainError =>
  * until commit) and the quote are looked up together, then every 400 they allow judging, then
  * the 404s, then the quote's 409s; then the name and the region's free capacity (one read:
  * conflict, out_of_stock), the zone's availability, the server's free slot, the volume.create
- * operation, the quote marked used, the hold (402), the audit row, the provider's health (while
- * it is down the transaction is rolled back, so nothing is reserved), and last the volume row
- * (`creating`, price frozen, expires_at = now + term): its insert's regions.used_gb trigger
- * reserves the capacity under the region row's lock, which is then held only until the commit
- * (the unique name index and the counter's CHECK decide purchases that raced past the read).
+ * operation, the quote marked used, then the volume row (`creating`, price frozen, expires_at =
+ * now + term): its insert's regions.used_gb trigger reserves the capacity under the region row's
+ * lock, held from there to the commit (the unique name index and the counter's CHECK decide
+ * purchases that raced past the read); then the hold (402), the audit row, and the provider's
+ * health (while it is down the transaction is rolled back, so nothing is reserved).
  */
 @Injectable()
 export class PurchaseVolume {
@@ -213,6 +213,34 @@ export class PurchaseVolume {
       if (input.quoteId !== undefined && !(await this.quotes.markUsed(input.quoteId, volumeId, now))) {
         throw invalidState(`Quote ${input.quoteId} was already used by another purchase; request a new one`);
       }
+      // Then the volume's row (its operation and quote reference it: foreign keys checked at
+      // commit): its insert moves the region's used_gb counter (a trigger, under the region row's
+      // lock and its CHECK), the one row every purchase in the region shares, held from here to
+      // the commit only: after the reads, the operation and the quote, before the wallet's row
+      // and the audit head (region, wallet, audit head: the order every transaction takes them in). The name's unique index (conflict), then the CHECK (out_of_stock) decide
+      // purchases that raced past the checks above.
+      const volume = await this.volumes.create({
+        id: volumeId,
+        orgId: principal.orgId,
+        name,
+        status: 'creating',
+        type: order.type,
+        regionId: order.regionId,
+        zoneId: zone.id,
+        sizeGb: order.sizeGb,
+        serverId: null,
+        mountPath: null,
+        mounted: false,
+        termMonths: order.termMonths,
+        billing: amount,
+        price,
+        expiresAt: addMonthsClamped(now, order.termMonths),
+        note: input.note ?? null,
+        labels,
+        deleteProtection: input.deleteProtection ?? false,
+        ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
+        createdAt: now,
+      });
       if (amount.minor > 0n) {
         const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
         if (!hold.held) throw insufficientBalance(amount, hold.available);
@@ -239,35 +267,8 @@ export class PurchaseVolume {
           ...(snapshot ? { snapshot_id: snapshot.id } : {}),
         },
       });
-      // While the provider is known to be down, the whole transaction rolls back (nothing reserved).
+      // Last: while the provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw providerUnavailable();
-      // Last, the volume's row (its operation and quote reference it: foreign keys checked at
-      // commit): its insert moves the region's used_gb counter (a trigger, under the region row's
-      // lock and its CHECK), the one row every purchase in the region shares, held from here to
-      // the commit only. The name's unique index (conflict), then the CHECK (out_of_stock) decide
-      // purchases that raced past the checks above.
-      const volume = await this.volumes.create({
-        id: volumeId,
-        orgId: principal.orgId,
-        name,
-        status: 'creating',
-        type: order.type,
-        regionId: order.regionId,
-        zoneId: zone.id,
-        sizeGb: order.sizeGb,
-        serverId: null,
-        mountPath: null,
-        mounted: false,
-        termMonths: order.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, order.termMonths),
-        note: input.note ?? null,
-        labels,
-        deleteProtection: input.deleteProtection ?? false,
-        ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
-        createdAt: now,
-      });
       return { volume, operation };
     });
   }
