@@ -6,7 +6,7 @@ import { scaled } from '../support/deadlines';
 import { apiToken, organization } from '../support/fixtures';
 import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
-import { BodySpec, DocOperation, Huge, OpenApiDoc, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
+import { BodySpec, DocOperation, OpenApiDoc, RequestSpec as BaseRequestSpec, bodyBytes, bodySpec, encodeParam, hugeOrText, nastyString, operationsOf, paramText, validValue } from './openapi-arbitraries';
 import { envelopeProblem } from './envelope';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
@@ -30,26 +30,9 @@ const ROLES = ['superadmin', 'support', 'billing', 'operator'] as const;
 
 type AuthKind = (typeof ROLES)[number] | 'none' | 'customer' | 'garbage';
 
-interface RequestSpec {
-  op: number;
-  method: string;
-  pathValues: Record<string, string | Huge>;
-  pathSuffix: string;
-  query: [string, unknown][];
-  headers: [string, string | Huge][];
-  auth: AuthKind;
-  contentType: string | null;
-  body: BodySpec;
-}
-
-const text = (v: unknown): string => (typeof v === 'object' && v !== null && '$huge' in v ? hugeText(v as Huge) : typeof v === 'string' ? v : JSON.stringify(v) ?? '');
-const encode = (v: string): string => {
-  try {
-    return encodeURIComponent(v);
-  } catch {
-    return escape(v);
-  }
-};
+type RequestSpec = BaseRequestSpec<AuthKind>;
+const text = paramText;
+const encode = (v: string): string => encodeParam(v);
 
 describe('fuzz: admin requests generated from the admin OpenAPI document', () => {
   let t: TestApp;
@@ -97,12 +80,12 @@ describe('fuzz: admin requests generated from the admin OpenAPI document', () =>
       return fc.record({
         op: fc.constant(i),
         method: fc.oneof({ weight: 12, arbitrary: fc.constant(op.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD') }),
-        pathValues: fc.record(Object.fromEntries(of('path').map((p) => [p.name, param(p.schema).map((v) => (typeof v === 'object' && v !== null && '$huge' in v ? (v as Huge) : text(v)))]))),
+        pathValues: fc.record(Object.fromEntries(of('path').map((p) => [p.name, param(p.schema).map((v) => hugeOrText(v))]))),
         pathSuffix: fc.constantFrom('', '', '', '', '', '/', '/x', '%00'),
         query: fc.subarray(of('query')).chain((qs) => fc.tuple(...qs.map((p) => fc.tuple(fc.constant(p.name), param(p.schema))))),
         // The documented headers (the justification, the Idempotency-Key) most of the time, each one sometimes left out.
         headers: fc.subarray(of('header'), { minLength: Math.max(0, of('header').length - 1) }).chain((hs) =>
-          fc.tuple(...hs.map((p) => fc.tuple(fc.constant(p.name), header(p.name, p.schema).map((v) => (typeof v === 'object' && v !== null && '$huge' in v ? (v as Huge) : text(v)))))),
+          fc.tuple(...hs.map((p) => fc.tuple(fc.constant(p.name), header(p.name, p.schema).map((v) => hugeOrText(v))))),
         ),
         auth: fc.constantFrom<AuthKind>('superadmin', 'superadmin', 'support', 'billing', 'operator', 'operator', 'none', 'customer', 'garbage'),
         contentType: fc.constantFrom('application/json', 'application/json', 'application/json', 'text/plain', null),

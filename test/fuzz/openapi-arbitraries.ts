@@ -112,6 +112,34 @@ const huge = (n: number, unit: string): Huge => ({ $huge: n, unit });
 const isHuge = (v: unknown): v is Huge => typeof v === 'object' && v !== null && '$huge' in v;
 export const hugeText = (h: Huge): string => h.unit.repeat(Math.ceil(h.$huge / h.unit.length)).slice(0, h.$huge);
 
+/** A generated value as the text of a parameter or header: a Huge spelled out, a string as it is, else its JSON. */
+export const paramText = (v: unknown): string => (isHuge(v) ? hugeText(v) : typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+/** A generated value kept as a Huge (spelled out when sent), else its text. */
+export const hugeOrText = (v: unknown): string | Huge => (isHuge(v) ? v : paramText(v));
+/** Percent-encoded as a client should (a lone surrogate, which encodeURIComponent refuses, as escape() writes it: what a sloppy client sends), or as it is when `raw`. */
+export function encodeParam(v: string, raw = false): string {
+  if (raw) return v;
+  try {
+    return encodeURIComponent(v);
+  } catch {
+    return escape(v);
+  }
+}
+
+/** One generated request of a fuzz suite, before it is written as bytes; `Auth` names the credentials it carries. */
+export interface RequestSpec<Auth extends string> {
+  op: number;
+  /** The documented method, or another one. */
+  method: string;
+  pathValues: Record<string, string | Huge>;
+  pathSuffix: string;
+  query: [string, unknown][];
+  headers: [string, string | Huge][];
+  auth: Auth;
+  contentType: string | null;
+  body: BodySpec;
+}
+
 /** Nesting described, not built: `{$deep: levels, open}` becomes `[[[…]]]` or `{"a":{"a":…}}`. */
 export interface Deep {
   $deep: number;

@@ -14,7 +14,7 @@ import { TestApp, startTestApp } from '../support/test-app';
 import { sealSecret } from '../../src/modules/webhooks/domain/secret-box';
 import { SimulatedProviderSecret } from '../../src/modules/funding/infrastructure/simulated-payment-gateway';
 import { stripeSignature } from '../../src/modules/funding/domain/stripe-signature';
-import { BodySpec, DocOperation, Huge, OpenApiDoc, Parameter, bodyBytes, bodySpec, hugeText, nastyString, operationsOf, validValue } from './openapi-arbitraries';
+import { BodySpec, DocOperation, OpenApiDoc, Parameter, RequestSpec as BaseRequestSpec, bodyBytes, bodySpec, encodeParam, hugeOrText, nastyString, operationsOf, paramText, validValue } from './openapi-arbitraries';
 import { envelopeProblem } from './envelope';
 import { RawRequest, RawResponse, sendRaw } from './raw-http';
 
@@ -34,19 +34,9 @@ const LIMIT_MS = scaled(1000);
 
 type AuthKind = 'key' | 'readKey' | 'session' | 'none' | 'garbage';
 
-interface RequestSpec {
-  op: number;
-  /** The documented method, or another one. */
-  method: string;
-  pathValues: Record<string, string | Huge>;
+interface RequestSpec extends BaseRequestSpec<AuthKind> {
   /** Encoded as a client should, or sent raw. */
   rawPath: boolean;
-  pathSuffix: string;
-  query: [string, unknown][];
-  headers: [string, string | Huge][];
-  auth: AuthKind;
-  contentType: string | null;
-  body: BodySpec;
 }
 
 const A = 'fza';
@@ -155,15 +145,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
   }, 180_000); // seeding, three logins (scrypt) and an engine start: slow on a loaded machine
   afterAll(async () => t?.close());
 
-  const encode = (v: string, raw: boolean): string => {
-    if (raw) return v;
-    try {
-      return encodeURIComponent(v);
-    } catch {
-      return escape(v); // a lone surrogate: what a sloppy client sends
-    }
-  };
-  const text = (v: unknown): string => (typeof v === 'object' && v !== null && '$huge' in v ? hugeText(v as Huge) : typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+  const encode = encodeParam;
+  const text = paramText;
 
   /** A request as a well-behaved client of organization A sends it (repeated Idempotency-Keys included). */
   function wellFormedArb(): fc.Arbitrary<RequestSpec> {
@@ -207,7 +190,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       return fc.record({
         op: fc.constant(i),
         method: fc.oneof({ weight: 12, arbitrary: fc.constant(op.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD') }),
-        pathValues: fc.record(Object.fromEntries(pathParams.map((p) => [p.name, param(p.schema).map((v) => (typeof v === 'object' && v !== null && '$huge' in v ? (v as Huge) : text(v)))]))),
+        pathValues: fc.record(Object.fromEntries(pathParams.map((p) => [p.name, param(p.schema).map((v) => hugeOrText(v))]))),
         // One request in six sends its path parameters without percent-encoding.
         rawPath: fc.nat(5).map((n) => n === 0),
         pathSuffix: fc.constantFrom('', '', '', '', '', '', '/', '//', '/x', '%00', '?'),
@@ -221,7 +204,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
         ),
         headers: fc.array(
           fc.oneof(
-            ...headerParams.map((p) => fc.tuple(fc.constant(p.name), param(p.schema).map((v) => (typeof v === 'object' && v !== null && '$huge' in v ? (v as Huge) : text(v))))),
+            ...headerParams.map((p) => fc.tuple(fc.constant(p.name), param(p.schema).map((v) => hugeOrText(v)))),
             fc.tuple(fc.constantFrom('X-Request-Id', 'Accept', 'Accept-Encoding', 'X-Forwarded-For', 'Cookie', 'Expect', 'Content-Encoding', 'Transfer-Encoding', 'Origin', 'Range'), nastyString),
             fc.tuple(fc.constantFrom('Idempotency-Key', 'X-Org-ID'), fc.oneof(idPool, fc.uuid(), nastyString)),
           ),
