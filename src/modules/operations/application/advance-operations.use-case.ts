@@ -242,9 +242,43 @@ export class AdvanceOperations {
         outcomes.set(id, await this.execute(id, started.get(id)));
       }
     };
-    await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, oneByOne.length) }, stepper));
+    const keeping = this.keepLeases(() => oneByOne.filter((id) => !outcomes.has(id)));
+    try {
+      await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, oneByOne.length) }, stepper));
+    } finally {
+      keeping.stop();
+    }
     for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
     return outcomes;
+  }
+
+  /**
+   * While a batch's operations wait for their turn (STEPPING_AT_ONCE at a time, each step waiting
+   * on its provider), their leases are extended every third of WORKER_LEASE_MS: a slow provider
+   * or a loaded machine must not let another worker take over an operation this live worker
+   * holds, which would count an attempt for nothing and, after MAX_ATTEMPTS, fail an operation
+   * that never broke. A worker that dies stops extending: its leases run out as before.
+   */
+  private keepLeases(waiting: () => string[]): { stop: () => void } {
+    let stopped = false;
+    let timer: NodeJS.Timeout | undefined;
+    const tick = async (): Promise<void> => {
+      const ids = waiting();
+      if (stopped || ids.length === 0) return;
+      try {
+        await this.uow.run(() => this.operations.extendLeases(this.workerId, ids, new Date(this.clock.now().getTime() + this.settings.workerLeaseMs)));
+      } catch (err) {
+        this.logger.warn({ msg: 'could not extend the leases of a batch; they may run out', operations: ids.length, err: describe(err) });
+      }
+      if (!stopped) timer = setTimeout(() => void tick(), Math.max(50, Math.floor(this.settings.workerLeaseMs / 3))).unref();
+    };
+    timer = setTimeout(() => void tick(), Math.max(50, Math.floor(this.settings.workerLeaseMs / 3))).unref();
+    return {
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+      },
+    };
   }
 
   /** The executor's step to run next, or the DomainError that fails the operation instead. */

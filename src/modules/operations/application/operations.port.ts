@@ -18,6 +18,12 @@ export abstract class OperationRepository {
    * (the database's one-unfinished-operation-per-volume index decides, across processes).
    */
   abstract create(operation: Operation): Promise<void>;
+  /**
+   * create() of several operations in one statement (a sweep's batch); the workers are told once.
+   * A violation of a one-unfinished-operation index fails the whole statement: the caller has
+   * claimed rows with no unfinished operation.
+   */
+  abstract createMany(operations: readonly Operation[]): Promise<void>;
   abstract findInOrg(orgId: string, id: string): Promise<Operation | undefined>;
   /** Newest first. */
   abstract list(orgId: string, query: OperationListQuery): Promise<Page<Operation>>;
@@ -31,6 +37,13 @@ export abstract class OperationRepository {
    * holds are skipped, never waited for. The ids claimed, oldest first.
    */
   abstract claim(workerId: string, now: Date, leaseUntil: Date, limit: number): Promise<string[]>;
+  /**
+   * Moves the lease of these operations, where `workerId` still holds them (running), to
+   * `leaseUntil`: a live worker keeps what it has claimed while it works through a batch. Rows
+   * another transaction holds are skipped (a step is writing them, with a lease of its own).
+   * How many were extended.
+   */
+  abstract extendLeases(workerId: string, ids: readonly string[], leaseUntil: Date): Promise<number>;
   /** Locks one operation (in the active transaction), waiting for other holders. */
   abstract lock(id: string): Promise<Operation | undefined>;
   /** Locks these operations (in the active transaction, in id order), waiting for other holders. */

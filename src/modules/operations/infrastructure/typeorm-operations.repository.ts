@@ -117,6 +117,24 @@ export class TypeOrmOperationRepository extends OperationRepository {
     if (o.status === 'pending') await this.signals.announceWork();
   }
 
+  async createMany(operations: readonly Operation[]): Promise<void> {
+    if (operations.length === 0) return;
+    const values = operations.map(operationValues);
+    const column = (i: number) => values.map((v) => v[i]);
+    await this.db.query(
+      `INSERT INTO operations (${OPERATION_INSERT_COLUMNS})
+       SELECT id, org_id, type, status, vm_id, volume_id, deployment_id, steps::jsonb, params::jsonb, result::jsonb, error::jsonb,
+              attempts, locked_by, locked_until, created_at, started_at, finished_at
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[],
+                     $11::text[], $12::int[], $13::text[], $14::timestamptz[], $15::timestamptz[], $16::timestamptz[], $17::timestamptz[])
+              AS o(id, org_id, type, status, vm_id, volume_id, deployment_id, steps, params, result, error,
+                   attempts, locked_by, locked_until, created_at, started_at, finished_at)`,
+      Array.from({ length: 17 }, (_, i) => column(i)),
+      'operations_create_many',
+    );
+    if (operations.some((op) => op.snapshot().status === 'pending')) await this.signals.announceWork();
+  }
+
   async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
     const row = await this.db.one<OperationRow>(`SELECT ${COLUMNS} FROM operations WHERE org_id = $1 AND id = $2`, [orgId, id], 'operations_find_in_org');
     return row && toOperation(row);
@@ -188,6 +206,17 @@ export class TypeOrmOperationRepository extends OperationRepository {
       'operations_claim',
     );
     return rows.map((r) => r.id);
+  }
+
+  async extendLeases(workerId: string, ids: readonly string[], leaseUntil: Date): Promise<number> {
+    if (ids.length === 0) return 0;
+    const { affected } = await this.db.exec(
+      `UPDATE operations SET locked_until = $3
+        WHERE id IN (SELECT id FROM operations WHERE id = ANY($1::text[]) AND status = 'running' AND locked_by = $2 FOR UPDATE SKIP LOCKED)`,
+      [ids, workerId, leaseUntil],
+      'operations_extend_leases',
+    );
+    return affected;
   }
 
   async lock(id: string): Promise<Operation | undefined> {

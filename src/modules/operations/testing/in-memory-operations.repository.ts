@@ -25,6 +25,10 @@ export class InMemoryOperationRepository extends OperationRepository {
     this.rows.set(o.id, o);
   }
 
+  async createMany(operations: readonly Operation[]): Promise<void> {
+    for (const operation of operations) await this.create(operation);
+  }
+
   async findInOrg(orgId: string, id: string): Promise<Operation | undefined> {
     const r = this.rows.get(id);
     return r && r.orgId === orgId ? Operation.restore(r) : undefined;
@@ -67,6 +71,18 @@ export class InMemoryOperationRepository extends OperationRepository {
   async lock(id: string): Promise<Operation | undefined> {
     const r = this.rows.get(id);
     return r && Operation.restore(r);
+  }
+
+  async extendLeases(workerId: string, ids: readonly string[], leaseUntil: Date): Promise<number> {
+    let n = 0;
+    for (const id of ids) {
+      const r = this.rows.get(id);
+      if (r && r.status === 'running' && r.lockedBy === workerId) {
+        r.lockedUntil = new Date(leaseUntil.getTime());
+        n++;
+      }
+    }
+    return n;
   }
 
   async lockMany(ids: readonly string[]): Promise<Operation[]> {
