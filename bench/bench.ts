@@ -38,7 +38,7 @@
  * a comma list of options,server-options,operation,volumes,servers,wallet,wallet-transactions,renew,renew-one,buy-server,buy-server-spread,
  * buy-volume,buy-volume-spread,expiry), WORKER_INTERVAL_MS (50),
  * EXPIRY_VOLUMES (10000), EXPIRY_SERVERS (2000), EXPIRY_SPREAD_S (60): the expiry phase (bench/expiry.ts, PostgreSQL only;
- * terms.md asks for 100000 and 20000),
+ * terms.md asks for 100000 and 20000; AUTO_RENEW_LEAD_S, the server's, for the fifth that renews itself),
  * BENCH_SERVER_NODE_ARGS (node options for the measured server after those of `npm start`, e.g.
  * "--cpu-prof", or "--max-semi-space-size=16 --heap-growing-percent=0" for V8's defaults),
  * BENCH_SERVER_NODE_ARGS_ONLY (true: without the options of `npm start`; bench/flags.ts).
@@ -559,6 +559,7 @@ async function main(): Promise<void> {
         (versusRenew.length > 0 ? `purchases against the same run's renewals (targets: accepted/s >= 0.5, p99 <= 2, cpu+db <= 3):\n${table(versusRenew)}\n\n` : '') +
         (expiry
           ? `expiry: ${expiry.volumes} volumes and ${expiry.servers} servers expiring within ${expiry.spread_s} s: ${expiry.suspended} suspended, ` +
+            `${expiry.renewed} of ${expiry.auto_renew} with auto-renew renewed (${expiry.renewals_succeeded} renewals succeeded by then), ` +
             `${expiry.late_or_missing} later than ${expiry.deadline_s} s after expires_at or not at all (lag p50 ${expiry.lag_p50_s} s, p99 ${expiry.lag_p99_s} s, max ${expiry.lag_max_s} s); ` +
             `GET /v1/volumes?limit=20 p99 ${expiry.volumes_p99_ms_during_sweep} ms during the sweep against ${expiry.volumes_p99_ms_without_sweep} ms without ` +
             `(${expiry.p99_ratio}x, target at most 1.5x); ${expiry.suspend_operations_ended} suspend operations ended by then\n\n`

@@ -246,12 +246,18 @@ describe('terms: automatic renewal', () => {
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
     expect(await ledgerOf(op.id)).toEqual([{ kind: 'hold', amount: '1350000' }, { kind: 'capture', amount: '1350000' }]);
     clock.set(new Date('2026-12-23T10:00:01.000Z'));
+    // At expires_at its next attempt is due too (the retry time has passed): the suspension waits for it.
+    expect(await expire.execute()).toBe(0);
+    expect(await renew.execute()).toBe(1);
+    expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body.auto_renew.last_attempt).toEqual({ ...failed, at: '2026-12-23T10:00:01.000Z' });
+    // Refused again: suspended.
     expect(await expire.execute()).toBe(1);
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
     expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body).toMatchObject({ status: 'suspended', suspended_at: '2026-12-23T10:00:01.000Z' });
-    // Suspended, it is still attempted (the retry time has passed): refused again.
+    // Suspended, it is still attempted once the retry time has passed: refused again.
+    clock.set(new Date(at('2026-12-23T10:00:01.000Z', RETRY)));
     expect(await renew.execute()).toBe(1);
-    expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body.auto_renew.last_attempt).toEqual({ ...failed, at: '2026-12-23T10:00:01.000Z' });
+    expect((await t.http.get(`/v1/servers/${poorId}`).set(poor)).body.auto_renew.last_attempt).toEqual({ ...failed, at: at('2026-12-23T10:00:01.000Z', RETRY) });
     const poorOff = await t.http.patch(`/v1/servers/${poorId}`).set(poor).send({ auto_renew: { enabled: false } });
     expect(poorOff.status).toBe(200);
     expect(poorOff.body).toMatchObject({ status: 'suspended', auto_renew: { enabled: false, next_attempt_at: null } });

@@ -27,4 +27,6 @@ export interface AuditEntry {
 /** Appends to the audit log, inside the caller's transaction when there is one (so it commits or rolls back with the change). */
 export abstract class AuditTrail {
   abstract record(entry: AuditEntry): Promise<void>;
+  /** record() of several entries, in their order, in one statement (a sweep's batch). */
+  abstract recordMany(entries: readonly AuditEntry[]): Promise<void>;
 }

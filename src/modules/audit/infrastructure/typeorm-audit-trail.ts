@@ -29,6 +29,22 @@ export class TypeOrmAuditTrail extends AuditTrail {
   async record(entry: AuditEntry): Promise<void> {
     await this.db.query(`INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, auditValues(entry), 'audit_record');
   }
+
+  /** One INSERT … SELECT FROM unnest, in the entries' order (WITH ORDINALITY): the trigger gives each its seq in that order. */
+  async recordMany(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.length === 0) return;
+    const values = entries.map(auditValues);
+    const column = (i: number) => values.map((v) => v[i]);
+    await this.db.query(
+      `INSERT INTO audit_log (${AUDIT_INSERT_COLUMNS})
+       SELECT public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data::jsonb, client_request_id
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[])
+              WITH ORDINALITY AS e(public_id, org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data, client_request_id, n)
+        ORDER BY e.n`,
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map(column),
+      'audit_record_many',
+    );
+  }
 }
 
 /** The columns an audit entry is inserted with (seq and created_at come from the trigger), and (auditValues) their values. */

@@ -5,4 +5,8 @@ export class InMemoryAuditTrail extends AuditTrail {
   async record(entry: AuditEntry): Promise<void> {
     this.entries.push(entry);
   }
+
+  async recordMany(entries: readonly AuditEntry[]): Promise<void> {
+    this.entries.push(...entries);
+  }
 }

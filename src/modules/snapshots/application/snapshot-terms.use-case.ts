@@ -5,13 +5,9 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { DeleteSnapshot, RenewSnapshot } from './snapshot.use-cases';
+import { TERM_SWEEP_BATCH, byOrg } from '../../terms/application/expire-terms.use-case';
+import { SweepStep, inRounds } from '../../terms/application/sweep-rounds';
 import { DueSnapshot, SnapshotRepository } from './snapshots.port';
-
-const BATCH = 100;
-
-/** Orders claimed rows by organization (then id): the audit heads are taken in one order by every batch. */
-const byOrg = (rows: DueSnapshot[]): DueSnapshot[] =>
-  rows.sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 
 /**
  * The end of a snapshot's term, run by the term sweep (terms.md, for snapshots): a snapshot
@@ -20,7 +16,8 @@ const byOrg = (rows: DueSnapshot[]): DueSnapshot[] =>
  * `suspended` (it cannot be restored from) until `release_at` = now + VOLUME_RETENTION_S, when it
  * is deleted (snapshot.delete by actor system, `deleted_reason: "expired"`). A renewal meanwhile
  * makes it available again. Each transition claims its rows FOR UPDATE SKIP LOCKED, one
- * transaction per batch, so several processes share the work and each row moves once.
+ * transaction per batch, so several processes share the work and each row moves once; its steps
+ * run in the term sweep's rounds beside the servers' and volumes' (inRounds).
  */
 @Injectable()
 export class SnapshotTerms {
@@ -35,16 +32,13 @@ export class SnapshotTerms {
   ) {}
 
   /** One sweep: how many snapshots it renewed, suspended or released. */
-  async execute(stopping: () => boolean = () => false): Promise<number> {
-    let done = 0;
-    for (const step of [(n: number) => this.release(n), (n: number) => this.expire(n)]) {
-      while (!stopping()) {
-        const n = await this.uow.run(() => step(BATCH));
-        done += n;
-        if (n < BATCH) break;
-      }
-    }
-    return done;
+  execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
+    return inRounds([{ batch, steps: this.steps(batch) }], stopping);
+  }
+
+  /** Its transitions (release, then the end of the term), one batch each in a transaction: the term sweep's rounds (inRounds). */
+  steps(batch = TERM_SWEEP_BATCH): SweepStep[] {
+    return [() => this.uow.run(() => this.release(batch)), () => this.uow.run(() => this.expire(batch))];
   }
 
   private async release(limit: number): Promise<number> {

@@ -14,7 +14,8 @@ import { VolumeRepository } from '../../volumes/application/volumes.port';
 import { presentVolume } from '../../volumes/domain/volume-json';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
 import { after } from '../domain/suspension';
-import { TERM_SWEEP_BATCH, byOrg } from './expire-terms.use-case';
+import { TERM_SWEEP_BATCH } from './expire-terms.use-case';
+import { SweepStep, inRounds } from './sweep-rounds';
 import { AutoRenewDue, TermKind, TermStore } from './term-store.port';
 
 /**
@@ -26,12 +27,15 @@ import { AutoRenewDue, TermKind, TermStore } from './term-store.port';
  * billing currency, term auto_renew.term_months or term_months), by actor system, audited with
  * `data.auto: true`, run by the operations engine (held now, captured once when it succeeds).
  *
- * One transaction per batch, the rows claimed FOR UPDATE SKIP LOCKED (each once across
- * processes); each attempt in a savepoint, so a refused one leaves nothing of it. An accepted
+ * One transaction per attempt, its resource claimed FOR UPDATE SKIP LOCKED (each once across
+ * processes and loops); the attempt in a savepoint, so a refused one leaves nothing of it. An accepted
  * attempt is recorded under the unique key (resource, expires_at): one per term end. A refused
  * one (insufficient_balance) is recorded with the 402's details, announced
  * (`server.auto_renew_failed` / `volume.auto_renew_failed`) and retried later.
  */
+/** Automatic renewal attempts per transition in each round of the term sweep (each attempt its own transaction). */
+export const AUTO_RENEW_ROUND = 20;
+
 @Injectable()
 export class AutoRenewTerms {
   private readonly logger = new Logger('AutoRenew');
@@ -50,23 +54,40 @@ export class AutoRenewTerms {
 
   /** One sweep: how many attempts it made (accepted or not). */
   async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
-    let done = 0;
-    for (const kind of ['volume', 'server'] as const) {
-      for (const claim of [
-        (n: number) => this.store.claimAutoRenewCredited(kind, this.clock.now(), n),
-        (n: number) => this.store.claimAutoRenewDue(kind, this.clock.now(), n),
-      ]) {
-        while (!stopping()) {
-          const claimed = await this.uow.run(async () => {
-            const due = byOrg(await claim(batch));
-            for (const r of due) done += (await this.attempt(kind, r)) ? 1 : 0;
-            return due.length;
+    const attempts = { n: 0 };
+    await inRounds([{ batch, steps: this.steps(batch, attempts) }], stopping);
+    return attempts.n;
+  }
+
+  /**
+   * Its transitions, per kind: the resources whose wallet was credited since a failed attempt,
+   * then those whose attempt is due. A step makes up to `batch` attempts, each in a transaction
+   * of its own that claims its one resource (FOR UPDATE SKIP LOCKED): an attempt holds its
+   * organization's wallet and audit rows for its own few statements only, not for a batch's
+   * hundred (other transactions of the sweep, and of the API, touch those rows of every
+   * organization). A step reports the resources it claimed (a full batch: more may be
+   * due); `attempts` counts the attempts made.
+   */
+  steps(batch = TERM_SWEEP_BATCH, attempts: { n: number } = { n: 0 }): SweepStep[] {
+    return (['volume', 'server'] as const).flatMap((kind) =>
+      [
+        (now: Date) => this.store.claimAutoRenewCredited(kind, now, 1),
+        (now: Date) => this.store.claimAutoRenewDue(kind, now, 1),
+      ].map((claim) => async () => {
+        let claimed = 0;
+        while (claimed < batch) {
+          const one = await this.uow.run(async () => {
+            const [r] = await claim(this.clock.now());
+            if (!r) return false;
+            attempts.n += (await this.attempt(kind, r)) ? 1 : 0;
+            return true;
           });
-          if (claimed < batch) break;
+          if (!one) break;
+          claimed++;
         }
-      }
-    }
-    return done;
+        return claimed;
+      }),
+    );
   }
 
   /** One resource, its row locked: whether an attempt was made. */

@@ -3,7 +3,7 @@ import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { newId } from '../../../shared/kernel/ids/ids';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { Operation } from '../../operations/domain/operation';
 import { ServerReads } from '../../servers/application/servers.port';
@@ -13,7 +13,9 @@ import { VolumeRepository } from '../../volumes/application/volumes.port';
 import { deleteParams } from '../../volumes/application/volume-action-params';
 import { presentVolume } from '../../volumes/domain/volume-json';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { EventRecord, EventType } from '../../webhooks/domain/events';
 import { after, suspendParams } from '../domain/suspension';
+import { SweepStep, inRounds } from './sweep-rounds';
 import { DueResource, TermStore } from './term-store.port';
 
 /**
@@ -25,6 +27,8 @@ export const byOrg = <T extends { orgId: string; id: string }>(rows: T[]): T[] =
 
 /** Resources one transaction of a sweep claims at a time. */
 export const TERM_SWEEP_BATCH = 100;
+/** Resources a set-based suspension or release claims at a time in the worker's sweep (a handful of statements whatever their number). */
+export const SUSPEND_BATCH = 500;
 
 /**
  * terms.md "Expiry: suspension": every live, settled server and volume whose `expires_at` has
@@ -32,7 +36,8 @@ export const TERM_SWEEP_BATCH = 100;
  * unmounting, detaching when attached, else suspending), by actor system, audited and announced.
  * One transaction per batch: the rows claimed FOR UPDATE SKIP LOCKED (several processes share the
  * work, each row once), each re-checked under its lock (a renewal that committed first moved its
- * `expires_at`: not due any more); loops while a batch comes back full.
+ * `expires_at`: not due any more); in rounds with the other transitions while batches come back
+ * full (inRounds).
  */
 @Injectable()
 export class ExpireTerms {
@@ -50,34 +55,31 @@ export class ExpireTerms {
   ) {}
 
   /** One sweep: how many resources it suspended or released. */
-  async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
-    const transitions: ((limit: number) => Promise<number>)[] = [
-      (n) => this.releaseVolumes(n),
-      (n) => this.releaseServers(n),
-      (n) => this.suspendVolumes(n),
-      (n) => this.suspendServers(n),
+  execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
+    return inRounds([{ batch, steps: this.steps(batch) }], stopping);
+  }
+
+  /** Its transitions, one batch each in a transaction (inRounds): releases first, then suspensions. */
+  steps(batch = TERM_SWEEP_BATCH): SweepStep[] {
+    return [
+      () => this.uow.run(() => this.releaseVolumes(batch)),
+      () => this.uow.run(() => this.releaseServers(batch)),
+      () => this.uow.run(() => this.suspendVolumes(batch)),
+      () => this.uow.run(() => this.suspendServers(batch)),
     ];
-    let done = 0;
-    for (const transition of transitions) {
-      while (!stopping()) {
-        const n = await this.uow.run(() => transition(batch));
-        done += n;
-        if (n < batch) break;
-      }
-    }
-    return done;
   }
 
   /**
    * terms.md "Release": a volume still suspended at `release_at` is deleted at the provider
    * through volume.delete by actor system (`deleting` at once, `deleted_reason: "expired"`);
-   * its volume.deleted event is sent when the disk is gone.
+   * its volume.deleted event is sent when the disk is gone. The batch's operations, rows and
+   * audit entries are written by one statement each.
    */
   private async releaseVolumes(limit: number): Promise<number> {
     const now = this.clock.now();
     const due = byOrg(await this.store.claimReleasableVolumes(now, limit));
-    for (const v of due) {
-      const operation = Operation.create({
+    const operations = due.map((v) =>
+      Operation.create({
         id: newId('op'),
         orgId: v.orgId,
         type: 'volume.delete',
@@ -86,14 +88,16 @@ export class ExpireTerms {
         steps: [...(v.serverId ? ['unmounting', 'detaching'] : []), 'deleting'].map((name) => ({ name, status: 'pending' as const })),
         params: deleteParams.write({ detach: v.serverId !== null }),
         createdAt: now,
-      });
-      await this.operations.create(operation);
-      await this.store.markVolumeReleasing(v.id);
-      await this.audit.record({
+      }),
+    );
+    await this.operations.createMany(operations);
+    await this.store.markVolumesReleasing(due.map((v) => v.id));
+    await this.audit.recordMany(
+      due.map((v, i) => ({
         orgId: v.orgId, actorType: 'system', actorId: null, action: 'volume.delete', targetId: v.id, ipAddress: null,
-        data: { operation_id: operation.id, reason: 'expired' },
-      });
-    }
+        data: { operation_id: operations[i].id, reason: 'expired' },
+      })),
+    );
     return due.length;
   }
 
@@ -104,37 +108,44 @@ export class ExpireTerms {
     return due.length;
   }
 
+  /**
+   * terms.md "Expiry: suspension" of a batch of volumes, set-based: their operations, their rows,
+   * their audit entries, one statement each; the `volume.suspended` events of the organizations
+   * whose endpoints subscribe to it (asked in one statement), each with the volume as it is now.
+   */
   private async suspendVolumes(limit: number): Promise<number> {
     const now = this.clock.now();
+    const releaseAt = after(now, this.settings.volumeRetentionS);
     const due = byOrg(await this.store.claimExpiredVolumes(now, limit));
-    for (const v of due) {
-      const releaseAt = after(now, this.settings.volumeRetentionS);
-      const attached = v.serverId !== null;
-      const operation = Operation.create({
+    const operations = due.map((v) =>
+      Operation.create({
         id: newId('op'),
         orgId: v.orgId,
         type: 'volume.suspend',
         vmId: v.serverId,
         volumeId: v.id,
-        steps: (attached ? ['unmounting', 'detaching'] : ['suspending']).map((name) => ({ name, status: 'pending' as const })),
+        steps: (v.serverId !== null ? ['unmounting', 'detaching'] : ['suspending']).map((name) => ({ name, status: 'pending' as const })),
         params: suspendParams.write({ suspendedAt: now, releaseAt, previousServerId: v.serverId }),
         createdAt: now,
-      });
-      await this.operations.create(operation);
-      await this.store.markVolumeSuspended(v.id, now, releaseAt, v.serverId);
-      await this.record(v, 'volume.suspend', operation.id, now, releaseAt);
+      }),
+    );
+    await this.operations.createMany(operations);
+    await this.store.markVolumesSuspended(due.map((v) => ({ id: v.id, previousServerId: v.serverId })), now, releaseAt);
+    await this.audit.recordMany(due.map((v, i) => this.entry(v, 'volume.suspend', operations[i].id, now, releaseAt)));
+    await this.announce(due, 'volume.suspended', now, async (v) => {
       const volume = await this.volumes.findInOrg(v.orgId, v.id);
-      if (volume) await this.outbox.record({ orgId: v.orgId, type: 'volume.suspended', createdAt: now, data: presentVolume(volume) });
-    }
+      return volume && presentVolume(volume);
+    });
     return due.length;
   }
 
+  /** As suspendVolumes, for servers (vm.suspend: powering_off; `server.suspended`). */
   private async suspendServers(limit: number): Promise<number> {
     const now = this.clock.now();
+    const releaseAt = after(now, this.settings.serverRetentionS);
     const due = byOrg(await this.store.claimExpiredServers(now, limit));
-    for (const s of due) {
-      const releaseAt = after(now, this.settings.serverRetentionS);
-      const operation = Operation.create({
+    const operations = due.map((s) =>
+      Operation.create({
         id: newId('op'),
         orgId: s.orgId,
         type: 'vm.suspend',
@@ -142,18 +153,31 @@ export class ExpireTerms {
         steps: [{ name: 'powering_off', status: 'pending' }],
         params: suspendParams.write({ suspendedAt: now, releaseAt, powerBefore: s.status === 'running' ? 'running' : 'stopped' }),
         createdAt: now,
-      });
-      await this.operations.create(operation);
-      await this.store.markServerSuspended(s.id, now, releaseAt);
-      await this.record(s, 'server.suspend', operation.id, now, releaseAt);
+      }),
+    );
+    await this.operations.createMany(operations);
+    await this.store.markServersSuspended(due.map((s) => s.id), now, releaseAt);
+    await this.audit.recordMany(due.map((s, i) => this.entry(s, 'server.suspend', operations[i].id, now, releaseAt)));
+    await this.announce(due, 'server.suspended', now, async (s) => {
       const server = await this.servers.findInOrg(s.orgId, s.id);
-      if (server) await this.outbox.record({ orgId: s.orgId, type: 'server.suspended', createdAt: now, data: presentServer(server) });
-    }
+      return server && presentServer(server);
+    });
     return due.length;
   }
 
-  private record(r: DueResource, action: string, operationId: string, now: Date, releaseAt: Date): Promise<void> {
-    return this.audit.record({
+  /** The events of `type` of the resources whose organization has an endpoint subscribed to it, each presented as it is now. */
+  private async announce(due: DueResource[], type: EventType, now: Date, present: (r: DueResource) => Promise<EventRecord['data'] | undefined>): Promise<void> {
+    const wanted = await this.outbox.wanted(due.map((r) => ({ orgId: r.orgId, type })));
+    const events: EventRecord[] = [];
+    for (const i of wanted) {
+      const data = await present(due[i]);
+      if (data) events.push({ orgId: due[i].orgId, type, createdAt: now, data });
+    }
+    await this.outbox.recordMany(events);
+  }
+
+  private entry(r: DueResource, action: string, operationId: string, now: Date, releaseAt: Date): AuditEntry {
+    return {
       orgId: r.orgId,
       actorType: 'system',
       actorId: null,
@@ -161,6 +185,6 @@ export class ExpireTerms {
       targetId: r.id,
       ipAddress: null,
       data: { operation_id: operationId, suspended_at: now.toISOString(), release_at: releaseAt.toISOString() },
-    });
+    };
   }
 }

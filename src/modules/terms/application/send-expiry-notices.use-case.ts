@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
 import { TERM_SWEEP_BATCH, byOrg } from './expire-terms.use-case';
+import { SweepStep, inRounds } from './sweep-rounds';
 import { TermStore } from './term-store.port';
 
 /**
@@ -25,18 +26,15 @@ export class SendExpiryNotices {
   ) {}
 
   /** One sweep: how many notices it sent (a batch that sends fewer than it may ends its offset and kind). */
-  async execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
-    let sent = 0;
-    for (const offset of this.settings.expiryNoticesS) {
-      for (const kind of ['volume', 'server'] as const) {
-        while (!stopping()) {
-          const n = await this.uow.run(() => this.notify(kind, offset, batch));
-          sent += n;
-          if (n < batch) break;
-        }
-      }
-    }
-    return sent;
+  execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
+    return inRounds([{ batch, steps: this.steps(batch) }], stopping);
+  }
+
+  /** Its transitions, one per (offset, kind): one batch each in a transaction (inRounds). */
+  steps(batch = TERM_SWEEP_BATCH): SweepStep[] {
+    return this.settings.expiryNoticesS.flatMap((offset) =>
+      (['volume', 'server'] as const).map((kind) => () => this.uow.run(() => this.notify(kind, offset, batch))),
+    );
   }
 
   /**

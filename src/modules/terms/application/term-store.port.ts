@@ -67,11 +67,12 @@ export abstract class TermStore {
   abstract claimReleasableVolumes(now: Date, limit: number): Promise<DueResource[]>;
   /** Suspended servers with `release_at <= now` and no unfinished vm.* / template.* operation. */
   abstract claimReleasableServers(now: Date, limit: number): Promise<DueResource[]>;
-  /** The released volume becomes `deleting`, `deleted_reason: "expired"` (its volume.delete deletes the disk). */
-  abstract markVolumeReleasing(id: string): Promise<void>;
-  /** The volume becomes `suspended` (its server kept until its volume.suspend detaches it). */
-  abstract markVolumeSuspended(id: string, suspendedAt: Date, releaseAt: Date, previousServerId: string | null): Promise<void>;
-  abstract markServerSuspended(id: string, suspendedAt: Date, releaseAt: Date): Promise<void>;
+  /** The released volumes become `deleting`, `deleted_reason: "expired"` (their volume.delete deletes the disks); one statement. */
+  abstract markVolumesReleasing(ids: readonly string[]): Promise<void>;
+  /** The volumes become `suspended` (each keeps its server until its volume.suspend detaches it, named in `previous_server_id`); one statement. */
+  abstract markVolumesSuspended(volumes: readonly { id: string; previousServerId: string | null }[], suspendedAt: Date, releaseAt: Date): Promise<void>;
+  /** The servers become `suspended`, `power_before` their status; one statement. */
+  abstract markServersSuspended(ids: readonly string[], suspendedAt: Date, releaseAt: Date): Promise<void>;
   /** Locks the volume's row; its status and server, or undefined when it does not exist. */
   abstract lockVolume(id: string): Promise<{ status: string; serverId: string | null; deleted: boolean } | undefined>;
   abstract lockServer(id: string): Promise<{ status: string; deleted: boolean } | undefined>;

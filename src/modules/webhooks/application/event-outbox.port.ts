@@ -12,10 +12,21 @@ export abstract class EventOutbox {
   abstract record(event: EventRecord): Promise<void>;
   /** record() of several events, set-based (a handful of statements whatever their number). */
   abstract recordMany(events: readonly EventRecord[]): Promise<void>;
+  /**
+   * The positions (0-based) of the events that an enabled endpoint of their organization
+   * subscribes to, so that a batch builds the bodies of those only (recordMany would drop the
+   * others). By default every position.
+   */
+  async wanted(events: readonly Pick<EventRecord, 'orgId' | 'type'>[]): Promise<number[]> {
+    return events.map((_, i) => i);
+  }
 }
 
 /** An outbox that records nothing: unit tests, and use cases built without one. */
 export class NoEventOutbox extends EventOutbox {
   async record(): Promise<void> {}
   async recordMany(): Promise<void> {}
+  override async wanted(): Promise<number[]> {
+    return [];
+  }
 }

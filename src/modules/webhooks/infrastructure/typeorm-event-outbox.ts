@@ -54,7 +54,7 @@ export function subscriberCheckCte(first: number): string {
 }
 
 /** The two parameters of subscriberCheckCte. */
-export const subscriberCheckParams = (events: readonly EventRecord[]): unknown[] => [events.map((e) => e.orgId), events.map((e) => e.type)];
+export const subscriberCheckParams = (events: readonly Pick<EventRecord, 'orgId' | 'type'>[]): unknown[] => [events.map((e) => e.orgId), events.map((e) => e.type)];
 
 /** The six parameters of outboxCtes for `events` (each given a new id), deliveries due `now`. */
 function outboxParams(events: readonly EventRecord[], now: Date): unknown[] {
@@ -91,5 +91,15 @@ export class TypeOrmEventOutbox extends EventOutbox {
       'webhooks_outbox_record',
     );
     if ((rows[0]?.n ?? 0) > 0) this.signals.announce();
+  }
+
+  override async wanted(events: readonly Pick<EventRecord, 'orgId' | 'type'>[]): Promise<number[]> {
+    if (events.length === 0) return [];
+    const { rows } = await this.db.exec<{ n: number }>(
+      `WITH ${subscriberCheckCte(1)} SELECT n FROM wanted ORDER BY n`,
+      subscriberCheckParams(events),
+      'webhooks_outbox_wanted',
+    );
+    return rows.map((r) => r.n - 1);
   }
 }

@@ -2,15 +2,16 @@ import { Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Settings } from '../../../../shared/config/settings';
 import { PeriodicJob } from '../../../../shared/jobs/periodic-job';
-import { AutoRenewTerms } from '../../application/auto-renew.use-case';
-import { ExpireTerms } from '../../application/expire-terms.use-case';
+import { AUTO_RENEW_ROUND, AutoRenewTerms } from '../../application/auto-renew.use-case';
+import { ExpireTerms, SUSPEND_BATCH, TERM_SWEEP_BATCH } from '../../application/expire-terms.use-case';
+import { inRounds } from '../../application/sweep-rounds';
 import { SendExpiryNotices } from '../../application/send-expiry-notices.use-case';
 import { SnapshotTerms } from '../../../snapshots/application/snapshot-terms.use-case';
 
 /** Every TERM_SWEEP_MS, in worker processes: the term sweeps of terms.md (automatic renewals, expiry notices, suspension at expires_at, release at release_at). */
 @Injectable()
 export class TermSweepJob extends PeriodicJob {
-  protected readonly removed = 'automatic renewals attempted, expiry notices sent, resources suspended or released';
+  protected readonly removed = 'resources claimed for an automatic renewal, expiry notices sent, resources suspended or released';
 
   constructor(
     settings: Settings,
@@ -24,11 +25,21 @@ export class TermSweepJob extends PeriodicJob {
   }
 
   protected async runOnce(stopping: () => boolean): Promise<number> {
-    // Automatic renewals first: a renewal accepted now keeps its resource from the notices and the suspension below.
-    const renewed = await this.autoRenew.execute(stopping);
-    const sent = await this.notices.execute(stopping);
-    const expired = await this.expire.execute(stopping);
-    // Snapshots (their own module): renewed, suspended or released at the end of their term.
-    return renewed + sent + expired + (await this.snapshots.execute(stopping));
+    // In rounds (inRounds): each round, one batch of each transition. The set-based ones
+    // (notices; releases and suspensions, SUSPEND_BATCH rows a statement; snapshots', their own
+    // module's) first, then AUTO_RENEW_ROUND attempts of each automatic renewal transition, each
+    // attempt a transaction through the customer's renewal use case (far costlier a row): a
+    // backlog of renewals takes its share of every round without holding the suspensions back.
+    // A resource whose attempt is due is not suspended before it (claimExpired*), and a renewal
+    // accepted keeps its resource from both.
+    return inRounds(
+      [
+        { batch: TERM_SWEEP_BATCH, steps: this.notices.steps(TERM_SWEEP_BATCH) },
+        { batch: SUSPEND_BATCH, steps: this.expire.steps(SUSPEND_BATCH) },
+        { batch: TERM_SWEEP_BATCH, steps: this.snapshots.steps(TERM_SWEEP_BATCH) },
+        { batch: AUTO_RENEW_ROUND, steps: this.autoRenew.steps(AUTO_RENEW_ROUND) },
+      ],
+      stopping,
+    );
   }
 }
