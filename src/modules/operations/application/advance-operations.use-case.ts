@@ -260,6 +260,7 @@ export class AdvanceOperations {
    * that never broke. A worker that dies stops extending: its leases run out as before.
    */
   private keepLeases(waiting: () => string[]): { stop: () => void } {
+    const periodMs = Math.max(50, Math.floor(this.settings.workerLeaseMs / 3));
     let stopped = false;
     let timer: NodeJS.Timeout | undefined;
     const tick = async (): Promise<void> => {
@@ -270,9 +271,9 @@ export class AdvanceOperations {
       } catch (err) {
         this.logger.warn({ msg: 'could not extend the leases of a batch; they may run out', operations: ids.length, err: describe(err) });
       }
-      if (!stopped) timer = setTimeout(() => void tick(), Math.max(50, Math.floor(this.settings.workerLeaseMs / 3))).unref();
+      if (!stopped) timer = setTimeout(() => void tick(), periodMs).unref();
     };
-    timer = setTimeout(() => void tick(), Math.max(50, Math.floor(this.settings.workerLeaseMs / 3))).unref();
+    timer = setTimeout(() => void tick(), periodMs).unref();
     return {
       stop: () => {
         stopped = true;

@@ -18,8 +18,12 @@ import { TERM_SWEEP_BATCH } from './expire-terms.use-case';
 import { SweepStep, inRounds } from './sweep-rounds';
 import { AutoRenewDue, TermKind, TermStore } from './term-store.port';
 
+/** Automatic renewal attempts per transition in each round of the term sweep (each attempt its own transaction). */
+export const AUTO_RENEW_ROUND = 20;
+
 /**
- * terms.md "Automatic renewal", run by the term sweep before notices and suspensions: every
+ * terms.md "Automatic renewal", run in the term sweep's rounds (a resource whose attempt is due is
+ * not suspended before it is made): every
  * resource with auto-renew on whose next attempt is due (AUTO_RENEW_LEAD_S before expires_at, or
  * AUTO_RENEW_RETRY_S after an attempt the wallet could not pay, or at once when the wallet has
  * been credited in its currency since) gets one attempt: the renewal a customer's
@@ -28,14 +32,11 @@ import { AutoRenewDue, TermKind, TermStore } from './term-store.port';
  * `data.auto: true`, run by the operations engine (held now, captured once when it succeeds).
  *
  * One transaction per attempt, its resource claimed FOR UPDATE SKIP LOCKED (each once across
- * processes and loops); the attempt in a savepoint, so a refused one leaves nothing of it. An accepted
+ * processes); the attempt in a savepoint, so a refused one leaves nothing of it. An accepted
  * attempt is recorded under the unique key (resource, expires_at): one per term end. A refused
  * one (insufficient_balance) is recorded with the 402's details, announced
  * (`server.auto_renew_failed` / `volume.auto_renew_failed`) and retried later.
  */
-/** Automatic renewal attempts per transition in each round of the term sweep (each attempt its own transaction). */
-export const AUTO_RENEW_ROUND = 20;
-
 @Injectable()
 export class AutoRenewTerms {
   private readonly logger = new Logger('AutoRenew');
