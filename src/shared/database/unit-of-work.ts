@@ -29,3 +29,12 @@ export abstract class UnitOfWork {
  * worker's own, so HTTP requests cannot starve the worker nor the worker the requests.
  */
 export abstract class WorkerUnitOfWork extends UnitOfWork {}
+
+/**
+ * True when the database ended the transaction to break a deadlock (SQLSTATE 40P01): nothing
+ * of it was written, and running it again is safe.
+ */
+export function endedByDeadlock(err: unknown): boolean {
+  const e = err as { code?: unknown; driverError?: { code?: unknown } };
+  return (e?.driverError?.code ?? e?.code) === '40P01';
+}

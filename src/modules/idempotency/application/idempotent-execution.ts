@@ -1,7 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
-import { sqlState } from '../../../shared/database/transaction';
-import { UnitOfWork } from '../../../shared/database/unit-of-work';
+import { UnitOfWork, endedByDeadlock } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { IDEMPOTENCY_RETENTION_MS, IdempotencyScope, StoredResponse, callerBound, keyedScope } from '../domain/idempotency';
@@ -56,9 +55,6 @@ class RunCarefully extends Error {}
  *   kept, and the request runs the careful way above: a repeat is replayed (or answered 409
  *   idempotency_conflict), anything else executed again in a savepoint.
  */
-/** PostgreSQL's SQLSTATE for a transaction ended to break a deadlock. */
-const DEADLOCK_DETECTED = '40P01';
-
 @Injectable()
 export class IdempotentExecution {
   constructor(
@@ -142,7 +138,7 @@ export class IdempotentExecution {
         // resource and waits to store its record under the key this one claimed, while this one
         // waits for the resource. PostgreSQL ends one of them; when it is this one, the other
         // commits and the next attempt finds its record (a replay), instead of a 500.
-        if (sqlState(err) === DEADLOCK_DETECTED && attempt < 2) return undefined;
+        if (endedByDeadlock(err) && attempt < 2) return undefined;
         throw err;
       });
       if (outcome) return outcome;
