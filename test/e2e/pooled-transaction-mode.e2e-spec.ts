@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import { PgBouncer, startPgBouncer } from '../../bench/pgbouncer';
@@ -107,7 +108,7 @@ describeOnPostgres('through PgBouncer in transaction mode (PostgreSQL)', () => {
     const waited = await t.http.get(`/v1/operations/${last}?wait=20`).set(rw);
     expect(waited.status).toBe(200);
     expect(waited.body).toMatchObject({ id: last, status: 'succeeded', error: null });
-    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(Date.now() - started).toBeLessThan(scaled(15_000));
 
     await waitFor('every operation to end', async () => (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM operations WHERE status IN ('pending', 'running')`))[0].n === 0, 60_000, 100);
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status ORDER BY type`)).toEqual([

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, bearer, organization } from '../support/fixtures';
 import { ServerProcess, startServerProcess } from '../support/processes';
@@ -122,7 +123,7 @@ describeOnPostgres('term sweeps in several server processes (PostgreSQL)', () =>
       expect(hook.status).toBe(201);
     }
     await Promise.all([start(), start()]);
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     for (const p of running) await p.stop('SIGKILL');
     await t?.close();
@@ -279,7 +280,7 @@ describeOnPostgres('term sweeps in several server processes (PostgreSQL)', () =>
     }
     const [wallet] = await t.sql(`SELECT reserved::text AS reserved FROM wallet_balances WHERE org_id = 'org_tpr' AND currency = 'USD'`);
     expect(wallet).toEqual({ reserved: '0' });
-  }, 120_000);
+  }, scaled(120_000));
 
   it('renewals racing the release: a suspended resource is renewed (charged once, live) or released (deleted, expired, not charged), never both', async () => {
     const suspended = await t.sql<{ id: string; until_release_ms: number }>(
@@ -321,10 +322,10 @@ describeOnPostgres('term sweeps in several server processes (PostgreSQL)', () =>
          FROM wallet_ledger WHERE org_id = 'org_tpr'`,
     );
     expect(sums.available).toBe(sums.expected);
-  }, 120_000);
+  }, scaled(120_000));
 
   it('at the end, `verify` finds every invariant holding (the terms checks among them)', async () => {
     await waitFor('every webhook delivery to end', async () => (await count(`SELECT count(*) AS n FROM webhook_deliveries WHERE status = 'pending'`)) === 0, 60_000, 200);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 120_000);
+  }, scaled(120_000));
 });

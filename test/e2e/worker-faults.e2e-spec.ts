@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { Server, Socket, createServer, connect } from 'node:net';
 import { Client } from 'pg';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
@@ -140,7 +141,7 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
     await waitFor('the first worker to finish some operations', async () => (await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_sig' AND status = 'succeeded'`)) > 0, 30000, 5);
     const signalled = Date.now();
     expect(await first.stop('SIGTERM')).toBe(0);
-    expect(Date.now() - signalled).toBeLessThan(5000);
+    expect(Date.now() - signalled).toBeLessThan(scaled(5000));
     expect(first.output()).toMatch(/"msg":"worker stopped; claimed operations it had not started were handed back"/);
 
     // Nothing left running under the stopped worker's lease: what it did not start is pending again, unclaimed.

@@ -29,4 +29,14 @@ export type AcceptanceOutcome = { kind: 'accepted' } | { kind: 'busy'; operation
  */
 export abstract class OperationAcceptance {
   abstract accept(request: OperationToAccept): Promise<AcceptanceOutcome>;
+  /**
+   * Several operations at once, in the active transaction (the term sweep's automatic renewals),
+   * an outcome for each in the order given. For each organization and currency the holds are
+   * taken in the order given while the balance covers them: the first one it cannot cover and
+   * every later one of that organization and currency are refused (`insufficient`, with what the
+   * balance had left at its turn), so one batch never accepts a later renewal in place of an
+   * earlier one. An operation whose volume or server has an unfinished operation is `busy`.
+   * Call it with every resource's row locked, as accept().
+   */
+  abstract acceptMany(requests: readonly OperationToAccept[]): Promise<AcceptanceOutcome[]>;
 }

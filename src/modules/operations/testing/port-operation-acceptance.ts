@@ -40,4 +40,22 @@ export class PortOperationAcceptance extends OperationAcceptance {
     }
     return { kind: 'accepted' };
   }
+
+  /** accept() for each, in order; per organization and currency, the first hold refused refuses every later one (as the database adapter). */
+  async acceptMany(requests: readonly OperationToAccept[]): Promise<AcceptanceOutcome[]> {
+    const refused = new Map<string, Money>();
+    const outcomes: AcceptanceOutcome[] = [];
+    for (const request of requests) {
+      const pair = request.hold && request.hold.minor > 0n ? `${request.operation.orgId} ${request.hold.currency}` : undefined;
+      const before = pair ? refused.get(pair) : undefined;
+      if (before) {
+        outcomes.push({ kind: 'insufficient', available: before });
+        continue;
+      }
+      const outcome = await this.accept(request);
+      if (pair && outcome.kind === 'insufficient') refused.set(pair, outcome.available);
+      outcomes.push(outcome);
+    }
+    return outcomes;
+  }
 }

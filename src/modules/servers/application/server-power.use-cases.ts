@@ -4,7 +4,7 @@ import { Clock } from '../../../shared/kernel/clock/clock';
 import { invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money } from '../../../shared/kernel/money/money';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { JsonObject, Operation, OperationStep, OperationType } from '../../operations/domain/operation';
 import { SystemActor, auditActor } from '../../audit/application/audit-actor';
@@ -14,6 +14,7 @@ import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, ServerStatus, instanceMissing, instanceMissingError } from '../domain/server';
 import { POWER_ACTIONS, PowerAction, assertStatus, computeUnavailable, powerSteps, serverBusy } from '../domain/server-actions';
 import { ComputeHealth } from './compute-provider.port';
+import { OperationToAccept } from '../../operations/application/operation-acceptance.port';
 import { renewalParams } from '../../prepaid/application/renewal-params';
 import { powerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
@@ -78,19 +79,7 @@ export class ServerActionRunner {
         const busy = await this.lifecycle.unfinishedOperation(server.id);
         if (busy) throw serverBusy(server.id, busy);
       }
-      assertStatus(server, action.type, action.from);
-      // Its instance is known missing at the provider (the reconciliation sweep flagged it): nothing to power or renew.
-      if (instanceMissing(server)) throw instanceMissingError(server);
-      const plan = await action.plan(server);
-      const operation = Operation.create({
-        id: newId('op'),
-        orgId: principal.orgId,
-        type: action.type,
-        vmId: server.id,
-        steps: plan.steps,
-        params: plan.params,
-        createdAt: this.clock.now(),
-      });
+      const { plan, operation, audit } = await this.prepare(principal, server, ip, action);
       await this.acceptOperation(server.id, operation);
       await action.reserve?.(server);
       if (plan.hold && plan.hold.minor > 0n) {
@@ -98,18 +87,46 @@ export class ServerActionRunner {
         if (!hold.held) throw insufficientBalance(plan.hold, hold.available);
       }
       if (action.during && action.during !== server.status) await this.lifecycle.setStatus(server.id, action.during);
-      await this.audit.record({
-        orgId: principal.orgId,
-        ...auditActor(principal),
-        action: action.type.replace(/^vm\./, 'server.'),
-        targetId: server.id,
-        ipAddress: ip,
-        data: { operation_id: operation.id, ...plan.audit },
-      });
+      await this.audit.record(audit);
       if (action.callsProvider && this.health.isDown()) throw computeUnavailable();
       const after = action.during && action.during !== server.status ? (await this.reads.findInOrg(principal.orgId, server.id))! : server;
       return { server: after, operation };
     });
+  }
+
+  /**
+   * The action's decisions on `server` (locked by the caller), without I/O but the plan's own:
+   * the status rule, a known missing instance, the action's checks, the operation and its audit
+   * entry.
+   */
+  async prepare(
+    principal: Principal | SystemActor,
+    server: Server,
+    ip: string | null,
+    action: { type: OperationType; from: readonly ServerStatus[]; plan: (server: Server) => ActionPlan | Promise<ActionPlan> },
+  ): Promise<{ plan: ActionPlan; operation: Operation; audit: AuditEntry }> {
+    assertStatus(server, action.type, action.from);
+    // Its instance is known missing at the provider (the reconciliation sweep flagged it): nothing to power or renew.
+    if (instanceMissing(server)) throw instanceMissingError(server);
+    const plan = await action.plan(server);
+    const operation = Operation.create({
+      id: newId('op'),
+      orgId: principal.orgId,
+      type: action.type,
+      vmId: server.id,
+      steps: plan.steps,
+      params: plan.params,
+      createdAt: this.clock.now(),
+    });
+    const audit: AuditEntry = {
+      orgId: principal.orgId,
+      ...auditActor(principal),
+      action: action.type.replace(/^vm\./, 'server.'),
+      targetId: server.id,
+      ipAddress: ip,
+      data: { operation_id: operation.id, ...plan.audit },
+    };
+    return { plan, operation, audit };
   }
 
   /** Stores the operation; the unique index's refusal (another request's operation) is 409 naming that operation. */
@@ -158,11 +175,27 @@ export class RenewServer {
     input: { serverId: string; termMonths: TermMonths; currency?: Currency; auto?: boolean },
     ip: string | null,
   ): Promise<ServerActionResult> {
-    return this.runner.run(principal, input.serverId, ip, {
-      type: 'vm.renew',
-      from: ['running', 'stopped', 'suspended'],
-      callsProvider: false,
-      plan: (server) => {
+    return this.runner.run(principal, input.serverId, ip, { ...this.action(input), callsProvider: false });
+  }
+
+  /**
+   * The renewal of `server` (its row locked by the caller) as an operation to accept, the checks
+   * and price of execute(): the term sweep accepts many at once (OperationAcceptance.acceptMany).
+   */
+  async toAccept(
+    principal: Principal | SystemActor,
+    server: Server,
+    input: { termMonths: TermMonths; currency?: Currency; auto?: boolean },
+  ): Promise<OperationToAccept & { hold: Money }> {
+    const { plan, operation, audit } = await this.runner.prepare(principal, server, null, this.action(input));
+    return { operation, audit, hold: plan.hold! };
+  }
+
+  private action(input: { termMonths: TermMonths; currency?: Currency; auto?: boolean }) {
+    return {
+      type: 'vm.renew' as const,
+      from: ['running', 'stopped', 'suspended'] as ServerStatus[],
+      plan: (server: Server): ActionPlan => {
         if (!server.price || !server.billing) throw invalidState(`Server ${server.id} was not bought here (a seeded server) and cannot be renewed`);
         const currency = input.currency ?? server.billing.currency;
         const amount = termAmount(server.price, currency, input.termMonths);
@@ -178,6 +211,6 @@ export class RenewServer {
           hold: amount,
         };
       },
-    });
+    };
   }
 }

@@ -6,6 +6,8 @@ import { Server, ServerFilter } from '../domain/server';
 export abstract class ServerReads {
   /** One server of the organization, deleted ones included; undefined otherwise. */
   abstract findInOrg(orgId: string, id: string): Promise<Server | undefined>;
+  /** The servers named (each in its organization), in one read; those not found are left out. */
+  abstract findManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Server[]>;
   /** Newest first (created_at, id), after the cursor, matching every filter given. */
   abstract listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ServerFilter }): Promise<Page<Server>>;
 }

@@ -95,6 +95,16 @@ export class TypeOrmServerReads extends ServerReads {
     return row && toServer(row);
   }
 
+  async findManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Server[]> {
+    if (refs.length === 0) return [];
+    const rows = await this.db.query<ServerRow>(
+      `SELECT ${COLUMNS} FROM servers s JOIN unnest($1::text[], $2::text[]) AS r(org_id, id) ON r.org_id = s.org_id AND r.id = s.id`,
+      [refs.map((r) => r.orgId), refs.map((r) => r.id)],
+      'servers_find_many_in_orgs',
+    );
+    return rows.map(toServer);
+  }
+
   async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ServerFilter }): Promise<Page<Server>> {
     const params: unknown[] = [orgId];
     const where = ['s.org_id = $1'];

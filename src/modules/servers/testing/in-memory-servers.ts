@@ -21,6 +21,10 @@ export class InMemoryServers {
       const s = this.store.byId.get(id);
       return s && s.orgId === orgId ? { ...s, labels: { ...s.labels } } : undefined;
     }
+    async findManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Server[]> {
+      const found = await Promise.all(refs.map((r) => this.findInOrg(r.orgId, r.id)));
+      return found.filter((s): s is Server => s !== undefined);
+    }
     async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ServerFilter }): Promise<Page<Server>> {
       const f = query.filter;
       const key = (s: Server) => `${micros(s.createdAt)}|${s.id}`;

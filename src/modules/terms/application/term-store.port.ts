@@ -95,6 +95,12 @@ export abstract class TermStore {
   abstract recordAutoRenewAttempt(attempt: { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }): Promise<boolean>;
   /** Stores the outcome of an attempt on the resource (its next_attempt_at follows). */
   abstract saveAutoRenewOutcome(kind: TermKind, id: string, outcome: AutoRenewOutcome): Promise<void>;
+  /** The organizations' last wallet ledger positions ('0' when none), one read. */
+  abstract walletSeqs(orgIds: readonly string[]): Promise<Map<string, string>>;
+  /** recordAutoRenewAttempt for many in one statement: the resource ids recorded (an accepted one refused by the unique key is left out). */
+  abstract recordAutoRenewAttempts(attempts: readonly { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }[]): Promise<Set<string>>;
+  /** saveAutoRenewOutcome for many resources of one kind in one statement. */
+  abstract saveAutoRenewOutcomes(kind: TermKind, outcomes: readonly { id: string; outcome: AutoRenewOutcome }[]): Promise<void>;
   /** Pushes the next attempt to `retryAt` without an attempt (the renewal was refused for another reason than money). */
   abstract postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void>;
   /** Reschedules with another AUTO_RENEW_LEAD_S (the setting changed since the schedule was computed). */

@@ -284,6 +284,48 @@ export class TypeOrmTermStore extends TermStore {
     );
   }
 
+  async walletSeqs(orgIds: readonly string[]): Promise<Map<string, string>> {
+    const ids = [...new Set(orgIds)];
+    const rows = await this.db.query<{ org_id: string; seq: string }>(
+      'SELECT org_id, last_seq::text AS seq FROM wallet_heads WHERE org_id = ANY($1::text[])',
+      [ids],
+      'terms_wallet_seqs',
+    );
+    const seqs = new Map(ids.map((id) => [id, '0']));
+    for (const r of rows) seqs.set(r.org_id, r.seq);
+    return seqs;
+  }
+
+  async recordAutoRenewAttempts(attempts: readonly { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }[]): Promise<Set<string>> {
+    if (attempts.length === 0) return new Set();
+    const rows = await this.db.query<{ resource_id: string }>(
+      `INSERT INTO auto_renew_attempts (resource_id, org_id, expires_at, at, outcome, operation_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[], $6::text[])
+       ON CONFLICT DO NOTHING RETURNING resource_id`,
+      [
+        attempts.map((t) => t.resourceId), attempts.map((t) => t.orgId), attempts.map((t) => t.expiresAt),
+        attempts.map((t) => t.at), attempts.map((t) => t.outcome), attempts.map((t) => t.operationId),
+      ],
+      'terms_record_auto_renew_attempts',
+    );
+    return new Set(rows.map((r) => r.resource_id));
+  }
+
+  async saveAutoRenewOutcomes(kind: TermKind, outcomes: readonly { id: string; outcome: AutoRenewOutcome }[]): Promise<void> {
+    if (outcomes.length === 0) return;
+    await this.db.query(
+      `UPDATE ${AUTO_RENEW[kind].table} t
+          SET auto_renew_last_attempt = o.last_attempt::jsonb, auto_renew_retry_at = coalesce(o.retry_at, 'infinity'), auto_renew_wallet_seq = o.wallet_seq::bigint
+         FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[]) AS o(id, last_attempt, retry_at, wallet_seq)
+        WHERE t.id = o.id`,
+      [
+        outcomes.map((o) => o.id), outcomes.map((o) => JSON.stringify(o.outcome.lastAttempt)),
+        outcomes.map((o) => o.outcome.retryAt), outcomes.map((o) => o.outcome.walletSeq),
+      ],
+      `terms_auto_renew_outcomes_${kind}`,
+    );
+  }
+
   async postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void> {
     await this.db.query(`UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_retry_at = $2 WHERE id = $1`, [id, retryAt], `terms_auto_renew_postpone_${kind}`);
   }

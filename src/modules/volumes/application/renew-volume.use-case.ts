@@ -3,9 +3,9 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
-import { Currency } from '../../../shared/kernel/money/money';
+import { Currency, Money } from '../../../shared/kernel/money/money';
 import { Principal } from '../../auth/domain/principal';
-import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
+import { OperationAcceptance, OperationToAccept } from '../../operations/application/operation-acceptance.port';
 import { Operation } from '../../operations/domain/operation';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { quoteRenewal } from '../domain/renewal';
@@ -51,39 +51,49 @@ export class RenewVolume {
       // index on unfinished operations is the last word should anything slip past it.
       const volume = await this.volumes.lockInOrg(principal.orgId, input.volumeId);
       if (!volume) throw notFound(`Volume ${input.volumeId} not found`);
-      assertDiskPresent(volume, 'renewed');
-      const quote = quoteRenewal(volume, input.termMonths, input.currency);
-      const operation = Operation.create({
-        id: newId('op'),
-        orgId: principal.orgId,
-        type: 'volume.renew',
-        vmId: volume.server?.id ?? null,
-        volumeId: volume.id,
-        steps: [{ name: 'renewing', status: 'running' }],
-        params: renewalParams.write(quote),
-        createdAt: this.clock.now(),
-      });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'volume.renew',
-          targetId: volume.id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id,
-            term_months: quote.termMonths,
-            currency: quote.amount.currency,
-            amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
-      });
+      const request = this.toAccept(principal, volume, input, ip);
+      const outcome = await this.acceptance.accept(request);
       if (outcome.kind === 'busy') throw operationInTheWay(volume.id, outcome.operationId);
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      return { volume, operation };
+      if (outcome.kind === 'insufficient') throw insufficientBalance(request.hold, outcome.available);
+      return { volume, operation: request.operation };
     });
+  }
+
+  /**
+   * The renewal of `volume` (its row locked by the caller) as an operation to accept: its price
+   * quoted (the frozen price, the billing currency unless another is asked for), the operation
+   * and its audit entry. No I/O: the term sweep accepts many at once (OperationAcceptance.acceptMany).
+   */
+  toAccept(principal: Principal | SystemActor, volume: Volume, input: RenewVolumeInput, ip: string | null): OperationToAccept & { hold: Money } {
+    assertDiskPresent(volume, 'renewed');
+    const quote = quoteRenewal(volume, input.termMonths, input.currency);
+    const operation = Operation.create({
+      id: newId('op'),
+      orgId: principal.orgId,
+      type: 'volume.renew',
+      vmId: volume.server?.id ?? null,
+      volumeId: volume.id,
+      steps: [{ name: 'renewing', status: 'running' }],
+      params: renewalParams.write(quote),
+      createdAt: this.clock.now(),
+    });
+    return {
+      operation,
+      hold: quote.amount,
+      audit: {
+        orgId: principal.orgId,
+        ...auditActor(principal),
+        action: 'volume.renew',
+        targetId: volume.id,
+        ipAddress: ip,
+        data: {
+          operation_id: operation.id,
+          term_months: quote.termMonths,
+          currency: quote.amount.currency,
+          amount: quote.amount.format(),
+          ...(input.auto ? { auto: true } : {}),
+        },
+      },
+    };
   }
 }

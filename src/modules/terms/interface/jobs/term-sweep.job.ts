@@ -25,13 +25,12 @@ export class TermSweepJob extends PeriodicJob {
   }
 
   protected async runOnce(stopping: () => boolean): Promise<number> {
-    // In rounds (inRounds): each round, one batch of each transition. The set-based ones
-    // (notices; releases and suspensions, SUSPEND_BATCH rows a statement; snapshots', their own
-    // module's) first, then AUTO_RENEW_ROUND attempts of each automatic renewal transition, each
-    // attempt a transaction through the customer's renewal use case (far costlier a row): a
-    // backlog of renewals takes its share of every round without holding the suspensions back.
-    // A resource whose attempt is due is not suspended before it (claimExpired*), and a renewal
-    // accepted keeps its resource from both.
+    // In rounds (inRounds): each round, one batch of each transition, every one set-based:
+    // notices; releases and suspensions (SUSPEND_BATCH rows a statement); snapshots' (their own
+    // module's); AUTO_RENEW_ROUND automatic renewal attempts of each transition (one transaction,
+    // one acceptance statement): a backlog of one takes its share of every round without holding
+    // the others back. A resource whose attempt is due is not suspended before it
+    // (claimExpired*), and a renewal accepted keeps its resource from both.
     return inRounds(
       [
         { batch: TERM_SWEEP_BATCH, steps: this.notices.steps(TERM_SWEEP_BATCH) },
