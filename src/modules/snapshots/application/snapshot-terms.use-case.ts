@@ -2,79 +2,51 @@ import { Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
-import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { SystemActor } from '../../audit/application/audit-actor';
+import { TermMonths } from '../../prepaid/domain/term';
+import { CopyTerms } from '../../terms/application/copy-terms';
 import { DeleteSnapshot, RenewSnapshot } from './snapshot.use-cases';
-import { TERM_SWEEP_BATCH, byOrg } from '../../terms/application/expire-terms.use-case';
-import { SweepStep, inRounds } from '../../terms/application/sweep-rounds';
 import { DueSnapshot, SnapshotRepository } from './snapshots.port';
 
 /**
- * The end of a snapshot's term, run by the term sweep (terms.md, for snapshots): a snapshot
- * still `available` at `expires_at` with automatic renewal on is renewed then (RenewSnapshot by
- * actor system, audited with `data.auto: true`); otherwise, or when the wallet cannot pay, it is
- * `suspended` (it cannot be restored from) until `release_at` = now + VOLUME_RETENTION_S, when it
- * is deleted (snapshot.delete by actor system, `deleted_reason: "expired"`). A renewal meanwhile
- * makes it available again. Each transition claims its rows FOR UPDATE SKIP LOCKED, one
- * transaction per batch, so several processes share the work and each row moves once; its steps
- * run in the term sweep's rounds beside the servers' and volumes' (inRounds).
+ * The end of a snapshot's term (CopyTerms): suspended, it cannot be restored from; released, it
+ * is deleted (snapshot.delete).
  */
 @Injectable()
-export class SnapshotTerms {
+export class SnapshotTerms extends CopyTerms<DueSnapshot> {
+  protected readonly kind = 'snapshot';
+
   constructor(
-    private readonly uow: UnitOfWork,
+    uow: UnitOfWork,
+    audit: AuditTrail,
+    settings: Settings,
+    clock: Clock,
     private readonly snapshots: SnapshotRepository,
-    private readonly renew: RenewSnapshot,
-    private readonly remove: DeleteSnapshot,
-    private readonly audit: AuditTrail,
-    private readonly settings: Settings,
-    private readonly clock: Clock,
-  ) {}
-
-  /** One sweep: how many snapshots it renewed, suspended or released. */
-  execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
-    return inRounds([{ batch, steps: this.steps(batch) }], stopping);
+    private readonly renewal: RenewSnapshot,
+    private readonly deletion: DeleteSnapshot,
+  ) {
+    super(uow, audit, settings, clock);
   }
 
-  /** Its transitions (release, then the end of the term), one batch each in a transaction: the term sweep's rounds (inRounds). */
-  steps(batch = TERM_SWEEP_BATCH): SweepStep[] {
-    return [() => this.uow.run(() => this.release(batch)), () => this.uow.run(() => this.expire(batch))];
+  protected claimReleasable(now: Date, limit: number): Promise<DueSnapshot[]> {
+    return this.snapshots.claimReleasable(now, limit);
   }
 
-  private async release(limit: number): Promise<number> {
-    const due = byOrg(await this.snapshots.claimReleasable(this.clock.now(), limit));
-    for (const d of due) {
-      const s = await this.snapshots.lock(d.id);
-      if (s) await this.remove.deleteLocked({ kind: 'system', orgId: d.orgId }, s, 'expired', null);
-    }
-    return due.length;
+  protected claimExpired(now: Date, limit: number): Promise<DueSnapshot[]> {
+    return this.snapshots.claimExpired(now, limit);
   }
 
-  private async expire(limit: number): Promise<number> {
-    const now = this.clock.now();
-    const due = byOrg(await this.snapshots.claimExpired(now, limit));
-    for (const d of due) {
-      if (d.autoRenew.enabled && (await this.renewed(d))) continue;
-      const releaseAt = new Date(now.getTime() + this.settings.volumeRetentionS * 1000);
-      await this.snapshots.markSuspended(d.id, now, releaseAt);
-      await this.audit.record({
-        orgId: d.orgId, actorType: 'system', actorId: null, action: 'snapshot.suspend', targetId: d.id, ipAddress: null,
-        data: { suspended_at: now.toISOString(), release_at: releaseAt.toISOString() },
-      });
-    }
-    return due.length;
+  protected async release(system: SystemActor, due: DueSnapshot): Promise<void> {
+    const s = await this.snapshots.lock(due.id);
+    if (s) await this.deletion.deleteLocked(system, s, 'expired', null);
   }
 
-  /** An automatic renewal in a savepoint: whether it was accepted (refused: nothing of it is left). */
-  private async renewed(d: DueSnapshot): Promise<boolean> {
-    try {
-      await this.uow.savepoint(() =>
-        this.renew.execute({ kind: 'system', orgId: d.orgId }, { snapshotId: d.id, termMonths: d.autoRenew.termMonths ?? d.termMonths, auto: true }, null),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof DomainError) return false;
-      throw err;
-    }
+  protected markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
+    return this.snapshots.markSuspended(id, at, releaseAt);
+  }
+
+  protected async renew(system: SystemActor, due: DueSnapshot, termMonths: TermMonths): Promise<void> {
+    await this.renewal.execute(system, { snapshotId: due.id, termMonths, auto: true }, null);
   }
 }
