@@ -7,6 +7,7 @@ import { ExpireTerms, SUSPEND_BATCH, TERM_SWEEP_BATCH } from '../../application/
 import { inRounds } from '../../application/sweep-rounds';
 import { SendExpiryNotices } from '../../application/send-expiry-notices.use-case';
 import { SnapshotTerms } from '../../../snapshots/application/snapshot-terms.use-case';
+import { ImageTerms } from '../../../images/application/image-terms.use-case';
 
 /** Every TERM_SWEEP_MS, in worker processes: the term sweeps of terms.md (automatic renewals, expiry notices, suspension at expires_at, release at release_at). */
 @Injectable()
@@ -20,14 +21,15 @@ export class TermSweepJob extends PeriodicJob {
     private readonly notices: SendExpiryNotices,
     private readonly autoRenew: AutoRenewTerms,
     private readonly snapshots: SnapshotTerms,
+    private readonly images: ImageTerms,
   ) {
     super('term-sweep', settings.termSweepMs, settings, scheduler);
   }
 
   protected async runOnce(stopping: () => boolean): Promise<number> {
     // In rounds (inRounds): each round, one batch of each transition. The set-based ones
-    // (notices; releases and suspensions, SUSPEND_BATCH rows a statement; snapshots', their own
-    // module's) first, then AUTO_RENEW_ROUND attempts of each automatic renewal transition, each
+    // (notices; releases and suspensions, SUSPEND_BATCH rows a statement; snapshots' and images', their
+    // own modules') first, then AUTO_RENEW_ROUND attempts of each automatic renewal transition, each
     // attempt a transaction through the customer's renewal use case (far costlier a row): a
     // backlog of renewals takes its share of every round without holding the suspensions back.
     // A resource whose attempt is due is not suspended before it (claimExpired*), and a renewal
@@ -37,6 +39,7 @@ export class TermSweepJob extends PeriodicJob {
         { batch: TERM_SWEEP_BATCH, steps: this.notices.steps(TERM_SWEEP_BATCH) },
         { batch: SUSPEND_BATCH, steps: this.expire.steps(SUSPEND_BATCH) },
         { batch: TERM_SWEEP_BATCH, steps: this.snapshots.steps(TERM_SWEEP_BATCH) },
+        { batch: TERM_SWEEP_BATCH, steps: this.images.steps(TERM_SWEEP_BATCH) },
         { batch: AUTO_RENEW_ROUND, steps: this.autoRenew.steps(AUTO_RENEW_ROUND) },
       ],
       stopping,
