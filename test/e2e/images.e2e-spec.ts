@@ -249,6 +249,47 @@ describe('server images', () => {
     await t.sql(`UPDATE org_image_counts SET live = 1 WHERE org_id = 'org_imo'`);
   });
 
+  it('5 creates racing for the last 2 slots (on PostgreSQL, concurrent connections): exactly 2 accepted, 3 quota_exceeded, each accepted one held once; a replay answers the same', async () => {
+    await t.sql(`UPDATE org_image_counts SET live = 98 WHERE org_id = 'org_imo'`);
+    const servers = [ids.src, ids.small, ids.src, ids.small, ids.src];
+    const replies = await Promise.all(servers.map((id, i) => take(id, { name: `race-${i}`, term_months: 1, currency: 'USD' })));
+    expect(replies.map((r) => r.status).sort()).toEqual([202, 202, 409, 409, 409]);
+    for (const r of replies.filter((x) => x.status === 409)) {
+      expect(r.body).toEqual(errorBody(r, 'quota_exceeded', 'The organization has 100 images already (the limit); delete one first', { limit: 100 }));
+    }
+    const accepted = replies.filter((x) => x.status === 202).map((r) => r.body.image.id as string);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM server_images WHERE name LIKE 'race-%'`)).toEqual([{ n: 2 }]);
+    expect(await t.sql(`SELECT live FROM org_image_counts WHERE org_id = 'org_imo'`)).toEqual([{ live: 100 }]);
+    expect(await t.sql(`SELECT count(*)::int AS n FROM wallet_ledger l JOIN operations o ON o.id = l.operation_id
+                         WHERE o.type = 'image.create' AND o.params->>'image_id' = ANY($1::text[]) AND l.kind = 'hold'`, [accepted])).toEqual([{ n: 2 }]);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 2, failed: 0 });
+    // Deleted again: the slots free, the counter back to the one live image (and the 98 it was set to, less the test's own).
+    for (const id of accepted) expect((await t.http.delete(`/v1/images/${id}`).set(rw)).status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 2 });
+    expect(await t.sql(`SELECT live FROM org_image_counts WHERE org_id = 'org_imo'`)).toEqual([{ live: 98 }]);
+    await t.sql(`UPDATE org_image_counts SET live = 1 WHERE org_id = 'org_imo'`);
+
+    // The same Idempotency-Key and body: the stored answer, one image, one hold.
+    const key = { 'Idempotency-Key': 'img-replay-1' };
+    const first = await t.http.post(`/v1/servers/${ids.small}/images`).set(rw).set(key).send({ name: 'replayed', term_months: 1, currency: 'USD' });
+    expect(first.status).toBe(202);
+    const again = await t.http.post(`/v1/servers/${ids.small}/images`).set(rw).set(key).send({ name: 'replayed', term_months: 1, currency: 'USD' });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    const other = await t.http.post(`/v1/servers/${ids.small}/images`).set(rw).set(key).send({ name: 'another', term_months: 1, currency: 'USD' });
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_conflict');
+    expect(await t.sql(`SELECT count(*)::int AS n FROM server_images WHERE name IN ('replayed', 'another')`)).toEqual([{ n: 1 }]);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
+    // 40 GB × 0.01 USD, captured once.
+    expect(await ledger(first.body.operation.id)).toEqual([
+      { kind: 'hold', currency: 'USD', amount: '40000' },
+      { kind: 'capture', currency: 'USD', amount: '40000' },
+    ]);
+    expect((await t.http.delete(`/v1/images/${first.body.image.id}`).set(rw)).status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
+  });
+
   it('outlives its server; DELETE makes an image deleting, image.delete deletes it at the provider; the servers made from it keep running', async () => {
     // A second image, of copy-1 (itself made from the first), stopped.
     const res = await take(ids.copy1, { name: 'second', term_months: 3, currency: 'IDR' });
@@ -329,11 +370,11 @@ describe('server images', () => {
     ]);
     expect(await t.sql(`SELECT deleted_at IS NOT NULL AS gone FROM provider_images WHERE image_id = $1`, [imgId])).toEqual([{ gone: true }]);
     expect(await t.sql(`SELECT org_id, live FROM org_image_counts ORDER BY org_id`)).toEqual([{ org_id: 'org_imo', live: 0 }]);
-    // image.deleted: the Image as its GET shows it, deleted_reason saying why (1 deleted by the customer, 1 released).
+    // image.deleted: the Image as its GET shows it, deleted_reason saying why (4 deleted by the customer, 1 released).
     const events = await t.sql<{ body: string }>(`SELECT body FROM webhook_events WHERE type = 'image.deleted' ORDER BY created_at, id`);
     const bodies = events.map((e) => JSON.parse(e.body) as { data: { id: string; deleted_reason: string } });
-    expect(bodies.map((b) => b.data.deleted_reason)).toEqual(['customer', 'expired']);
-    expect(bodies[1].data).toEqual(released);
+    expect(bodies.map((b) => b.data.deleted_reason)).toEqual(['customer', 'customer', 'customer', 'customer', 'expired']);
+    expect(bodies[4].data).toEqual(released);
     // The servers made from it keep running.
     expect((await t.http.get(`/v1/servers/${ids.third}`).set(rw)).body).toMatchObject({ status: 'running', image: imgId });
   });
