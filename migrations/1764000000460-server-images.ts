@@ -16,7 +16,8 @@ const TYPES = ['image.create', 'image.renew', 'image.delete'];
  *   at 100: two creates racing for the last slot serialise on the counter row, and the second is
  *   refused by the CHECK.
  * - `servers.image_id` names a catalog image or one of the server's organization's images: its
- *   foreign key to `images` becomes a trigger that checks either (the same organization's).
+ *   foreign key to `images` becomes triggers that check either (the same organization's) on the
+ *   server's side, and refuse to remove or rename an image a server names on the images' side.
  * - The simulated compute provider keeps its images in `provider_images`.
  * - operations_type_check gains the image operations, edited from its current definition.
  */
@@ -109,6 +110,18 @@ export class ServerImages1764000000460 implements MigrationInterface {
       END $fn$;
       CREATE TRIGGER servers_image_exists BEFORE INSERT OR UPDATE OF image_id ON servers
         FOR EACH ROW EXECUTE FUNCTION servers_image_exists();
+      -- The other side of the reference: an image (of the catalog, or an organization's row) a server names is not removed nor renamed.
+      CREATE FUNCTION images_still_used() RETURNS trigger LANGUAGE plpgsql AS $fn$
+      BEGIN
+        IF (TG_OP = 'DELETE' OR NEW.id IS DISTINCT FROM OLD.id) AND EXISTS (SELECT 1 FROM servers WHERE image_id = OLD.id) THEN
+          RAISE EXCEPTION 'image % is named by a server', OLD.id USING ERRCODE = '23503', CONSTRAINT = 'servers_image_id_exists';
+        END IF;
+        RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+      END $fn$;
+      CREATE TRIGGER images_still_used BEFORE DELETE OR UPDATE OF id ON images
+        FOR EACH ROW EXECUTE FUNCTION images_still_used();
+      CREATE TRIGGER server_images_still_used BEFORE DELETE OR UPDATE OF id ON server_images
+        FOR EACH ROW EXECUTE FUNCTION images_still_used();
     `);
     await q.query(`
       DO $do$
@@ -130,6 +143,9 @@ export class ServerImages1764000000460 implements MigrationInterface {
         EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
           || replace(def, '${TYPES.map((t) => `''${t}''::text, `).join('')}', '');
       END $do$;
+      DROP TRIGGER server_images_still_used ON server_images;
+      DROP TRIGGER images_still_used ON images;
+      DROP FUNCTION images_still_used();
       DROP TRIGGER servers_image_exists ON servers;
       DROP FUNCTION servers_image_exists();
       ALTER TABLE servers ADD CONSTRAINT servers_image_id_fkey FOREIGN KEY (image_id) REFERENCES images(id);

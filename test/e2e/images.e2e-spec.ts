@@ -221,6 +221,9 @@ describe('server images', () => {
     expect(await t.sql(`SELECT name FROM servers WHERE name IN ('too-small', 'elsewhere', 'foreign', 'unknown')`)).toEqual([]);
     expect(await t.sql(`SELECT id FROM operations WHERE org_id = 'org_imq'`)).toEqual([]);
     expect(await instanceImage(ids.small)).toBe('debian-12');
+    // In the database: a server naming an image that is neither the catalog's nor its organization's is refused, and an image a server names stays.
+    await expect(t.sql(`UPDATE servers SET image_id = 'img_nope' WHERE id = $1`, [ids.small])).rejects.toThrow(/neither a catalog image nor an image of organization org_imo/);
+    await expect(t.sql(`DELETE FROM images WHERE id = 'debian-12'`)).rejects.toThrow(/image debian-12 is named by a server/);
 
     // Imaging refusals: 400 members, another organization's server 404, a region selling no images 404.
     const noTerm = await take(ids.src, { name: 'a', term_months: 2, currency: 'USD' });
