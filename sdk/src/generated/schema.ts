@@ -3928,7 +3928,7 @@ export interface components {
              */
             plan: string;
             /**
-             * @description An image id (GET /v1/server-options)
+             * @description An image id: the catalog's (GET /v1/server-options), or one of the organization's server images (img_…, GET /v1/images) in the region, no larger than the plan's boot disk (else 400 naming plan)
              * @example ubuntu-24.04
              */
             image: string;
@@ -4031,7 +4031,7 @@ export interface components {
         };
         RebuildServerBody: {
             /**
-             * @description An image id sold in the region (GET /v1/server-options): the boot disk is reinstalled from it and its data lost
+             * @description An image id sold in the region (GET /v1/server-options), or one of the organization's server images (img_…) in the server's region, no larger than its boot disk (else 400 naming plan): the boot disk is reinstalled from it and its data lost
              * @example ubuntu-24.04
              */
             image: string;
