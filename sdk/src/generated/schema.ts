@@ -757,7 +757,7 @@ export interface components {
              *     ]
              */
             zones: components["schemas"]["Zone"][];
-            /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots); null when the region sells no snapshots */
+            /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots), and of a server image per GB of its boot disk and month (POST /v1/servers/{id}/images); null when the region sells neither */
             snapshot_price_per_gb_month: components["schemas"]["PricePerGbMonth"] | (never | null);
         };
         RegionList: {
