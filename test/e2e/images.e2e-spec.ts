@@ -293,6 +293,28 @@ describe('server images', () => {
     expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 1 });
   });
 
+  it('a provider refusal gives the money back: the server\'s instance gone at the provider fails image.create, the image deleted (purchase_failed)', async () => {
+    await t.sql(`UPDATE provider_instances SET deleted_at = now() WHERE server_id = $1 AND deleted_at IS NULL`, [ids.small]);
+    const res = await take(ids.small, { name: 'lost', term_months: 1, currency: 'USD' });
+    expect(res.status).toBe(202);
+    expect(await advance.runUntilIdle()).toMatchObject({ failed: 1 });
+    const op = await t.http.get(`/v1/operations/${res.body.operation.id}`).set(rw);
+    expect(op.body).toMatchObject({
+      status: 'failed',
+      steps: [{ name: 'payment_reserved', status: 'succeeded' }, { name: 'imaging', status: 'failed' }],
+      error: { code: 'invalid_state', message: `The compute provider has no instance for server ${ids.small}` },
+    });
+    expect((await image(res.body.image.id)).body).toMatchObject({ status: 'deleted', deleted_reason: 'purchase_failed', deleted_at: expect.any(String) });
+    expect(await ledger(res.body.operation.id)).toEqual([
+      { kind: 'hold', currency: 'USD', amount: '40000' },
+      { kind: 'release', currency: 'USD', amount: '40000' },
+    ]);
+    expect(await t.sql(`SELECT image_id FROM provider_images WHERE image_id = $1 AND deleted_at IS NULL`, [res.body.image.id])).toEqual([]);
+    expect(await t.sql(`SELECT live FROM org_image_counts WHERE org_id = 'org_imo'`)).toEqual([{ live: 1 }]);
+    // The instance back at the provider (the test's own outage over).
+    await t.sql(`UPDATE provider_instances SET deleted_at = NULL WHERE server_id = $1 AND instance_id = (SELECT instance_id FROM provider_instances WHERE server_id = $1 ORDER BY deleted_at DESC NULLS FIRST LIMIT 1)`, [ids.small]);
+  });
+
   it('outlives its server; DELETE makes an image deleting, image.delete deletes it at the provider; the servers made from it keep running', async () => {
     // A second image, of copy-1 (itself made from the first), stopped.
     const res = await take(ids.copy1, { name: 'second', term_months: 3, currency: 'IDR' });
@@ -373,11 +395,11 @@ describe('server images', () => {
     ]);
     expect(await t.sql(`SELECT deleted_at IS NOT NULL AS gone FROM provider_images WHERE image_id = $1`, [imgId])).toEqual([{ gone: true }]);
     expect(await t.sql(`SELECT org_id, live FROM org_image_counts ORDER BY org_id`)).toEqual([{ org_id: 'org_imo', live: 0 }]);
-    // image.deleted: the Image as its GET shows it, deleted_reason saying why (4 deleted by the customer, 1 released).
+    // image.deleted: the Image as its GET shows it, deleted_reason saying why (4 deleted by the customer, 1 failed purchase, 1 released).
     const events = await t.sql<{ body: string }>(`SELECT body FROM webhook_events WHERE type = 'image.deleted' ORDER BY created_at, id`);
     const bodies = events.map((e) => JSON.parse(e.body) as { data: { id: string; deleted_reason: string } });
-    expect(bodies.map((b) => b.data.deleted_reason)).toEqual(['customer', 'customer', 'customer', 'customer', 'expired']);
-    expect(bodies[4].data).toEqual(released);
+    expect(bodies.map((b) => b.data.deleted_reason).sort()).toEqual(['customer', 'customer', 'customer', 'customer', 'expired', 'purchase_failed']);
+    expect(bodies.find((b) => b.data.id === imgId)?.data).toEqual(released);
     // The servers made from it keep running.
     expect((await t.http.get(`/v1/servers/${ids.third}`).set(rw)).body).toMatchObject({ status: 'running', image: imgId });
   });
