@@ -11,6 +11,11 @@
  *   (status, or an unfinished operation named in details.operation_id), 503.
  * - server_renew: 202, 402, 409 invalid_state; never 503 (no provider call).
  * - read_server: 200, status one of servers.md's.
+ * - server_image: an image of a bought server (202, 402, 404 once deleted, 409 invalid_state or
+ *   quota_exceeded, 503), or one of the run's images deleted (202, 409 invalid_state while it is
+ *   created or busy, 503), a server bought from one (202, 400 a plan too small, 402, 404 once
+ *   deleted, 409, 503) or a bought server rebuilt from one: images racing their servers' deletes,
+ *   their own deletes and the kills; `verify` checks each charged once and each live one at the provider.
  *
  * `verify` at the end checks the vCPU counter, one unfinished vm.* operation per server, each
  * succeeded purchase captured once, and the wallet.
@@ -38,6 +43,8 @@ const STATUSES = ['creating', 'running', 'stopping', 'stopped', 'starting', 'reb
 
 /** The servers this run bought, by organization. */
 const bought = new Map<string, string[]>();
+/** The server images this run took, by organization. */
+const images = new Map<string, string[]>();
 
 const errorOf = (r: Reply): { code?: string; operation_id?: string } => {
   try {
@@ -157,6 +164,45 @@ export function serverActions<O extends Org>(): { name: string; weight: number; 
         if (!servers?.length) return;
         const r = await ctx.send(org, 'POST', `/v1/servers/${pick(servers)}/rebuild`, { body: JSON.stringify({ image: 'debian-12', user_data: '#cloud-config\n' }), key: randomUUID() });
         expect(ctx, 'server_rebuild', r, (x, code) => x.status === 202 || (x.status === 409 && code === 'invalid_state') || (x.status === 503 && code === 'provider_unavailable'));
+      },
+    },
+    {
+      name: 'server_image',
+      weight: 3,
+      async run(ctx) {
+        const org = pick(ctx.orgs);
+        const servers = bought.get(org.id);
+        const own = images.get(org.id) ?? [];
+        const roll = Math.random();
+        if (own.length > 0 && roll < 0.25) {
+          const r = await ctx.send(org, 'DELETE', `/v1/images/${pick(own)}`, { key: randomUUID() });
+          expect(ctx, 'image_delete', r, (x, code) => x.status === 202 || (x.status === 409 && code === 'invalid_state') || (x.status === 503 && code === 'provider_unavailable'));
+          return;
+        }
+        if (own.length > 0 && roll < 0.45) {
+          const key = randomUUID();
+          const body = JSON.stringify({ name: `i-${key.slice(0, 8)}`, region: 'id-jkt', plan: pick(['cx1', 'cx2']), image: pick(own), term_months: 1, currency: pick(['USD', 'IDR']) });
+          const r = await ctx.send(org, 'POST', '/v1/servers', { body, key });
+          expect(ctx, 'server_purchase_from_image', r, (x, code) =>
+            x.status === 202 || x.status === 402 || (x.status === 400 && code === 'invalid_request') || (x.status === 404 && code === 'not_found') ||
+            (x.status === 409 && ['invalid_state', 'out_of_stock', 'quota_exceeded', 'conflict'].includes(code ?? '')) || (x.status === 503 && code === 'provider_unavailable'));
+          if (r?.status === 202) bought.set(org.id, [...(bought.get(org.id) ?? []), (JSON.parse(r.body) as { server: { id: string } }).server.id]);
+          return;
+        }
+        if (own.length > 0 && servers?.length && roll < 0.55) {
+          const r = await ctx.send(org, 'POST', `/v1/servers/${pick(servers)}/rebuild`, { body: JSON.stringify({ image: pick(own) }), key: randomUUID() });
+          expect(ctx, 'server_rebuild_from_image', r, (x, code) =>
+            x.status === 202 || (x.status === 400 && code === 'invalid_request') || (x.status === 404 && code === 'not_found') ||
+            (x.status === 409 && code === 'invalid_state') || (x.status === 503 && code === 'provider_unavailable'));
+          return;
+        }
+        if (!servers?.length) return;
+        const body = JSON.stringify({ name: `img-${randomUUID().slice(0, 8)}`, term_months: pick([1, 3]), currency: pick(['USD', 'IDR']) });
+        const r = await ctx.send(org, 'POST', `/v1/servers/${pick(servers)}/images`, { body, key: randomUUID() });
+        expect(ctx, 'server_image', r, (x, code) =>
+          x.status === 202 || x.status === 402 || (x.status === 404 && code === 'not_found') ||
+          (x.status === 409 && ['invalid_state', 'quota_exceeded'].includes(code ?? '')) || (x.status === 503 && code === 'provider_unavailable'));
+        if (r?.status === 202) images.set(org.id, [...own, (JSON.parse(r.body) as { image: { id: string } }).image.id]);
       },
     },
     {

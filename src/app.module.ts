@@ -22,6 +22,7 @@ import { ServersJobsModule } from './modules/servers/servers-jobs.module';
 import { TermsJobsModule } from './modules/terms/terms-jobs.module';
 import { TermsModule } from './modules/terms/terms.module';
 import { SnapshotsModule } from './modules/snapshots/snapshots.module';
+import { ImagesModule } from './modules/images/images.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -66,6 +67,7 @@ export class AppModule {
         TemplatesModule,
         ServersJobsModule,
         SnapshotsModule,
+        ImagesModule,
         TermsModule,
         TermsJobsModule,
         WebhooksModule,

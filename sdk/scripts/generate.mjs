@@ -129,7 +129,9 @@ export function routesOf(document) {
     }
     const arrays = Object.entries(props).filter(([, s]) => s.type === 'array');
     if (r.method === 'GET' && r.name.startsWith('list') && arrays.length === 1) {
-      r.list = { items: arrays[0][0], item: refName(arrays[0][1].items), cursor: r.query.includes('cursor') && 'next_cursor' in props };
+      // The item's schema, or each schema of a oneOf (a list of more than one kind: a union).
+      const item = arrays[0][1].items;
+      r.list = { items: arrays[0][0], item: item.oneOf ? item.oneOf.map(refName) : [refName(item)], cursor: r.query.includes('cursor') && 'next_cursor' in props };
     }
   }
   const seen = new Map();
@@ -191,7 +193,7 @@ function method(r) {
   if (r.list) {
     args.push('options?: RequestOptions');
     return `${docComment(r, '  ')}
-  ${r.name}(${args.join(', ')}): Paginator<S[${quote(r.list.item)}], ${result}> {
+  ${r.name}(${args.join(', ')}): Paginator<${r.list.item.map((n) => `S[${quote(n)}]`).join(' | ')}, ${result}> {
     return this.transport.paginate(${quote(r.operationId)}, ${pathArgs}, ${paramsArg}, options);
   }`;
   }

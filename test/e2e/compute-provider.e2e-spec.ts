@@ -130,6 +130,41 @@ describe('the simulated compute provider', () => {
     await t.sql(`UPDATE provider_instances SET ignores_acpi = false WHERE server_id = 'vm_cpvweb1'`);
   });
 
+  it('server images: one copy per image id (racing calls and PROVIDER_FAULTS alike); an instance is created or rebuilt from a live image only', async () => {
+    await compute.createInstance(create('vm_cpvimg1'));
+    const call = { imageId: 'img_cpv1', step: 'op_cpvimg/imaging', serverId: 'vm_cpvimg1' };
+    const [a, b] = await Promise.all([compute.createImage(call), compute.createImage(call)]);
+    expect(b).toEqual(a);
+    expect(a).toEqual({ providerId: expect.stringMatching(/^pimg_[A-Za-z0-9]{20}$/), imageId: 'img_cpv1', serverId: 'vm_cpvimg1', zoneId: 'id-jkt-a', diskGb: 80, sourceImage: 'ubuntu-24.04' });
+    expect(await compute.getImage('img_cpv1')).toEqual(a);
+    expect((await compute.listServerImages()).map((i) => i.imageId)).toContain('img_cpv1');
+
+    // Made from it, and rebuilt from it.
+    expect(await compute.createInstance(create('vm_cpvimg2', 'op_cpvimg2/creating_instance', 'img_cpv1'))).toMatchObject({ image: 'img_cpv1', power: 'running' });
+    expect(await compute.rebuildInstance({ serverId: 'vm_cpvimg1', step: 'op_cpvrb/rebuilding', image: 'img_cpv1', sshPublicKeys: [], userData: null })).toMatchObject({ image: 'img_cpv1' });
+    // A server without an instance, an image never made: final refusals.
+    await expect(compute.createImage({ imageId: 'img_cpv2', step: 'op_x/imaging', serverId: 'vm_cpvnone' })).rejects.toEqual(new DomainError('invalid_state', 'The compute provider has no instance for server vm_cpvnone'));
+    await expect(compute.createInstance(create('vm_cpvimg3', 'op_cpvimg3/creating_instance', 'img_cpvnever'))).rejects.toEqual(new DomainError('invalid_state', 'The compute provider has no image img_cpvnever to install'));
+    expect(await instances('vm_cpvimg3')).toEqual([]);
+
+    // Deleted (twice: the second succeeds too), it is gone, never made again, and nothing is made from it.
+    await compute.deleteImage({ imageId: 'img_cpv1', step: 'op_del/deleting' });
+    await compute.deleteImage({ imageId: 'img_cpv1', step: 'op_del/deleting' });
+    expect(await compute.getImage('img_cpv1')).toBeNull();
+    await expect(compute.createImage(call)).rejects.toBeInstanceOf(DomainError);
+    await expect(compute.createInstance(create('vm_cpvimg4', 'op_cpvimg4/creating_instance', 'img_cpv1'))).rejects.toEqual(new DomainError('invalid_state', 'The compute provider has no image img_cpv1 to install'));
+
+    // Faults (before the call, or the answer lost): one copy whatever was retried.
+    t.settings.providerFaults = 0.5;
+    let made;
+    for (let i = 0; i < 60 && !made; i++) {
+      made = await compute.createImage({ imageId: 'img_cpvf', step: 'op_f/imaging', serverId: 'vm_cpvimg2' }).catch((err: unknown) => (err instanceof ComputeUnavailable ? undefined : Promise.reject(err)));
+    }
+    t.settings.providerFaults = 0;
+    expect(made).toEqual(await compute.getImage('img_cpvf'));
+    expect(await t.sql(`SELECT count(*)::int AS n FROM provider_images WHERE image_id = 'img_cpvf'`)).toEqual([{ n: 1 }]);
+  });
+
   it('PROVIDER_DOWN fails every call and the ping; PROVIDER_FAULTS never makes two instances', async () => {
     t.settings.providerDown = true;
     await expect(compute.ping()).rejects.toEqual(new ComputeUnavailable('The compute provider is down (PROVIDER_DOWN)'));

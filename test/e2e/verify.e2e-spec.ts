@@ -45,6 +45,9 @@ const CHECKS = [
   'snapshots.charged_once',
   'snapshots.counts_match',
   'provider.snapshots_match',
+  'images.charged_once',
+  'images.counts_match',
+  'provider.images_match',
   'resizes.reservations_in_flight',
   'provider.apps_match_deployments',
 ];
@@ -183,6 +186,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'terms.auto_renew_once_per_term': 0,
         // Broken in snapshots.e2e-spec (a snapshot missing at the provider; the counters and charges are held by the database).
         'snapshots.charged_once': 0, 'snapshots.counts_match': 0, 'provider.snapshots_match': 0,
+        // Broken in images.e2e-spec (an image missing at the provider; the counter and charges are held by the database).
+        'images.charged_once': 0, 'images.counts_match': 0, 'provider.images_match': 0,
         // Broken in resize.e2e-spec.
         'resizes.reservations_in_flight': 0,
       }),

@@ -66,6 +66,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, name, public_key FROM ssh_keys WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Snapshots (PATCH, DELETE, renew of /v1/snapshots/{id}) never reach organization B's.
       t.sql(`SELECT id, name, status, labels, expires_at, auto_renew_enabled, operation_id FROM snapshots WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      // Server images (PATCH, DELETE, renew of /v1/images/{id}) never reach organization B's.
+      t.sql(`SELECT id, name, status, labels, expires_at, auto_renew_enabled, operation_id FROM server_images WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
@@ -114,6 +116,13 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const deployed = await t.http.post(`/v1/servers/vm_${s}web1/deployments`).set(bearer(apiToken(s, 'rw'))).send({ template: 'postgres', variables: { password: `fuzz-secret-${s}` } });
       expect(deployed.status).toBe(202);
     }
+    // A bought server of each organization and an image of it, for the /v1/images/{id} paths.
+    for (const s of [A, B]) {
+      const bought = await t.http.post('/v1/servers').set(bearer(apiToken(s, 'rw'))).send({ name: 'imaged', region: 'id-jkt', plan: 'cx1', image: 'ubuntu-24.04', term_months: 1, currency: 'USD' });
+      expect(bought.status).toBe(202);
+      await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE id = $1 AND finished_at IS NULL`, [bought.body.operation.id])).length === 0);
+      expect((await t.http.post(`/v1/servers/${bought.body.server.id}/images`).set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', term_months: 1, currency: 'USD' })).status).toBe(202);
+    }
     const accessIds = async (s: string) =>
       (await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = $1 UNION ALL SELECT id FROM firewall_rules WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
     // A webhook endpoint of each organization (a public TEST-NET address; subscribed to an event these routes never cause), with a delivery.
@@ -131,7 +140,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const webhookIds = [`we_${s}fuzz00000000000000000`, `dlv_${s}fuzz0000000000000000`];
       const deploymentIds = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const snapshotIds = (await t.sql<{ id: string }>(`SELECT id FROM snapshots WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      return [...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
+      const imageIds = (await t.sql<{ id: string }>(`SELECT id FROM server_images WHERE org_id = $1 UNION ALL SELECT id FROM servers WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+      return [...imageIds, ...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);
@@ -350,7 +360,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
   };
   const stateOfA = () =>
     Promise.all(
-      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots'].map(
+      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots', 'server_images'].map(
         async (table) => [table, (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [`org_${A}`]))[0].n],
       ),
     );

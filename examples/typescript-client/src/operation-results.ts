@@ -6,7 +6,7 @@
 import type {
   Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
   VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
-  SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult,
+  SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult, ImageCreateResult, ImageDeleteResult, ImageRenewResult,
   VolumeResizeResult, VmResizeResult, VmRebuildResult,
 } from './generated/types.gen';
 
@@ -67,6 +67,18 @@ export function describeResult(operation: Operation): string {
     case 'snapshot.delete': {
       const r: SnapshotDeleteResult | null = operation.result;
       return r ? `deleted ${r.snapshot_id} at ${r.deleted_at}` : 'not deleted yet';
+    }
+    case 'image.create': {
+      const r: ImageCreateResult | null = operation.result;
+      return r ? `imaged ${r.image_id} (${r.disk_gb} GB) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not imaged yet';
+    }
+    case 'image.renew': {
+      const r: ImageRenewResult | null = operation.result;
+      return r ? `renewed ${r.image_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'image.delete': {
+      const r: ImageDeleteResult | null = operation.result;
+      return r ? `deleted ${r.image_id} at ${r.deleted_at}` : 'not deleted yet';
     }
     case 'vm.suspend': {
       const r: VmSuspendResult | null = operation.result;

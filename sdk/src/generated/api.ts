@@ -198,6 +198,14 @@ export interface QueryParams {
     /** key=value; repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
     label?: Array<string>;
   };
+  listImages: {
+    /** Page size */
+    limit?: number;
+    /** The next_cursor of the previous page */
+    cursor?: string;
+    /** Only images of this type: system and app are the catalog's, snapshot the organization's own */
+    type?: "system" | "app" | "snapshot";
+  };
   listWebhookEndpoints: {
     /** Page size */
     limit?: number;
@@ -212,7 +220,7 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "ping";
   };
   listTopUps: {
     status?: "pending" | "succeeded" | "failed" | "canceled" | "expired" | "partially_refunded" | "refunded";
@@ -300,6 +308,12 @@ export const ROUTES = {
   updateSnapshot: {"method":"PATCH","path":"/v1/snapshots/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
   deleteSnapshot: {"method":"DELETE","path":"/v1/snapshots/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"snapshot","get":"getSnapshot"}},
   renewSnapshot: {"method":"POST","path":"/v1/snapshots/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"snapshot","get":"getSnapshot"}},
+  createImage: {"method":"POST","path":"/v1/servers/{id}/images","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"image","get":"getImage"}},
+  listImages: {"method":"GET","path":"/v1/images","query":["limit","cursor","type"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"images","cursor":true}},
+  getImage: {"method":"GET","path":"/v1/images/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
+  updateImage: {"method":"PATCH","path":"/v1/images/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
+  deleteImage: {"method":"DELETE","path":"/v1/images/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"image","get":"getImage"}},
+  renewImage: {"method":"POST","path":"/v1/images/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"image","get":"getImage"}},
   createWebhookEndpoint: {"method":"POST","path":"/v1/webhook-endpoints","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
   listWebhookEndpoints: {"method":"GET","path":"/v1/webhook-endpoints","query":["limit","cursor"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"webhook_endpoints","cursor":true}},
   getWebhookEndpoint: {"method":"GET","path":"/v1/webhook-endpoints/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
@@ -513,6 +527,68 @@ export class FirewallRulesArea extends Area {
    */
   forServer(id: string, params?: Query<"getServerFirewall">, options?: RequestOptions): Promise<S["ServerFirewall"]> {
     return this.transport.call("getServerFirewall", [id], params, options) as Promise<S["ServerFirewall"]>;
+  }
+}
+
+/** images: POST /v1/servers/{id}/images, GET /v1/images, GET /v1/images/{id}, PATCH /v1/images/{id}, DELETE /v1/images/{id}, POST /v1/images/{id}/renew. */
+export class ImagesArea extends Area {
+  /**
+   * Image a server's boot disk (running or stopped), prepaid for a term (`POST /v1/servers/{id}/images`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  create(id: string, params: S["CreateImageBody"], options?: ActionOptions): Promise<S["ImageAction"]> {
+    return this.transport.call("createImage", [id], params, options) as Promise<S["ImageAction"]>;
+  }
+
+  /**
+   * The catalog's images and the organization's own, newest first (`GET /v1/images`).
+   *
+   * Iterate it (`for await`) for every item across pages; `.pages()` for the pages.
+   */
+  list(params?: Query<"listImages">, options?: RequestOptions): Paginator<S["CatalogImage"] | S["Image"], S["ImageList"]> {
+    return this.transport.paginate("listImages", [], params, options);
+  }
+
+  /**
+   * One server image of the organization (deleted ones too, with deleted_at) (`GET /v1/images/{id}`).
+   */
+  get(id: string, options?: RequestOptions): Promise<S["Image"]> {
+    return this.transport.call("getImage", [id], undefined, options) as Promise<S["Image"]>;
+  }
+
+  /**
+   * Change a server image's name, labels or automatic renewal (`PATCH /v1/images/{id}`).
+   */
+  update(id: string, params: S["UpdateImageBody"], options?: RequestOptions): Promise<S["Image"]> {
+    return this.transport.call("updateImage", [id], params, options) as Promise<S["Image"]>;
+  }
+
+  /**
+   * Delete a server image; the prepaid term is not refunded (`DELETE /v1/images/{id}`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  delete(id: string, options?: ActionOptions): Promise<S["ImageAction"]> {
+    return this.transport.call("deleteImage", [id], undefined, options) as Promise<S["ImageAction"]>;
+  }
+
+  /**
+   * Renew a server image by a term, at the price it was bought at, paid from the wallet (`POST /v1/images/{id}/renew`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  renew(id: string, params: S["RenewImageBody"], options?: ActionOptions): Promise<S["ImageAction"]> {
+    return this.transport.call("renewImage", [id], params, options) as Promise<S["ImageAction"]>;
   }
 }
 
@@ -1177,6 +1253,7 @@ export const AREAS = {
   auth: AuthArea,
   deployments: DeploymentsArea,
   firewallRules: FirewallRulesArea,
+  images: ImagesArea,
   invitations: InvitationsArea,
   members: MembersArea,
   operations: OperationsArea,
@@ -1310,5 +1387,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.top_up.refunded","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.top_up.refunded","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","image.deleted","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

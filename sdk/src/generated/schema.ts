@@ -757,7 +757,7 @@ export interface components {
              *     ]
              */
             zones: components["schemas"]["Zone"][];
-            /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots); null when the region sells no snapshots */
+            /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots), and of a server image per GB of its boot disk and month (POST /v1/servers/{id}/images); null when the region sells neither */
             snapshot_price_per_gb_month: components["schemas"]["PricePerGbMonth"] | (never | null);
         };
         RegionList: {
@@ -1072,6 +1072,50 @@ export interface components {
              */
             deleted_at: string;
         };
+        /** @description result of a succeeded image.create */
+        ImageCreateResult: {
+            /** @example img_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            image_id: string;
+            /**
+             * @description The image's size: its server's boot disk at the time
+             * @example 40
+             */
+            disk_gb: number;
+            /**
+             * Format: date-time
+             * @description The end of the paid term: the success time + term_months
+             * @example 2027-11-23T10:00:12.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded image.renew */
+        ImageRenewResult: {
+            /** @example img_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            image_id: string;
+            /**
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * Format: date-time
+             * @description The new end of the paid term
+             * @example 2027-03-21T00:00:00.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded image.delete */
+        ImageDeleteResult: {
+            /** @example img_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            image_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:05:00.000Z
+             */
+            deleted_at: string;
+        };
         /** @description result of a succeeded template.deploy */
         TemplateDeployResult: {
             /** @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd */
@@ -1173,7 +1217,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting
              * @example renewing
              */
             name: string;
@@ -1217,6 +1261,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1283,6 +1332,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1347,6 +1401,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1413,6 +1472,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1477,6 +1541,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1543,6 +1612,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1607,6 +1681,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1673,6 +1752,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1737,6 +1821,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1803,6 +1892,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1867,6 +1961,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -1933,6 +2032,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1997,6 +2101,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -2063,6 +2172,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2127,6 +2241,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -2193,6 +2312,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2206,6 +2330,216 @@ export interface components {
              * @example null
              */
             result: components["schemas"]["SnapshotDeleteResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type image.create */
+        ImageCreateOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image.create";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["ImageCreateResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type image.renew */
+        ImageRenewOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image.renew";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["ImageRenewResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type image.delete */
+        ImageDeleteOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "image.delete";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["ImageDeleteResult"] | (never | null);
             /**
              * @description Set when failed; null otherwise
              * @example null
@@ -2257,6 +2591,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -2323,6 +2662,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2387,6 +2731,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -2453,6 +2802,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2517,6 +2871,11 @@ export interface components {
              * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
             /**
              * @example [
              *       {
@@ -2583,6 +2942,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2648,6 +3012,11 @@ export interface components {
              */
             snapshot_id?: string;
             /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2679,7 +3048,7 @@ export interface components {
             finished_at: string | null;
         };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["ImageCreateOperation"] | components["schemas"]["ImageRenewOperation"] | components["schemas"]["ImageDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -3559,7 +3928,7 @@ export interface components {
              */
             plan: string;
             /**
-             * @description An image id (GET /v1/server-options)
+             * @description An image id: the catalog's (GET /v1/server-options), or one of the organization's server images (img_…, GET /v1/images) in the region, no larger than the plan's boot disk (else 400 naming plan)
              * @example ubuntu-24.04
              */
             image: string;
@@ -3662,7 +4031,7 @@ export interface components {
         };
         RebuildServerBody: {
             /**
-             * @description An image id sold in the region (GET /v1/server-options): the boot disk is reinstalled from it and its data lost
+             * @description An image id sold in the region (GET /v1/server-options), or one of the organization's server images (img_…) in the server's region, no larger than its boot disk (else 400 naming plan): the boot disk is reinstalled from it and its data lost
              * @example ubuntu-24.04
              */
             image: string;
@@ -4000,6 +4369,187 @@ export interface components {
              */
             currency?: "USD" | "IDR";
         };
+        CreateImageBody: {
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit
+             * @example web-golden
+             */
+            name: string;
+            /**
+             * @description Months prepaid
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description The wallet balance that pays
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "IDR";
+            /**
+             * @description At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters. Default {}
+             * @example {
+             *       "role": "web"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        /** @description Automatic renewal of an image: when enabled, it is renewed from the wallet when its term ends */
+        ImageAutoRenew: {
+            /** @example false */
+            enabled: boolean;
+            /**
+             * @description The term each automatic renewal buys; null: the image's own term_months
+             * @example null
+             * @enum {integer|null}
+             */
+            term_months: 1 | 3 | 12 | null;
+        };
+        /** @description An organization's server image (type snapshot): a copy of a server's boot disk, prepaid for a term at the region's snapshot price per GB-month times disk_gb; it outlives its server, and POST /v1/servers and rebuild take its id as `image` in its region */
+        Image: {
+            /** @example img_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /** @example web-golden */
+            name: string;
+            /**
+             * @example snapshot
+             * @enum {string}
+             */
+            type: "snapshot";
+            /**
+             * @example available
+             * @enum {string}
+             */
+            status: "creating" | "available" | "suspended" | "deleting" | "deleted";
+            /**
+             * @description The server it copies (which may have been deleted since)
+             * @example vm_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            from_server_id: string;
+            /** @example id-jkt */
+            region: string;
+            /**
+             * @description The server's boot disk when it was taken: a server made from it needs a plan with a disk_gb at least this
+             * @example 40
+             */
+            disk_gb: number;
+            /**
+             * @description The image the server was installed from
+             * @example ubuntu-24.04
+             */
+            os: string | null;
+            /**
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            billing: components["schemas"]["Billing"];
+            /** @description The region's snapshot price when it was bought, frozen for its renewals */
+            price_per_gb_month: components["schemas"]["PricePerGbMonth"];
+            /**
+             * Format: date-time
+             * @description End of the paid term (recomputed when the image is ready)
+             * @example 2026-12-23T10:00:00.000Z
+             */
+            expires_at: string;
+            auto_renew: components["schemas"]["ImageAutoRenew"];
+            /**
+             * @example {
+             *       "role": "web"
+             *     }
+             */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Set while suspended (its term ended)
+             * @example null
+             */
+            suspended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a suspended image is deleted unless renewed
+             * @example null
+             */
+            release_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            deleted_at: string | null;
+            /**
+             * @example null
+             * @enum {string|null}
+             */
+            deleted_reason: "customer" | "expired" | "purchase_failed" | null;
+        };
+        /** @description The action accepted: the image as it is now, and the operation to poll (also in Location) */
+        ImageAction: {
+            image: components["schemas"]["Image"];
+            operation: components["schemas"]["Operation"];
+        };
+        /** @description An image of the catalog (system or app), usable in every region that sells servers */
+        CatalogImage: {
+            /** @example ubuntu-24.04 */
+            id: string;
+            /** @example Ubuntu 24.04 */
+            name: string;
+            /**
+             * @example system
+             * @enum {string}
+             */
+            type: "system" | "app";
+        };
+        ImageList: {
+            /** @description Newest first: the catalog's images (CatalogImage, type system or app) and the organization's own (Image, type snapshot) */
+            images: (components["schemas"]["CatalogImage"] | components["schemas"]["Image"])[];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        UpdateImageBody: {
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit
+             * @example web-golden-2
+             */
+            name?: string;
+            /**
+             * @description Replaces the whole map ({} removes every label). At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters
+             * @example {
+             *       "role": "web"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /** @description Turns automatic renewal on or off; term_months left out keeps the current one */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
+        };
+        RenewImageBody: {
+            /**
+             * @description Months to add
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description Currency to pay in; omitted: the image's billing currency
+             * @example USD
+             * @enum {string}
+             */
+            currency?: "USD" | "IDR";
+        };
         CreateWebhookEndpointDto: {
             /**
              * @description Absolute https URL, any port, no user info, reaching only public addresses
@@ -4116,7 +4666,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -4335,6 +4885,9 @@ export type VolumeSuspendResult = components['schemas']["VolumeSuspendResult"];
 export type SnapshotCreateResult = components['schemas']["SnapshotCreateResult"];
 export type SnapshotRenewResult = components['schemas']["SnapshotRenewResult"];
 export type SnapshotDeleteResult = components['schemas']["SnapshotDeleteResult"];
+export type ImageCreateResult = components['schemas']["ImageCreateResult"];
+export type ImageRenewResult = components['schemas']["ImageRenewResult"];
+export type ImageDeleteResult = components['schemas']["ImageDeleteResult"];
 export type TemplateDeployResult = components['schemas']["TemplateDeployResult"];
 export type TemplateUpdateResult = components['schemas']["TemplateUpdateResult"];
 export type TemplateHealthResult = components['schemas']["TemplateHealthResult"];
@@ -4360,6 +4913,9 @@ export type VolumeSuspendOperation = components['schemas']["VolumeSuspendOperati
 export type SnapshotCreateOperation = components['schemas']["SnapshotCreateOperation"];
 export type SnapshotRenewOperation = components['schemas']["SnapshotRenewOperation"];
 export type SnapshotDeleteOperation = components['schemas']["SnapshotDeleteOperation"];
+export type ImageCreateOperation = components['schemas']["ImageCreateOperation"];
+export type ImageRenewOperation = components['schemas']["ImageRenewOperation"];
+export type ImageDeleteOperation = components['schemas']["ImageDeleteOperation"];
 export type TemplateDeployOperation = components['schemas']["TemplateDeployOperation"];
 export type TemplateUpdateOperation = components['schemas']["TemplateUpdateOperation"];
 export type TemplateHealthOperation = components['schemas']["TemplateHealthOperation"];
@@ -4427,6 +4983,14 @@ export type SnapshotAction = components['schemas']["SnapshotAction"];
 export type SnapshotList = components['schemas']["SnapshotList"];
 export type UpdateSnapshotBody = components['schemas']["UpdateSnapshotBody"];
 export type RenewSnapshotBody = components['schemas']["RenewSnapshotBody"];
+export type CreateImageBody = components['schemas']["CreateImageBody"];
+export type ImageAutoRenew = components['schemas']["ImageAutoRenew"];
+export type Image = components['schemas']["Image"];
+export type ImageAction = components['schemas']["ImageAction"];
+export type CatalogImage = components['schemas']["CatalogImage"];
+export type ImageList = components['schemas']["ImageList"];
+export type UpdateImageBody = components['schemas']["UpdateImageBody"];
+export type RenewImageBody = components['schemas']["RenewImageBody"];
 export type CreateWebhookEndpointDto = components['schemas']["CreateWebhookEndpointDto"];
 export type WebhookEndpoint = components['schemas']["WebhookEndpoint"];
 export type WebhookEndpointWithSecret = components['schemas']["WebhookEndpointWithSecret"];

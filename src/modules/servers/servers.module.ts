@@ -31,6 +31,8 @@ import { CreateServerConsole } from './application/create-console.use-case';
 import { ComputeProviderModule } from './compute-provider.module';
 import { ConsoleController } from './interface/http/console.controller';
 import { ServersController } from './interface/http/servers.controller';
+import { OrganizationImages } from './application/organization-images.port';
+import { TypeOrmOrganizationImages } from './infrastructure/typeorm-organization-images';
 
 /** Servers (VPS): buying, power actions, renewal, reads, edits, consoles and deletion of the organization's servers, bought or seeded. */
 @Module({
@@ -45,6 +47,7 @@ import { ServersController } from './interface/http/servers.controller';
     // Buying, power actions, renewal and their executors.
     { provide: ServerLifecycle, useClass: TypeOrmServerLifecycle },
     { provide: ServerQuotes, useClass: TypeOrmServerQuotes },
+    { provide: OrganizationImages, useClass: TypeOrmOrganizationImages },
     PurchaseServer,
     ServerActionRunner,
     PowerServer,
@@ -66,6 +69,6 @@ import { ServersController } from './interface/http/servers.controller';
     DeleteServerExecutor,
     ReconcileDeletingServers,
   ],
-  exports: [ServerReads, ServerLifecycle, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
+  exports: [ServerReads, ServerWrites, ServerLifecycle, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
 })
 export class ServersModule {}

@@ -2,10 +2,11 @@ import { Module } from '@nestjs/common';
 import { TermSweepJob } from './interface/jobs/term-sweep.job';
 import { TermsModule } from './terms.module';
 import { SnapshotsModule } from '../snapshots/snapshots.module';
+import { ImagesModule } from '../images/images.module';
 
 /** The term sweep, every TERM_SWEEP_MS in worker processes (needs ScheduleModule.forRoot() in the application; the CLI does not import it). */
 @Module({
-  imports: [TermsModule, SnapshotsModule],
+  imports: [TermsModule, SnapshotsModule, ImagesModule],
   providers: [TermSweepJob],
 })
 export class TermsJobsModule {}

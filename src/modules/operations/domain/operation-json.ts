@@ -1,6 +1,6 @@
 import { Operation } from './operation';
 
-/** The Operation of interface.md 2.3: volume_id for disk operations, deployment_id for template ones, snapshot_id for snapshot ones. */
+/** The Operation of interface.md 2.3: volume_id for disk operations, deployment_id for template ones, snapshot_id for snapshot ones, image_id for image ones. */
 export function presentOperation(operation: Operation) {
   const o = operation.snapshot();
   return {
@@ -11,6 +11,7 @@ export function presentOperation(operation: Operation) {
     ...(o.type.startsWith('volume.') ? { volume_id: o.volumeId } : {}),
     ...(o.type.startsWith('template.') ? { deployment_id: o.deploymentId } : {}),
     ...(o.type.startsWith('snapshot.') ? { snapshot_id: typeof o.params.snapshot_id === 'string' ? o.params.snapshot_id : null } : {}),
+    ...(o.type.startsWith('image.') ? { image_id: typeof o.params.image_id === 'string' ? o.params.image_id : null } : {}),
     steps: o.steps.map((s) => ({ name: s.name, status: s.status })),
     result: o.result,
     error: o.error,

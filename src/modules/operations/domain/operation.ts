@@ -4,6 +4,7 @@ export const OPERATION_TYPES = [
   'vm.create', 'vm.renew', 'vm.delete', 'vm.start', 'vm.stop', 'vm.reboot',
   'volume.create', 'volume.attach', 'volume.detach', 'volume.renew', 'volume.delete', 'vm.suspend', 'volume.suspend',
   'snapshot.create', 'snapshot.renew', 'snapshot.delete',
+  'image.create', 'image.renew', 'image.delete',
   'template.deploy', 'template.update', 'template.health', 'template.remove',
   'volume.resize', 'vm.resize', 'vm.rebuild',
 ] as const;

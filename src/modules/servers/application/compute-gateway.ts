@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CircuitGateway } from '../../operations/application/provider-circuit';
 import {
-  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance, ServableImages,
+  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ServableImages,
 } from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
@@ -86,5 +86,17 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth, Ser
   }
   applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void> {
     return this.call(() => this.compute.applyFirewall(input));
+  }
+  createImage(input: { imageId: string; step: string; serverId: string }): Promise<ProviderImage> {
+    return this.call(() => this.compute.createImage(input));
+  }
+  deleteImage(input: { imageId: string; step: string }): Promise<void> {
+    return this.call(() => this.compute.deleteImage(input));
+  }
+  getImage(imageId: string): Promise<ProviderImage | null> {
+    return this.call(() => this.compute.getImage(imageId));
+  }
+  listServerImages(): Promise<ProviderImage[]> {
+    return this.call(() => this.compute.listServerImages());
   }
 }

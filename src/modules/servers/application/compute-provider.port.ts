@@ -26,6 +26,19 @@ export interface ProviderInstance {
   power: InstancePower;
 }
 
+/** A server image the provider holds: a copy of one server's boot disk, kept after the server is gone. */
+export interface ProviderImage {
+  /** The provider's own id of the image. */
+  providerId: string;
+  imageId: string;
+  /** The server whose boot disk was copied. */
+  serverId: string;
+  zoneId: string;
+  diskGb: number | null;
+  /** The image that server was installed from. */
+  sourceImage: string | null;
+}
+
 export class ComputeUnavailable extends Error {
   constructor(message = 'The compute provider is unavailable') {
     super(message);
@@ -131,6 +144,19 @@ export abstract class ComputeProvider {
    * its content). Needs a live instance (else a DomainError invalid_state).
    */
   abstract applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void>;
+  /**
+   * Copies the server's live instance's boot disk (running or stopped: a crash-consistent copy
+   * when running) as the image `imageId`; idempotent by the image id (called again, it answers the
+   * copy it made). A server without a live instance, or an image deleted already: a DomainError
+   * (invalid_state). createInstance and rebuildInstance take such an image's id as `image`.
+   */
+  abstract createImage(input: { imageId: string; step: string; serverId: string }): Promise<ProviderImage>;
+  /** Deleting an image that does not exist (never made, or deleted already) succeeds. */
+  abstract deleteImage(input: { imageId: string; step: string }): Promise<void>;
+  /** The provider's truth about one image: the live copy, or null (never made, or deleted). A read. */
+  abstract getImage(imageId: string): Promise<ProviderImage | null>;
+  /** The provider's live server images (cli verify), ordered by image id. */
+  abstract listServerImages(): Promise<ProviderImage[]>;
   /**
    * The catalog images the provider can create instances from now (GET /v1/server-options shows
    * only those); null: any image of the catalog.

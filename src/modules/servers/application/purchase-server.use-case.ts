@@ -23,13 +23,17 @@ import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
 import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
-import { checkUserData, computeUnavailable, createSteps, outOfVcpus, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
+import { checkImageUsable, checkUserData, computeUnavailable, createSteps, outOfVcpus, purchasesPaused, serverQuotaReached } from '../domain/server-actions';
 import { ComputeHealth, ServableImages } from './compute-provider.port';
+import { OrganizationImages } from './organization-images.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerQuotes } from './server-quotes.port';
 import { ServerReads, ServerWrites } from './servers.port';
 import { checkServerName } from './update-server.use-case';
+
+/** An organization's image id (`img_…`), rather than a catalog image's. */
+export const isOrganizationImage = (id: string): boolean => id.startsWith('img_');
 
 /** The members of POST /v1/servers, their JSON types already checked (undefined: not sent). */
 export interface PurchaseServerInput {
@@ -93,6 +97,7 @@ export class PurchaseServer {
     private readonly clock: Clock,
     private readonly images: ServableImages,
     private readonly settings: Settings,
+    private readonly orgImages: OrganizationImages,
     @Optional() private readonly policy?: OrganizationPolicy,
   ) {}
 
@@ -136,9 +141,14 @@ export class PurchaseServer {
       if (!c.offer) throw notFound(`Region ${input.regionId} sells no servers`);
       const plan = c.offer.plans.find((p) => p.id === input.planId);
       if (!plan) throw notFound(`Plan ${input.planId} is not sold in ${input.regionId}`);
-      if (!c.offer.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
-      const servable = this.images.servableImages();
-      if (servable !== null && !servable.includes(input.image)) throw notFound(`Image ${input.image} is not offered: no host can serve it now (see GET /v1/server-options)`);
+      if (isOrganizationImage(input.image)) {
+        // The organization's own image: in this region, available, no larger than the plan's boot disk (its row share-locked to the commit).
+        checkImageUsable(input.image, await this.orgImages.lockForUse(principal.orgId, input.image), { regionId: input.regionId, diskGb: plan.diskGb, planId: plan.id });
+      } else {
+        if (!c.offer.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
+        const servable = this.images.servableImages();
+        if (servable !== null && !servable.includes(input.image)) throw notFound(`Image ${input.image} is not offered: no host can serve it now (see GET /v1/server-options)`);
+      }
       if (input.quoteId !== undefined && !c.quote) throw notFound(`Quote ${input.quoteId} not found`);
 
       // 503 purchases_paused: before any 409 and 402, nothing reserved (the switches read now).

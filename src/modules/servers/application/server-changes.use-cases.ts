@@ -8,8 +8,10 @@ import { Principal } from '../../auth/domain/principal';
 import { ServerCatalogQueries } from '../../options/application/server-catalog-queries.port';
 import { proratedCharge } from '../../prepaid/domain/term';
 import { SERVER_STATUSES, Server, ServerStatus, instanceMissing, instanceMissingError } from '../domain/server';
-import { assertStatus, checkUserData, serverBusy } from '../domain/server-actions';
+import { assertStatus, checkImageUsable, checkUserData, serverBusy } from '../domain/server-actions';
 import { ServableImages } from './compute-provider.port';
+import { OrganizationImages } from './organization-images.port';
+import { isOrganizationImage } from './purchase-server.use-case';
 import { rebuildServerParams, resizeServerParams } from './server-change-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ActionPlan, ServerActionResult, ServerActionRunner } from './server-power.use-cases';
@@ -109,6 +111,7 @@ export class RebuildServer {
     private readonly offers: ServerCatalogQueries,
     private readonly access: ServerAccess,
     private readonly images: ServableImages,
+    private readonly orgImages: OrganizationImages,
   ) {}
 
   async execute(principal: Principal, input: { serverId: string; image: string; sshKeyIds?: unknown; userData?: string }, ip: string | null): Promise<ServerActionResult> {
@@ -119,10 +122,16 @@ export class RebuildServer {
       from: ['running', 'stopped'],
       callsProvider: true,
       plan: async (server) => {
-        const offer = await this.offers.offerSnapshot(server.regionId);
-        if (!offer?.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
-        const servable = this.images.servableImages();
-        if (servable !== null && !servable.includes(input.image)) throw notFound(`Image ${input.image} is not offered: no host can serve it now (see GET /v1/server-options)`);
+        if (isOrganizationImage(input.image)) {
+          // The organization's own image: in the server's region, available, no larger than its boot disk.
+          const image = await this.orgImages.lockForUse(principal.orgId, input.image);
+          checkImageUsable(input.image, image, { regionId: server.regionId, diskGb: server.diskGb ?? 0, planId: server.plan });
+        } else {
+          const offer = await this.offers.offerSnapshot(server.regionId);
+          if (!offer?.images.some((i) => i.id === input.image)) throw notFound(`Image ${input.image} not found`);
+          const servable = this.images.servableImages();
+          if (servable !== null && !servable.includes(input.image)) throw notFound(`Image ${input.image} is not offered: no host can serve it now (see GET /v1/server-options)`);
+        }
         const keys = named ?? (await this.stillExisting(principal.orgId, server.sshKeyIds));
         return {
           steps: [{ name: 'rebuilding', status: 'pending' }, { name: 'booting', status: 'pending' }],

@@ -1,4 +1,4 @@
-import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
+import { DomainError, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { OperationStep, OperationType } from '../../operations/domain/operation';
 import { Server, ServerStatus } from './server';
 import { suspendedError } from '../../prepaid/domain/suspension';
@@ -68,3 +68,30 @@ export const purchasesPaused = (regionId: string): DomainError =>
 
 export const computeUnavailable = (): DomainError =>
   new DomainError('provider_unavailable', 'The compute provider is unavailable; nothing was recorded. Retry later');
+
+/**
+ * Whether an organization's image (`img_…`) may be installed on a server in `regionId` with a
+ * boot disk of `diskGb` (plan `planId`): 404 when it is not the organization's or is deleted; 400
+ * naming `image` when it is in another region; 409 invalid_state while it is being created or
+ * deleted, or suspended (details.reason); 400 naming `plan` when the boot disk is smaller than the image.
+ */
+export function checkImageUsable(
+  imageId: string,
+  image: { regionId: string; diskGb: number; status: string } | undefined,
+  target: { regionId: string; diskGb: number; planId: string | null },
+): void {
+  if (!image || image.status === 'deleted') throw notFound(`Image ${imageId} not found`);
+  if (image.regionId !== target.regionId) {
+    throw invalidRequest(`image ${imageId} is in region ${image.regionId}; a server in ${target.regionId} cannot be made from it`, { field: 'image' });
+  }
+  if (image.status === 'suspended') {
+    throw new DomainError('invalid_state', `Image ${imageId} is suspended (its term ended); renew it to build servers from it`, { reason: 'suspended' });
+  }
+  if (image.status !== 'available') throw invalidState(`Image ${imageId} is ${image.status}; servers are made from available images only`);
+  if (target.diskGb < image.diskGb) {
+    throw invalidRequest(
+      `plan ${target.planId ?? '(none)'} has a ${target.diskGb} GB boot disk, smaller than image ${imageId}'s ${image.diskGb} GB; choose a plan with at least ${image.diskGb} GB`,
+      { field: 'plan' },
+    );
+  }
+}

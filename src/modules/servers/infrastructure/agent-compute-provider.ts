@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { AgentInstance } from '../../../shared/agent-protocol/agent-protocol';
 import { AgentHosts, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
 
 type Step = { serverId: string; step: string };
 
@@ -40,6 +40,7 @@ export class AgentComputeProvider extends ComputeProvider {
     serverId: string; step: string; hostname?: string; zoneId: string; vcpus: number; memoryGb: number; diskGb: number; image: string;
     sshPublicKeys: string[]; userData: string | null;
   }): Promise<ProviderInstance> {
+    if (input.image.startsWith('img_')) throw invalidState(`The host agents keep no server images; a server cannot be created from ${input.image}`);
     return this.guard(async () => {
       const agent = await this.hosts.place(input.serverId, () => this.hosts.chooseForInstance(input.vcpus, input.memoryGb, input.image));
       const body = {
@@ -125,6 +126,23 @@ export class AgentComputeProvider extends ComputeProvider {
       const agent = await this.agentOf(input.serverId);
       await this.hosts.call(agent, 'PUT', `/v1/instances/${input.serverId}/firewall`, { rules: input.rules });
     });
+  }
+
+  /** The host agents keep no server images: imaging a server is refused, final for its operation. */
+  async createImage(input: { imageId: string; step: string; serverId: string }): Promise<ProviderImage> {
+    throw invalidState(`The host agents take no server images (server ${input.serverId})`);
+  }
+
+  async deleteImage(): Promise<void> {
+    // None was ever made here.
+  }
+
+  async getImage(): Promise<ProviderImage | null> {
+    return null;
+  }
+
+  async listServerImages(): Promise<ProviderImage[]> {
+    return [];
   }
 
   /** The images some agent has ready, as of the last ping. */

@@ -4,8 +4,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
 import { ComputeAction, ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 interface InstanceRow {
@@ -59,6 +60,22 @@ export const toProviderInstance = (i: SimulatedInstance): ProviderInstance => ({
 });
 
 type Step = { serverId: string; step: string };
+
+interface ImageRow {
+  image_id: string;
+  provider_id: string;
+  server_id: string;
+  zone_id: string;
+  disk_gb: number | null;
+  source_image: string | null;
+  deleted_at: Date | null;
+}
+
+const IMAGE_COLUMNS = 'image_id, provider_id, server_id, zone_id, disk_gb, source_image, deleted_at';
+
+const toProviderImage = (r: ImageRow): ProviderImage => ({
+  providerId: r.provider_id, imageId: r.image_id, serverId: r.server_id, zoneId: r.zone_id, diskGb: r.disk_gb, sourceImage: r.source_image,
+});
 
 /**
  * The shipped compute provider: a simulation that keeps its instances in its own table
@@ -205,6 +222,62 @@ export class SimulatedComputeProvider extends ComputeProvider {
     if (this.settings.providerDown) throw new ComputeUnavailable('The compute provider is down (PROVIDER_DOWN)');
   }
 
+  /**
+   * Copies the server's live instance's boot disk into provider_images (its size and source image
+   * with it); idempotent by the image id (the primary key: the same call again, or a racing one,
+   * answers the copy made). Faults as every call's.
+   */
+  async createImage(input: { imageId: string; step: string; serverId: string }): Promise<ProviderImage> {
+    const fault = await this.before();
+    const made = await this.uow.run(async () => {
+      const prior = await this.imageRow(input.imageId);
+      if (prior) {
+        if (prior.deleted_at) throw invalidState(`Image ${input.imageId} was deleted at the compute provider; it cannot be made again`);
+        return prior;
+      }
+      const instance = await this.db.one<{ instance_id: string }>(
+        'SELECT instance_id FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR SHARE',
+        [input.serverId],
+        'provider_image_instance',
+      );
+      if (!instance) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+      await this.db.query(
+        `INSERT INTO provider_images (image_id, provider_id, server_id, zone_id, disk_gb, source_image)
+         SELECT $1, $2, server_id, zone_id, disk_gb, image FROM provider_instances WHERE instance_id = $3
+         ON CONFLICT (image_id) DO NOTHING`,
+        [input.imageId, `pimg_${randomBase62(20)}`, instance.instance_id],
+        'provider_image_create',
+      );
+      return (await this.imageRow(input.imageId))!;
+    });
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return toProviderImage(made);
+  }
+
+  async deleteImage(input: { imageId: string; step: string }): Promise<void> {
+    const fault = await this.before();
+    await this.uow.run(() =>
+      this.db.query('UPDATE provider_images SET deleted_at = COALESCE(deleted_at, now()) WHERE image_id = $1', [input.imageId], 'provider_image_delete'),
+    );
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+  }
+
+  async getImage(imageId: string): Promise<ProviderImage | null> {
+    await this.before();
+    const row = await this.uow.run(() => this.imageRow(imageId));
+    return row && !row.deleted_at ? toProviderImage(row) : null;
+  }
+
+  async listServerImages(): Promise<ProviderImage[]> {
+    await this.before();
+    const rows = await this.uow.run(() => this.db.query<ImageRow>(`SELECT ${IMAGE_COLUMNS} FROM provider_images WHERE deleted_at IS NULL ORDER BY image_id`));
+    return rows.map(toProviderImage);
+  }
+
+  private async imageRow(imageId: string): Promise<ImageRow | undefined> {
+    return this.db.one<ImageRow>(`SELECT ${IMAGE_COLUMNS} FROM provider_images WHERE image_id = $1`, [imageId], 'provider_image_find');
+  }
+
   /** The simulator judges packets from the rules table itself (GET /v1/servers/{id}/firewall): nothing to apply, never a failure. */
   async applyFirewall(): Promise<void> {}
 
@@ -260,6 +333,16 @@ export class SimulatedComputeProvider extends ComputeProvider {
           if (call.action === 'create' && !(before && !before.deleted)) {
             const ip = await this.db.one<{ ipv4: string }>('SELECT next_server_ipv4() AS ipv4', [], 'provider_instances_next_ipv4');
             call = { ...call, ipv4: ip!.ipv4 };
+          }
+          // An organization's image (img_…) must be live here to create or rebuild from it: a final refusal otherwise.
+          const fromImage = (call.action === 'create' && !(before && !before.deleted)) || call.action === 'rebuild' ? call.image : null;
+          if (fromImage !== null && fromImage.startsWith('img_')) {
+            const held = await this.db.one<{ image_id: string }>(
+              'SELECT image_id FROM provider_images WHERE image_id = $1 AND deleted_at IS NULL FOR SHARE',
+              [fromImage],
+              'provider_image_source',
+            );
+            if (!held) throw invalidState(`The compute provider has no image ${fromImage} to install`);
           }
           const after = simulateComputeCall(before, call);
           if (after && call.action === 'create' && after !== before) {

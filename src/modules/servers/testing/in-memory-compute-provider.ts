@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 const copy = (i: SimulatedInstance): SimulatedInstance => ({ ...i });
@@ -124,6 +125,34 @@ export class InMemoryComputeProvider extends ComputeProvider {
   async applyFirewall(input: { serverId: string; rules: ProviderFirewallRule[] }): Promise<void> {
     this.before();
     this.firewalls.set(input.serverId, input.rules);
+  }
+  readonly serverImages = new Map<string, ProviderImage & { deleted: boolean }>();
+  async createImage(input: { imageId: string; step: string; serverId: string }): Promise<ProviderImage> {
+    this.before();
+    const prior = this.serverImages.get(input.imageId);
+    if (prior) {
+      if (prior.deleted) throw invalidState(`Image ${input.imageId} was deleted at the compute provider`);
+      return { ...prior };
+    }
+    const live = [...this.instances.values()].find((i) => i.serverId === input.serverId && !i.deleted);
+    if (!live) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+    const made = { providerId: `pimg_${++this.sequence}`, imageId: input.imageId, serverId: live.serverId, zoneId: live.zoneId, diskGb: live.diskGb, sourceImage: live.image, deleted: false };
+    this.serverImages.set(input.imageId, made);
+    return { ...made };
+  }
+  async deleteImage(input: { imageId: string; step: string }): Promise<void> {
+    this.before();
+    const i = this.serverImages.get(input.imageId);
+    if (i) i.deleted = true;
+  }
+  async getImage(imageId: string): Promise<ProviderImage | null> {
+    this.before();
+    const i = this.serverImages.get(imageId);
+    return i && !i.deleted ? { ...i } : null;
+  }
+  async listServerImages(): Promise<ProviderImage[]> {
+    this.before();
+    return [...this.serverImages.values()].filter((i) => !i.deleted).map((i) => ({ ...i }));
   }
   images: string[] | null = null;
   async listImages(): Promise<string[] | null> {

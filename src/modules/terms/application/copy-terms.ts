@@ -17,6 +17,22 @@ export interface DueCopy {
   autoRenew: { enabled: boolean; termMonths: TermMonths | null };
 }
 
+/** How the term sweep reaches one kind of prepaid copy: its rows, its deletion and its renewal use cases. */
+export interface CopyKind<D extends DueCopy, L> {
+  /** The audit target kind: `<kind>.suspend` is the suspension's audit action. */
+  kind: string;
+  rows: {
+    claimReleasable(now: Date, limit: number): Promise<D[]>;
+    claimExpired(now: Date, limit: number): Promise<D[]>;
+    lock(id: string): Promise<L | undefined>;
+    markSuspended(id: string, at: Date, releaseAt: Date): Promise<void>;
+  };
+  /** The deletion of a locked copy, by `system`, reason `expired`. */
+  deleteLocked(system: SystemActor, locked: L, reason: 'expired', ip: null): Promise<unknown>;
+  /** The renewal use case for `termMonths`, by `system`, `auto`. */
+  renew(system: SystemActor, due: D, termMonths: TermMonths): Promise<unknown>;
+}
+
 /**
  * The end of a prepaid copy's term, run by the term sweep (terms.md, for snapshots and server
  * images): a copy still `available` at `expires_at` with automatic renewal on is renewed then (its
@@ -26,26 +42,15 @@ export interface DueCopy {
  * "expired"`). A renewal meanwhile makes it available again. Each transition claims its rows FOR
  * UPDATE SKIP LOCKED, one transaction per batch, so several processes share the work and each row
  * moves once; its steps run in the term sweep's rounds beside the servers' and volumes' (inRounds).
- *
- * A kind of copy says how its rows are claimed, suspended, renewed and deleted; the sweep is this
- * class's.
+ * A kind of copy gives its CopyKind; the sweep is this class's.
  */
-export abstract class CopyTerms<D extends DueCopy> {
-  /** The copy's audit target kind: `<kind>.suspend` is the suspension's audit action. */
-  protected abstract readonly kind: string;
-  protected abstract claimReleasable(now: Date, limit: number): Promise<D[]>;
-  protected abstract claimExpired(now: Date, limit: number): Promise<D[]>;
-  /** Deletes the claimed copy (its row locked again), by `system`, reason `expired`. */
-  protected abstract release(system: SystemActor, due: D): Promise<void>;
-  protected abstract markSuspended(id: string, at: Date, releaseAt: Date): Promise<void>;
-  /** The copy's renewal use case for `termMonths`, by `system`, `auto`. */
-  protected abstract renew(system: SystemActor, due: D, termMonths: TermMonths): Promise<void>;
-
+export class CopyTerms<D extends DueCopy, L> {
   constructor(
-    protected readonly uow: UnitOfWork,
-    protected readonly audit: AuditTrail,
-    protected readonly settings: Settings,
-    protected readonly clock: Clock,
+    private readonly of: CopyKind<D, L>,
+    private readonly uow: UnitOfWork,
+    private readonly audit: AuditTrail,
+    private readonly settings: Settings,
+    private readonly clock: Clock,
   ) {}
 
   /** One sweep: how many copies it renewed, suspended or released. */
@@ -59,20 +64,23 @@ export abstract class CopyTerms<D extends DueCopy> {
   }
 
   private async releaseDue(limit: number): Promise<number> {
-    const due = byOrg(await this.claimReleasable(this.clock.now(), limit));
-    for (const d of due) await this.release({ kind: 'system', orgId: d.orgId }, d);
+    const due = byOrg(await this.of.rows.claimReleasable(this.clock.now(), limit));
+    for (const d of due) {
+      const locked = await this.of.rows.lock(d.id);
+      if (locked) await this.of.deleteLocked({ kind: 'system', orgId: d.orgId }, locked, 'expired', null);
+    }
     return due.length;
   }
 
   private async expireDue(limit: number): Promise<number> {
     const now = this.clock.now();
-    const due = byOrg(await this.claimExpired(now, limit));
+    const due = byOrg(await this.of.rows.claimExpired(now, limit));
     for (const d of due) {
       if (d.autoRenew.enabled && (await this.renewed(d))) continue;
       const releaseAt = new Date(now.getTime() + this.settings.volumeRetentionS * 1000);
-      await this.markSuspended(d.id, now, releaseAt);
+      await this.of.rows.markSuspended(d.id, now, releaseAt);
       await this.audit.record({
-        orgId: d.orgId, actorType: 'system', actorId: null, action: `${this.kind}.suspend`, targetId: d.id, ipAddress: null,
+        orgId: d.orgId, actorType: 'system', actorId: null, action: `${this.of.kind}.suspend`, targetId: d.id, ipAddress: null,
         data: { suspended_at: now.toISOString(), release_at: releaseAt.toISOString() },
       });
     }
@@ -82,7 +90,7 @@ export abstract class CopyTerms<D extends DueCopy> {
   /** An automatic renewal in a savepoint: whether it was accepted (refused: nothing of it is left). */
   private async renewed(d: D): Promise<boolean> {
     try {
-      await this.uow.savepoint(() => this.renew({ kind: 'system', orgId: d.orgId }, d, d.autoRenew.termMonths ?? d.termMonths));
+      await this.uow.savepoint(() => this.of.renew({ kind: 'system', orgId: d.orgId }, d, d.autoRenew.termMonths ?? d.termMonths));
       return true;
     } catch (err) {
       if (err instanceof DomainError) return false;

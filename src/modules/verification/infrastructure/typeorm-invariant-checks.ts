@@ -7,6 +7,7 @@ import { BlockStorage } from '../../storage-provider/application/block-storage.p
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
 import { ProviderSnapshotsCheck, SnapshotCountsCheck, SnapshotsChargedOnceCheck } from './snapshot-checks';
+import { ImageCountsCheck, ImagesChargedOnceCheck, ProviderImagesCheck } from './image-checks';
 import { TemplateAppsCheck } from './template-apps-check';
 import { TemplateApps } from '../../templates/application/template-apps.port';
 import { ProviderInstancesCheck } from './provider-instances-check';
@@ -284,6 +285,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new SnapshotsChargedOnceCheck(db),
       new SnapshotCountsCheck(db),
       new ProviderSnapshotsCheck(db, storage),
+      new ImagesChargedOnceCheck(db),
+      new ImageCountsCheck(db),
+      new ProviderImagesCheck(db, compute),
       new ResizeReservationsCheck(db),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];

@@ -10,13 +10,15 @@ export interface TransactionSubject {
   targetId: string | null;
 }
 
-const WHAT: Record<string, [string, 'disk' | 'server' | 'snapshot']> = {
+const WHAT: Record<string, [string, 'disk' | 'server' | 'snapshot' | 'image']> = {
   'volume.create': ['Purchase', 'disk'],
   'volume.renew': ['Renewal', 'disk'],
   'vm.create': ['Purchase', 'server'],
   'vm.renew': ['Renewal', 'server'],
   'snapshot.create': ['Purchase', 'snapshot'],
   'snapshot.renew': ['Renewal', 'snapshot'],
+  'image.create': ['Purchase', 'image'],
+  'image.renew': ['Renewal', 'image'],
   'volume.resize': ['Resize', 'disk'],
   'vm.resize': ['Plan change', 'server'],
 };

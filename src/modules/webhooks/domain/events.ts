@@ -11,6 +11,7 @@
  * - `server.expiring`, `volume.expiring`: `{id, name, expires_at, days_left, auto_renew}`, an expiry notice (terms.md "Notices").
  * - `server.auto_renew_failed`, `volume.auto_renew_failed`: the Server or Volume as its GET returns it (its `auto_renew.last_attempt` the failed one) when an automatic renewal could not be paid.
  * - `snapshot.deleted`: a Snapshot as GET /v1/snapshots/{id} returns it (every move to `deleted`; its `deleted_reason` says why: customer, expired, purchase_failed).
+ * - `image.deleted`: an Image as GET /v1/images/{id} returns it (every move to `deleted`; its `deleted_reason` says why: customer, expired, purchase_failed).
  * - `ping` (POST /v1/webhook-endpoints/{id}/test only, never subscribed): `{endpoint_id}`.
  */
 export const EVENT_TYPES = [
@@ -32,6 +33,7 @@ export const EVENT_TYPES = [
   'server.auto_renew_failed',
   'volume.auto_renew_failed',
   'snapshot.deleted',
+  'image.deleted',
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

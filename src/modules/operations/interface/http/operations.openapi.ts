@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -83,6 +83,45 @@ export class SnapshotRenewResultResponse {
 export class SnapshotDeleteResultResponse {
   @ApiProperty({ example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
   snapshot_id: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:05:00.000Z' })
+  deleted_at: string;
+}
+
+@ApiSchema({ name: 'ImageCreateResult', description: 'result of a succeeded image.create' })
+export class ImageCreateResultResponse {
+  @ApiProperty({ example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  image_id: string;
+
+  @ApiProperty({ type: 'integer', description: "The image's size: its server's boot disk at the time", example: 40 })
+  disk_gb: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The end of the paid term: the success time + term_months', example: '2027-11-23T10:00:12.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'ImageRenewResult', description: 'result of a succeeded image.renew' })
+export class ImageRenewResultResponse {
+  @ApiProperty({ example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  image_id: string;
+
+  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
+  term_months: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'ImageDeleteResult', description: 'result of a succeeded image.delete' })
+export class ImageDeleteResultResponse {
+  @ApiProperty({ example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  image_id: string;
 
   @ApiProperty({ format: 'date-time', example: '2026-11-23T10:05:00.000Z' })
   deleted_at: string;
@@ -334,6 +373,9 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'snapshot.create', result: SnapshotCreateResultResponse },
   { type: 'snapshot.renew', result: SnapshotRenewResultResponse },
   { type: 'snapshot.delete', result: SnapshotDeleteResultResponse },
+  { type: 'image.create', result: ImageCreateResultResponse },
+  { type: 'image.renew', result: ImageRenewResultResponse },
+  { type: 'image.delete', result: ImageDeleteResultResponse },
   { type: 'template.deploy', result: TemplateDeployResultResponse },
   { type: 'template.update', result: TemplateUpdateResultResponse },
   { type: 'template.health', result: TemplateHealthResultResponse },
@@ -368,12 +410,15 @@ export class OperationResponse {
   @ApiPropertyOptional({ description: 'Present on snapshot.* operations', example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
   snapshot_id?: string;
 
+  @ApiPropertyOptional({ description: 'Present on image.* operations', example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  image_id?: string;
+
   @ApiProperty({ type: () => [OperationStepResponse], example: [{ name: 'renewing', status: 'running' }] })
   steps: OperationStepResponse[];
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; image.create: ImageCreateResult; image.renew: ImageRenewResult; image.delete: ImageDeleteResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

@@ -88,7 +88,7 @@ export class RegionResponse {
   })
   zones: ZoneResponse[];
 
-  @ApiProperty({ ...nullableRef(PricePerGbMonthSchema), description: 'The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots); null when the region sells no snapshots' })
+  @ApiProperty({ ...nullableRef(PricePerGbMonthSchema), description: 'The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots), and of a server image per GB of its boot disk and month (POST /v1/servers/{id}/images); null when the region sells neither' })
   snapshot_price_per_gb_month: PricePerGbMonthSchema | null;
 }
 

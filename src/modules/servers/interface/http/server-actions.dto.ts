@@ -33,7 +33,7 @@ export class PurchaseServerBody {
   @IsDefined({ message: 'plan is required' })
   plan: string;
 
-  @ApiProperty({ description: 'An image id (GET /v1/server-options)', example: 'ubuntu-24.04' })
+  @ApiProperty({ description: "An image id: the catalog's (GET /v1/server-options), or one of the organization's server images (img_…, GET /v1/images) in the region, no larger than the plan's boot disk (else 400 naming plan)", example: 'ubuntu-24.04' })
   @IsNotEmpty({ message: 'image must not be empty' })
   @IsString({ message: 'image must be a string' })
   @IsDefined({ message: 'image is required' })
@@ -127,7 +127,7 @@ export class ResizeServerBody {
 
 /** Body of POST /v1/servers/{id}/rebuild. */
 export class RebuildServerBody {
-  @ApiProperty({ description: 'An image id sold in the region (GET /v1/server-options): the boot disk is reinstalled from it and its data lost', example: 'ubuntu-24.04' })
+  @ApiProperty({ description: "An image id sold in the region (GET /v1/server-options), or one of the organization's server images (img_…) in the server's region, no larger than its boot disk (else 400 naming plan): the boot disk is reinstalled from it and its data lost", example: 'ubuntu-24.04' })
   @IsNotEmpty({ message: 'image must not be empty' })
   @IsString({ message: 'image must be a string' })
   @IsDefined({ message: 'image is required' })

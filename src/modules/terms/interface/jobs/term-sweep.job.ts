@@ -7,6 +7,7 @@ import { ExpireTerms, SUSPEND_BATCH, TERM_SWEEP_BATCH } from '../../application/
 import { inRounds } from '../../application/sweep-rounds';
 import { SendExpiryNotices } from '../../application/send-expiry-notices.use-case';
 import { SnapshotTerms } from '../../../snapshots/application/snapshot-terms.use-case';
+import { ImageTerms } from '../../../images/application/image-terms.use-case';
 
 /** Every TERM_SWEEP_MS, in worker processes: the term sweeps of terms.md (automatic renewals, expiry notices, suspension at expires_at, release at release_at). */
 @Injectable()
@@ -20,22 +21,24 @@ export class TermSweepJob extends PeriodicJob {
     private readonly notices: SendExpiryNotices,
     private readonly autoRenew: AutoRenewTerms,
     private readonly snapshots: SnapshotTerms,
+    private readonly images: ImageTerms,
   ) {
     super('term-sweep', settings.termSweepMs, settings, scheduler);
   }
 
   protected async runOnce(stopping: () => boolean): Promise<number> {
-    // In rounds (inRounds): each round, one batch of each transition, every one set-based:
-    // notices; releases and suspensions (SUSPEND_BATCH rows a statement); snapshots' (their own
-    // module's); AUTO_RENEW_ROUND automatic renewal attempts of each transition (one transaction,
-    // one acceptance statement): a backlog of one takes its share of every round without holding
-    // the others back. A resource whose attempt is due is not suspended before it
-    // (claimExpired*), and a renewal accepted keeps its resource from both.
+    // In rounds (inRounds): each round, one batch of each transition: notices; releases and
+    // suspensions (SUSPEND_BATCH rows a statement); snapshots' and server images' (CopyTerms, their
+    // own modules'); AUTO_RENEW_ROUND automatic renewal attempts of each kind (one transaction, one
+    // acceptance statement): a backlog of one takes its share of every round without holding the
+    // others back. A resource whose attempt is due is not suspended before it (claimExpired*),
+    // and a renewal accepted keeps its resource from both.
     return inRounds(
       [
         { batch: TERM_SWEEP_BATCH, steps: this.notices.steps(TERM_SWEEP_BATCH) },
         { batch: SUSPEND_BATCH, steps: this.expire.steps(SUSPEND_BATCH) },
         { batch: TERM_SWEEP_BATCH, steps: this.snapshots.steps(TERM_SWEEP_BATCH) },
+        { batch: TERM_SWEEP_BATCH, steps: this.images.steps(TERM_SWEEP_BATCH) },
         { batch: AUTO_RENEW_ROUND, steps: this.autoRenew.steps(AUTO_RENEW_ROUND) },
       ],
       stopping,

@@ -1,0 +1,248 @@
+import { Injectable } from '@nestjs/common';
+import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
+import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Labels } from '../../prepaid/domain/labels';
+import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
+import { DueImage, ImageChanges, ImageRepository, ListedImage, NewImage } from '../application/images.port';
+import { IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
+
+interface ImageRow {
+  id: string;
+  org_id: string;
+  name: string;
+  status: ImageStatus;
+  from_server_id: string;
+  region_id: string;
+  disk_gb: number;
+  os: string | null;
+  term_months: TermMonths;
+  billing_currency: Currency;
+  billing_amount: string;
+  price_usd_minor: string;
+  price_idr_minor: string;
+  expires_at: Date;
+  auto_renew_enabled: boolean;
+  auto_renew_term_months: TermMonths | null;
+  labels: Labels;
+  operation_id: string | null;
+  created_at: Date;
+  deleted_at: Date | null;
+  suspended_at: Date | null;
+  release_at: Date | null;
+  deleted_reason: DeletedReason | null;
+}
+
+const COLUMNS = `i.id, i.org_id, i.name, i.status, i.from_server_id, i.region_id, i.disk_gb, i.os, i.term_months,
+         i.billing_currency, i.billing_amount::text, i.price_usd_minor::text, i.price_idr_minor::text, i.expires_at,
+         i.auto_renew_enabled, i.auto_renew_term_months, i.labels, i.operation_id, i.created_at, i.deleted_at,
+         i.suspended_at, i.release_at, i.deleted_reason`;
+
+const SELECT = `SELECT ${COLUMNS} FROM server_images i`;
+
+const toImage = (r: ImageRow): ServerImage => ({
+  id: r.id,
+  orgId: r.org_id,
+  name: r.name,
+  status: r.status,
+  fromServerId: r.from_server_id,
+  regionId: r.region_id,
+  diskGb: r.disk_gb,
+  os: r.os,
+  termMonths: r.term_months,
+  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
+  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
+  expiresAt: r.expires_at,
+  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+  labels: r.labels,
+  operationId: r.operation_id,
+  createdAt: r.created_at,
+  deletedAt: r.deleted_at,
+  suspendedAt: r.suspended_at,
+  releaseAt: r.release_at,
+  deletedReason: r.deleted_reason,
+});
+
+/**
+ * The organization images' SQL. The live count per organization is kept by the
+ * server_images_count_live trigger in the inserting transaction; its CHECK (100) refuses the
+ * insert past the limit, and the counter row's lock serialises racing inserts (migration ServerImages1764000000460).
+ */
+@Injectable()
+export class TypeOrmImageRepository extends ImageRepository {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async create(i: NewImage): Promise<ServerImage> {
+    try {
+      await this.db.query(
+        `INSERT INTO server_images (id, org_id, name, status, from_server_id, region_id, disk_gb, os, term_months, billing_currency,
+                                    billing_amount, price_usd_minor, price_idr_minor, expires_at, auto_renew_enabled, auto_renew_term_months,
+                                    labels, operation_id, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+        [
+          i.id, i.orgId, i.name, i.status, i.fromServerId, i.regionId, i.diskGb, i.os, i.termMonths, i.billing.currency,
+          i.billing.minor.toString(), i.price.USD.minor.toString(), i.price.IDR.minor.toString(), i.expiresAt, i.autoRenew.enabled,
+          i.autoRenew.termMonths, JSON.stringify(i.labels), i.operationId, i.createdAt,
+        ],
+        'server_images_create',
+      );
+    } catch (err) {
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'org_images_within_limit') throw imageQuota(IMAGES_PER_ORGANIZATION);
+      throw err;
+    }
+    return (await this.findInOrg(i.orgId, i.id))!;
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
+    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2`, [orgId, id], 'server_images_find_in_org');
+    return row && toImage(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
+    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2 FOR UPDATE`, [orgId, id], 'server_images_lock_in_org');
+    return row && toImage(row);
+  }
+
+  async lock(id: string): Promise<ServerImage | undefined> {
+    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.id = $1 FOR UPDATE`, [id], 'server_images_lock');
+    return row && toImage(row);
+  }
+
+  /**
+   * One ordering for both kinds (created_at DESC, id DESC): the catalog's rows carry their
+   * columns and NULLs for the rest, the organization's live ones every column.
+   */
+  async list(orgId: string, query: { limit: number; after?: PageCursor; type?: ImageListType }): Promise<Page<ListedImage>> {
+    const params: unknown[] = [orgId, query.limit + 1];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    const parts: string[] = [];
+    const catalogType = query.type === undefined ? undefined : query.type === 'snapshot' ? null : query.type;
+    if (catalogType !== null) {
+      // $1 (the organization) is named in every statement, so its type is always known.
+      const where = catalogType === undefined ? '$1::text IS NOT NULL' : `$1::text IS NOT NULL AND c.type = ${param(catalogType)}`;
+      parts.push(
+        `SELECT 'catalog' AS kind, c.id, NULL::text AS org_id, c.name, NULL::text AS status, NULL::text AS from_server_id, NULL::text AS region_id,
+                NULL::int AS disk_gb, NULL::text AS os, NULL::int AS term_months, NULL::text AS billing_currency, NULL::text AS billing_amount,
+                NULL::text AS price_usd_minor, NULL::text AS price_idr_minor, NULL::timestamptz AS expires_at, NULL::boolean AS auto_renew_enabled,
+                NULL::int AS auto_renew_term_months, NULL::jsonb AS labels, NULL::text AS operation_id, c.created_at, NULL::timestamptz AS deleted_at,
+                NULL::timestamptz AS suspended_at, NULL::timestamptz AS release_at, NULL::text AS deleted_reason, c.type AS catalog_type
+           FROM images c WHERE ${where}`,
+      );
+    }
+    if (query.type === undefined || query.type === 'snapshot') {
+      parts.push(`SELECT 'own' AS kind, ${COLUMNS}, NULL::text AS catalog_type FROM server_images i WHERE i.org_id = $1 AND i.status <> 'deleted'`);
+    }
+    const after = query.after ? `WHERE (u.created_at, u.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})` : '';
+    const sql = `SELECT u.*, to_char(u.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${parts.join(' UNION ALL ')}) u ${after}
+        ORDER BY u.created_at DESC, u.id DESC LIMIT $2`;
+    type Row = ImageRow & { kind: 'catalog' | 'own'; catalog_type: 'system' | 'app' | null; created_at_text: string };
+    const rows = await this.db.query<Row>(sql, params, this.db.statementName('server_images_list', sql));
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), (r): ListedImage =>
+      r.kind === 'catalog'
+        ? { kind: 'catalog', image: { id: r.id, name: r.name, type: r.catalog_type!, createdAt: r.created_at } }
+        : { kind: 'own', image: toImage(r) },
+    );
+  }
+
+  async update(id: string, changes: ImageChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(`UPDATE server_images SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  async setOperation(id: string, operationId: string | null): Promise<void> {
+    await this.db.query('UPDATE server_images SET operation_id = $2 WHERE id = $1', [id, operationId], 'server_images_set_operation');
+  }
+
+  async markAvailable(id: string, expiresAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE server_images SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
+      [id, expiresAt],
+      'server_images_available',
+    );
+  }
+
+  async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE server_images SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
+      [id, operationId, reason],
+      'server_images_deleting',
+    );
+  }
+
+  async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE server_images SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1 AND status <> 'deleted'`,
+      [id, at, reason],
+      'server_images_deleted',
+    );
+  }
+
+  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE server_images SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
+      [id, at, releaseAt],
+      'server_images_suspended',
+    );
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    await this.db.query(
+      `UPDATE server_images SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
+              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1`,
+      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+      'server_images_renewal',
+    );
+  }
+
+  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
+      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
+      [regionId],
+      'server_images_region_price',
+    );
+    if (!row) return undefined;
+    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  }
+
+  async claimExpired(now: Date, limit: number): Promise<DueImage[]> {
+    return this.claim(
+      `${SELECT} WHERE i.status = 'available' AND i.expires_at <= $1 AND i.operation_id IS NULL ORDER BY i.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'server_images_claim_expired',
+    );
+  }
+
+  async claimReleasable(now: Date, limit: number): Promise<DueImage[]> {
+    return this.claim(
+      `${SELECT} WHERE i.status = 'suspended' AND i.release_at <= $1 AND i.operation_id IS NULL ORDER BY i.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'server_images_claim_releasable',
+    );
+  }
+
+  private async claim(sql: string, params: unknown[], name: string): Promise<DueImage[]> {
+    const rows = await this.db.query<ImageRow>(sql, params, name);
+    return rows.map((r) => ({
+      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
+      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+    }));
+  }
+}
