@@ -30,7 +30,7 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { providerMix } from './chaos-provider-mix';
@@ -78,8 +78,12 @@ export interface Server {
 
 let serverSeq = 0;
 
-/** Starts `node dist/src/main.js`; a process that does not listen within `timeoutMs` is killed and the start fails. */
-export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<Server> {
+/**
+ * Starts `node dist/src/main.js`; a process that does not listen within `timeoutMs` (by default
+ * 30 s, stretched by the load per core of the last minute, up to 4 times, on a busy machine) is
+ * killed and the start fails.
+ */
+export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000 * Math.min(4, Math.max(1, loadavg()[0] / availableParallelism()))): Promise<Server> {
   // ADMIN_PORT=auto: a free port of its own for each process's admin listener (a restart gets a new one).
   const adminPort = env.ADMIN_PORT === 'auto' ? await freePort() : undefined;
   if (adminPort) env = { ...env, ADMIN_PORT: String(adminPort), ADMIN_HOST: '127.0.0.1' };
@@ -102,7 +106,7 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): P
   server.url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`server did not start in ${timeoutMs / 1000} s:\n${out}`));
+      reject(new Error(`server did not start in ${Math.round(timeoutMs / 1000)} s:\n${out}`));
     }, timeoutMs);
     const check = (): void => {
       const m = /listening on http:\/\/localhost:(\d+)/.exec(out);
