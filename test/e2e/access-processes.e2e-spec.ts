@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestDatabase, createTestDatabase } from '../support/database';
@@ -51,7 +52,7 @@ describe('SSH keys in a server process: no key material in the logs', () => {
     expect((await call('POST', '/v1/firewall-rules', { direction: 'in', protocol: 'tcp', port: '22', sources: ['0.0.0.0/0'] })).status).toBe(201);
     expect(await server.stop('SIGTERM')).toBe(0);
     output = server.output();
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     if (server) await server.stop('SIGKILL');

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { ServerAccess } from '../../src/modules/access/application/server-access';
 import { AccessCheck } from '../../src/modules/verification/infrastructure/access-checks';
 import { Db } from '../../src/shared/database/transaction';
@@ -347,7 +348,7 @@ describe('SSH keys and firewall rules', () => {
     const dup = await t.http.post('/v1/firewall-rules').set(q).send({ direction: 'out', protocol: 'udp', port: '2000-2000', destinations: ['0.0.0.0/0'] });
     expect(dup.body.error.code).toBe('conflict');
     expect([await count('ssh_keys', 'org_accq'), await count('firewall_rules', 'org_accq')]).toEqual([100, 100]);
-  }, 120_000);
+  }, scaled(120_000));
 
   it('verify: the state left holds the invariant; a tampered rule, a rule of a deleted server and a tampered key are each named', async () => {
     const check = new AccessCheck(t.app.get(Db));

@@ -69,7 +69,7 @@ describeOnPostgres('lifecycle.md Accounts and Audit log, against two server proc
       const me = await call(a, 'GET', '/v1/members', { token: tok[role], org: role === 'ownerM' ? 'org_m' : 'org_k' });
       uid[role] = me.body.members.find((m: { email: string }) => m.email === email).user_id;
     }
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await a?.stop();
     await b?.stop();

@@ -40,7 +40,7 @@ describeOnPostgres('admin API across two server processes (PostgreSQL)', () => {
     const created = runCli(['staff:create', '--email', 'root@staff.test', '--name', 'Root', '--role', 'superadmin'], { DATABASE_URL: db.url, LOG_LEVEL: 'error' });
     expect(created.status).toBe(0);
     superadmin = JSON.parse(created.stdout).token;
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await a?.stop();
     await b?.stop();

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import type { Response } from 'supertest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -452,7 +453,7 @@ describe('GET /v1/audit-log', () => {
       }
     }
     expect(combinations).toBe(96);
-  }, 240_000);
+  }, scaled(240_000));
 
   it('is append-only in the database: UPDATE, DELETE and TRUNCATE are refused', async () => {
     const before = await t.sql('SELECT count(*)::int AS n FROM audit_log');
@@ -518,5 +519,5 @@ describe('audit rows of the operator CLI', () => {
       await db.drop();
       dir.remove();
     }
-  }, 240_000);
+  }, scaled(240_000));
 });

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { newApiKeyToken } from '../../src/modules/auth/domain/tokens';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { bearer } from '../support/fixtures';
@@ -24,7 +25,7 @@ describe('logs hold no token and no password', () => {
       DEMO_SEED: 'false',
       WORKER_ENABLED: 'false',
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await server?.stop();
     await db?.drop();

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { TestDatabase, createTestDatabase } from '../support/database';
@@ -105,7 +106,7 @@ describe('JSON bodies with very many members (a server process)', () => {
     const env = db.url ? { DATABASE_URL: db.url } : { DATA_DIR: join(dir.path, 'data') };
     // A generous start timeout: on a loaded machine the embedded engine takes long to start.
     server = await startServerProcess({ ...env, DEMO_SEED: 'false', WORKER_ENABLED: 'false', RATE_LIMIT_PER_MINUTE: '1000' }, 100_000);
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await server?.stop('SIGKILL');
     await db?.drop();

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { AddressInfo, createServer } from 'node:net';
@@ -64,7 +65,7 @@ describeWithBrowser('the hosted checkout in a browser', () => {
     });
     expect(signup.status).toBe(201);
     token = ((await signup.json()) as { token: string }).token;
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     await browser?.close();
     await new Promise((r) => shop?.close(r));
@@ -157,7 +158,7 @@ describeWithBrowser('the hosted checkout in a browser', () => {
     expect(await again.text()).toContain('<h1 id="title" class="ok">Payment received</h1>');
     expect(await usdAvailable()).toBe('25.00000');
     await page.close();
-  }, 90_000);
+  }, scaled(90_000));
 
   it('Cancel: back at return_url with checkout=canceled, nothing credited, the top-up canceled; the canceled page says what to do', async () => {
     const before = await usdAvailable();
@@ -180,7 +181,7 @@ describeWithBrowser('the hosted checkout in a browser', () => {
     expect(await page.getAttribute('#back', 'href')).toBe(`${shopUrl}?top_up_id=${topUp.id}&checkout=canceled`);
     await photograph(page, 'canceled');
     await page.close();
-  }, 90_000);
+  }, scaled(90_000));
 
   it('an expired session: amount in rupiah (Rp 150.000), what to do, no button, no link without return_url', async () => {
     const created = await api('POST', '/v1/wallet/top-ups', { amount: '150000', currency: 'IDR' });
@@ -205,5 +206,5 @@ describeWithBrowser('the hosted checkout in a browser', () => {
     await page.close();
     const states = ['open', 'paid', 'canceled', 'expired'];
     expect(states.flatMap((s) => ['desktop', 'phone'].map((w) => existsSync(join(SHOTS, `${s}-${w}.png`))))).toEqual(Array(8).fill(true));
-  }, 90_000);
+  }, scaled(90_000));
 });

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { gzipSync } from 'node:zlib';
 import type { Server } from 'node:http';
 import jestOpenAPI from 'jest-openapi';
@@ -88,7 +89,7 @@ describe('contract: jest-openapi against the running service', () => {
     const login = await api.post('/v1/auth/login').send({ email: 'owner@ct.test', password: OWNER_PASSWORD });
     expect(login).toSatisfyApiSpec();
     session = bearer(login.body.token as string);
-  }, 180_000);
+  }, scaled(180_000));
   afterAll(async () => {
     await t?.close();
     await limited?.close();
@@ -333,5 +334,5 @@ describe('contract: jest-openapi against the running service', () => {
     expect(seen.length).toBeGreaterThan(60);
     // The routes that touch no database cannot be made to fail from outside: the one exception filter answers them as any other 500.
     expect(notProvoked.sort()).toEqual(['getDocsAsset 500 internal', 'getDocsPage 500 internal', 'getHealth 500 internal', 'getOpenApiDocument 500 internal', 'getReadiness 500 internal']);
-  }, 240_000);
+  }, scaled(240_000));
 });

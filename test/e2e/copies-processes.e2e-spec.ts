@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, organization } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
@@ -83,5 +84,5 @@ describeOnPostgres('server images and disk snapshots survive a SIGKILLed worker 
     ]);
     expect(await t.sql(`SELECT reserved::text AS reserved FROM wallet_balances WHERE org_id = 'org_ki' AND currency = 'USD'`)).toEqual([{ reserved: '0' }]);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 180_000);
+  }, scaled(180_000));
 });

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import type { Server } from 'node:http';
 import { AddressInfo, connect } from 'node:net';
 import { validateRawResponse } from '../support/openapi-validation';
@@ -14,10 +15,11 @@ async function rawExchange(t: TestApp, request: string): Promise<{ status: numbe
   const text = await new Promise<string>((resolve, reject) => {
     const socket = connect(port, '127.0.0.1');
     let data = '';
+    const deadlineMs = scaled(10_000);
     const timer = setTimeout(() => {
       socket.destroy();
-      reject(new Error(`no answer in 10 s; received ${JSON.stringify(data)}`));
-    }, 10_000);
+      reject(new Error(`no answer in ${deadlineMs} ms; received ${JSON.stringify(data)}`));
+    }, deadlineMs);
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (data += chunk));
     socket.on('close', () => {

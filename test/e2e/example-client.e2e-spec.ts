@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
@@ -77,7 +78,7 @@ describe('generated clients (from the served document)', () => {
     expect(second).toMatch(/export type Quote = BaseQuote &\s*\(\s*\| BaseQuoteKindMapping<"volume", VolumeQuote>\s*\| BaseQuoteKindMapping<"server", ServerQuote>\s*\);/);
     const compile = await run(['node_modules/typescript/bin/tsc', '-p', 'examples/typescript-client/tsconfig.json']);
     expect({ status: compile.status, out: compile.stdout }).toEqual({ status: 0, out: '' });
-  }, 300_000);
+  }, scaled(300_000));
 
   itOnline('the how-to\'s fresh project, with its pinned versions, generates a client from the served document and type-checks its first use (strict)', async () => {
     const text = readFileSync(HOW_TO, 'utf8');
@@ -112,5 +113,5 @@ describe('generated clients (from the served document)', () => {
     });
     // "It prints nothing."
     expect(tsc).toEqual({ status: 0, out: '' });
-  }, 180_000);
+  }, scaled(180_000));
 });

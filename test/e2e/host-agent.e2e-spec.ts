@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -87,7 +88,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     await agent?.kill();
     agent?.cleanUp();
     keys.remove();
-  }, 120_000);
+  }, scaled(120_000));
 
   it('offers only the images an agent can serve: debian-12; another catalog image is not found', async () => {
     const options = await t.http.get('/v1/server-options?region=id-jkt').set(rw);
@@ -121,7 +122,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     // The cgroup limits of cx1: 1 vCPU (a 100 ms quota per 100 ms), 2 GB.
     const cgroup = (key: string) => execFileSync('lxc-cgroup', ['-P', join(agent.stateDir, 'lxc'), '-n', `${agent.prefix}-${servers.a.id}`, key], { encoding: 'utf8' }).trim();
     expect([cgroup('cpu.cfs_quota_us'), cgroup('cpu.cfs_period_us'), cgroup('memory.limit_in_bytes')]).toEqual(['100000', '100000', '2147483648']);
-  }, 300_000);
+  }, scaled(300_000));
 
   it('a disk bought attached holds what was written at its mount path through a detach and an attach to a second server', async () => {
     servers.b = await buy('web-b');
@@ -138,7 +139,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     // The disk's file is sparse: 10 GB long, a few MB on the host.
     const d = (await agent.call<{ size_gb: number; server_id: string; mounted: boolean }>('GET', `/v1/disks/${volumeId}`)).body;
     expect(d).toMatchObject({ size_gb: 10, server_id: servers.b.id, mounted: true });
-  }, 300_000);
+  }, scaled(300_000));
 
   it('stops gracefully and by force, starts, reboots soft and hard: the container follows, the disk and the firewall come back', async () => {
     const id = servers.b.id;
@@ -157,7 +158,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     expect(ssh(keyFile, servers.b.ipv4, 'cat /srv/disk/hello.txt')).toBe('bytes of web-a\n');
     expect(await tcpProbe(servers.b.ipv4, 2222)).toBe('EHOSTUNREACH');
     expect((await t.http.get(`/v1/servers/${id}`).set(rw)).body).toMatchObject({ status: 'running', ipv4: servers.b.ipv4 });
-  }, 300_000);
+  }, scaled(300_000));
 
   it('the console URL leads to a root terminal in the container, with its one-time token and password', async () => {
     const res = await t.http.post(`/v1/servers/${servers.a.id}/console`).set(rw).send({});
@@ -167,7 +168,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     expect(shown).toContain('written by user_data on web-a');
     // The token worked once.
     await expect(consoleSession(res.body.url, res.body.password, 'true\n', /never/, 5000)).rejects.toThrow('console refused: HTTP/1.1 401');
-  }, 120_000);
+  }, scaled(120_000));
 
   it('cli verify on this database finds the instances and disks of the host equal to the servers and volumes', async () => {
     const listed = await agent.call<{ instances: { server_id: string; ipv4: string; power: string }[] }>('GET', '/v1/instances');
@@ -175,7 +176,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     const r = runCli(['verify'], { DATABASE_URL: t.settings.databaseUrl, COMPUTE_PROVIDER: 'agent', AGENT_URLS: agent.url, AGENT_SECRET: agent.secret });
     const report = JSON.parse(r.stdout) as { ok: boolean; violations: unknown[] };
     expect({ status: r.status, stderr: r.stderr, violations: report.violations, ok: report.ok }).toEqual({ status: 0, stderr: '', violations: [], ok: true });
-  }, 120_000);
+  }, scaled(120_000));
 
   it('a SIGKILL of the agent mid-creation ends with one container: the step is retried once the agent is back', async () => {
     const res = await t.http.post('/v1/servers').set(rw).send({ name: 'killed', region: 'id-jkt', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD', ssh_key_ids: [sshKeyId] });
@@ -199,7 +200,7 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     expect(agent.hostObjects().containers.filter((c) => c.includes(id))).toEqual([`${agent.prefix}-${id}`]);
     expect(containerState(id)).toBe('RUNNING');
     expect(await act('delete', `/v1/servers/${id}`)).toMatchObject({ status: 'succeeded' });
-  }, 300_000);
+  }, scaled(300_000));
 
   it('deleting the disk and the servers leaves the host clean: no container, loop device, disk file or interface', async () => {
     expect(await act('delete', `/v1/volumes/${volumeId}?detach=true`)).toMatchObject({ status: 'succeeded' });
@@ -208,5 +209,5 @@ describeOnHost('a real server on this machine (host agent, PostgreSQL)', () => {
     expect(agent.hostObjects()).toEqual({ containers: [], loops: [], diskFiles: [], interfaces: [] });
     expect((await agent.call<{ instances: unknown[] }>('GET', '/v1/instances')).body.instances).toEqual([]);
     expect((await agent.call<{ disks: unknown[] }>('GET', '/v1/disks')).body.disks).toEqual([]);
-  }, 300_000);
+  }, scaled(300_000));
 });

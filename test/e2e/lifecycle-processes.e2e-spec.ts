@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestDatabase, createTestDatabase, usingPostgres } from '../support/database';
@@ -221,7 +222,7 @@ describeOnPostgres('lifecycle.md, disks: a contract suite against two server pro
       expect(r.status).toBe(200);
       tok[role] = r.body.token;
     }
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     for (const p of extra) await p.stop('SIGKILL');
     if (worker) expect(await worker.stop()).toBe(0);

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -98,7 +99,7 @@ describe('structured request logs (spawned server, LOG_LEVEL=info)', () => {
           throw new Error(`not a JSON log line: ${l}`);
         }
       });
-  }, 120_000);
+  }, scaled(120_000));
 
   afterAll(async () => {
     if (server) await server.stop('SIGKILL');

@@ -62,7 +62,7 @@ describeOnPostgres('through PgBouncer in transaction mode (PostgreSQL)', () => {
       PROVIDER_LATENCY_MS: '50',
       DB_POOL_SIZE: '3',
     });
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     await worker?.stop('SIGKILL');
     await t?.close();

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { CleanUpOrphanDisks } from '../../src/modules/volumes/application/clean-up-orphan-disks.use-case';
 import { ProviderGateway } from '../../src/modules/storage-provider/application/provider-gateway';
@@ -95,7 +96,7 @@ describe('lost provider answers: failed operations follow the provider, the reco
     expect(await t.sql(`SELECT id FROM volumes WHERE deleted_at IS NULL AND status = 'deleting'`)).toEqual([]);
     expect(await availableWithoutDisk()).toEqual([]);
     await expectVerified(t);
-  }, 240_000);
+  }, scaled(240_000));
 
   it('the sweep repairs and audits: a deleting volume whose disk is gone becomes deleted, an attached one whose disk was detached becomes available, an available one whose disk is attached is detached at the provider', async () => {
     const buy = async (name: string, server?: string) => {

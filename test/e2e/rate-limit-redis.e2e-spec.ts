@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { getStorageToken } from '@nestjs/throttler';
 import Redis from 'ioredis';
 import { FixedWindowRateLimitStorage } from '../../src/modules/auth/infrastructure/rate-limit.storage';
@@ -115,7 +116,7 @@ describeWithRedisAndPostgres('rate limits shared through Redis by two server pro
     // One after the other: the first applies the migrations. Each on a free port of its own.
     servers.push(await startServerProcess(env));
     servers.push(await startServerProcess({ ...env, MIGRATIONS_RUN: 'false' }));
-  }, 90_000);
+  }, scaled(90_000));
   afterAll(async () => {
     for (const s of servers) await s.stop();
     await db?.drop();

@@ -58,7 +58,7 @@ describe('Redis that accepts connections and never answers (a silent TCP server)
     const { port } = silent.address() as AddressInfo;
     t = await startTestApp({ redisUrl: `redis://127.0.0.1:${port}`, rateLimitPerMinute: 3 });
     await t.seed({ regions: [region()], organizations: [organization('silent')] });
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await t?.close();
     sockets.forEach((s) => s.destroy());
@@ -114,7 +114,7 @@ if (!REDIS_SERVER) console.warn('redis-outage.e2e-spec: no redis-server binary; 
     t = await startTestApp({ redisUrl: `redis://127.0.0.1:${port}`, redisKeyPrefix: prefix, rateLimitPerMinute: 100 });
     await t.seed({ regions: [region()], organizations: [organization('hang')] });
     [{ id: keyId }] = await t.sql<{ id: string }>("SELECT id FROM api_keys WHERE org_id = 'org_hang'");
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await t?.close();
     redis?.disconnect();

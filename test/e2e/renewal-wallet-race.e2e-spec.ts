@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { Client } from 'pg';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { usingPostgres } from '../support/database';
@@ -150,7 +151,7 @@ describeOnPostgres('renewal acceptance racing purchases on one wallet (PostgreSQ
       expect(wallet.available).toBe('100000');
       expect(await t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE org_id = $1 AND kind = 'hold'`, [`org_race${o}`])).toEqual([{ n: COVERED }]);
     }
-  }, 120_000);
+  }, scaled(120_000));
 
   it('at the end, `verify` finds every invariant holding', () => {
     expectInvariantsHold(t.settings.databaseUrl);

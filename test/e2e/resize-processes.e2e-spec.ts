@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
@@ -69,5 +70,5 @@ describeOnPostgres('disk resizes survive a SIGKILLed worker (PostgreSQL)', () =>
     }
     expect(await t.sql(`SELECT reserved::text AS reserved FROM wallet_balances WHERE org_id = 'org_kr' AND currency = 'USD'`)).toEqual([{ reserved: '0' }]);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 180_000);
+  }, scaled(180_000));
 });

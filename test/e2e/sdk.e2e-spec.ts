@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync, symlinkSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
@@ -128,7 +129,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     // validatedFetch reads the served document once per origin: now, so that no test sees that request.
     await validatedFetch(`${base}/v1/health`);
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => t?.close());
 
   it('servers.create with wait: true returns the running server after one long-poll request (?wait=60), no polling, counted at the service', async () => {
@@ -601,7 +602,7 @@ describe('@cloud-disk/sdk and cds against the service', () => {
       } finally {
         dir.remove();
       }
-    }, 180_000);
+    }, scaled(180_000));
   });
 
 });

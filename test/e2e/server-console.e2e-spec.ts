@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -184,7 +185,7 @@ describe('POST /v1/servers/{id}/console in the logs', () => {
     const seeded = runCli(['seed', seed], env);
     if (seeded.status !== 0) throw new Error(`seed failed: ${seeded.stderr}`);
     server = await startServerProcess({ ...env, LOG_LEVEL: 'trace', WORKER_ENABLED: 'false' });
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => {
     await server?.stop();
     await db?.drop();

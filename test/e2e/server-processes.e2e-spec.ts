@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, organization } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
@@ -68,5 +69,5 @@ describeOnPostgres('server purchases survive a SIGKILLed worker (PostgreSQL)', (
       { available: String(10_000_000 - N * 450000), reserved: '0' },
     ]);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 180_000);
+  }, scaled(180_000));
 });

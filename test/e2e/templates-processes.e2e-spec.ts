@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, organization, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
@@ -60,5 +61,5 @@ describeOnPostgres('template operations survive a SIGKILLed worker (PostgreSQL)'
     ]);
     expect(await t.sql(`SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'running')::int AS running FROM provider_apps WHERE removed_at IS NULL`)).toEqual([{ n: 4, running: 4 }]);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 180_000);
+  }, scaled(180_000));
 });

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
@@ -103,7 +104,7 @@ describe('secret variables never reach the logs (server process, LOG_LEVEL=debug
     const seeded = runCli(['seed', seedFile], env);
     if (seeded.status !== 0) throw new Error(`seed failed: ${seeded.stderr}`);
     server = await startServerProcess({ ...env, DEMO_SEED: 'false', LOG_LEVEL: 'debug', WORKER_ENABLED: 'true' }, 60000);
-  }, 120000);
+  }, scaled(120000));
   afterAll(async () => {
     await server?.stop();
     dir?.remove();

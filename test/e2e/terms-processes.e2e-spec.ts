@@ -210,7 +210,7 @@ describeOnPostgres('term sweeps in several server processes (PostgreSQL)', () =>
     ]);
     // No charge, no refund.
     expect(await count(`SELECT count(*) AS n FROM wallet_ledger WHERE org_id = 'org_tpx'`)).toBe(0);
-  }, 180_000);
+  }, scaled(180_000));
 
   /** Per resource of the racing organization: its renewals' outcome, its money, its state. */
   async function raceOutcomes() {

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { usingPostgres } from '../support/database';
 import { apiToken, organization, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
@@ -113,5 +114,5 @@ describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', ()
       { id: 'vol_kpfree2', status: 'deleted', server_id: null },
     ]);
     expectInvariantsHold(t.settings.databaseUrl);
-  }, 180_000);
+  }, scaled(180_000));
 });

@@ -1,3 +1,4 @@
+import { scaled } from '../support/deadlines';
 import { EventOutbox } from '../../src/modules/webhooks/application/event-outbox.port';
 import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { usingPostgres } from '../support/database';
@@ -27,7 +28,7 @@ describeOnPostgres('webhook deliveries survive a SIGKILLed server (PostgreSQL)',
     t = await startTestApp({ webhookAllowPrivateUrls: true });
     const org = organization('wpk');
     await t.seed({ regions: [region()], organizations: [{ ...org, api_keys: [{ name: 'hooks', scopes: ['webhooks:write'], token: apiToken('wpk', 'hooks') }] }] });
-  }, 60_000);
+  }, scaled(60_000));
   afterAll(async () => {
     for (const p of running) await p.stop('SIGKILL');
     await t?.close();
@@ -65,5 +66,5 @@ describeOnPostgres('webhook deliveries survive a SIGKILLed server (PostgreSQL)',
     expect(await t.sql("SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 GROUP BY status", [endpointId])).toEqual([{ status: 'succeeded', n: N }]);
     const received = new Set(receiver.at('/slow').map((r) => r.headers['webhook-id']));
     expect([...received].sort()).toEqual([...events].sort());
-  }, 120_000);
+  }, scaled(120_000));
 });

@@ -162,7 +162,7 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
     await expectEachChargedOnce('org_sig', 500);
     // Handed back, never interrupted: every operation was claimed once.
     expect(await t.sql(`SELECT DISTINCT attempts FROM operations WHERE org_id = 'org_sig'`)).toEqual([{ attempts: 1 }]);
-  }, 240_000);
+  }, scaled(240_000));
 
   it('a 2 s network black-hole to the database: every operation accepted before, during and after ends within the lease and a few seconds', async () => {
     const url = new URL(t.settings.databaseUrl!);
@@ -229,5 +229,5 @@ describeOnPostgres('worker faults (PostgreSQL)', () => {
     } finally {
       await proxy.stop();
     }
-  }, 180_000);
+  }, scaled(180_000));
 });

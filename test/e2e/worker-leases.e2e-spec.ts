@@ -70,5 +70,5 @@ describe('worker leases: a live worker keeps what it claimed', () => {
     ).toEqual([{ type: 'volume.delete', status: 'succeeded', attempts: 1, n: N }]);
     expect(await t.sql(`SELECT status, count(*)::int AS n FROM volumes WHERE org_id = 'org_wls' GROUP BY status`)).toEqual([{ status: 'deleted', n: N }]);
     expect(await t.sql(`SELECT count(*)::int AS n FROM provider_disks WHERE volume_id LIKE 'vol_wlsv%' AND deleted_at IS NULL`)).toEqual([{ n: 0 }]);
-  }, 60_000);
+  }, scaled(60_000));
 });

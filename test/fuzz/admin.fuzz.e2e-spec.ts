@@ -61,7 +61,7 @@ describe('fuzz: admin requests generated from the admin OpenAPI document', () =>
     port = await openAdminListener(t);
     const doc = JSON.parse((await sendRaw(port, { method: 'GET', target: '/admin/v1/openapi.json', headers: [] })).body.toString('utf8')) as OpenApiDoc;
     ops = operationsOf(doc);
-  }, 120_000);
+  }, scaled(120_000));
   afterAll(async () => t?.close());
 
   function requestArb(): fc.Arbitrary<RequestSpec> {

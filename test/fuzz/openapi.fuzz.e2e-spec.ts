@@ -399,7 +399,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
     }
     expect(failures).toEqual([]);
     expect(requests.length).toBeGreaterThan(100);
-  }, 180_000);
+  }, scaled(180_000));
 
   it('the payment provider callback: bad signatures (mutated, stale, future, another secret, v0 only, several t) are 400 naming Stripe-Signature, nothing recorded', async () => {
     const secret = t.app.get(SimulatedProviderSecret).value;
