@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
 import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
-import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
-import { DueImage, ImageChanges, ImageRepository, ListedImage, NewImage } from '../application/images.port';
+import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
 import { IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
 
 interface ImageRow {
@@ -70,13 +70,10 @@ const toImage = (r: ImageRow): ServerImage => ({
  * insert past the limit, and the counter row's lock serialises racing inserts (migration ServerImages1764000000460).
  */
 @Injectable()
-export class TypeOrmImageRepository extends ImageRepository {
-  /** The writes and claims image rows share with the other prepaid copies. */
-  private readonly rows: CopyRows;
-
-  constructor(private readonly db: Db) {
-    super();
-    this.rows = new CopyRows(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images' });
+export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
+  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  constructor(db: Db) {
+    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images' });
   }
 
   async create(i: NewImage): Promise<ServerImage> {
@@ -150,45 +147,5 @@ export class TypeOrmImageRepository extends ImageRepository {
         ? { kind: 'catalog', image: { id: r.id, name: r.name, type: r.catalog_type!, createdAt: r.created_at } }
         : { kind: 'own', image: toImage(r) },
     );
-  }
-
-  update(id: string, changes: ImageChanges): Promise<void> {
-    return this.rows.update(id, changes);
-  }
-
-  setOperation(id: string, operationId: string | null): Promise<void> {
-    return this.rows.setOperation(id, operationId);
-  }
-
-  markAvailable(id: string, expiresAt: Date): Promise<void> {
-    return this.rows.markAvailable(id, expiresAt);
-  }
-
-  markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
-    return this.rows.markDeleting(id, operationId, reason);
-  }
-
-  markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
-    return this.rows.markDeleted(id, at, reason);
-  }
-
-  markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
-    return this.rows.markSuspended(id, at, releaseAt);
-  }
-
-  saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    return this.rows.saveRenewal(id, terms);
-  }
-
-  regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    return this.rows.regionPrice(regionId);
-  }
-
-  claimExpired(now: Date, limit: number): Promise<DueImage[]> {
-    return this.rows.claimExpired(now, limit);
-  }
-
-  claimReleasable(now: Date, limit: number): Promise<DueImage[]> {
-    return this.rows.claimReleasable(now, limit);
   }
 }

@@ -27,11 +27,11 @@ export interface ClaimedCopy {
 /**
  * The writes and claims a prepaid copy's rows share whatever the kind (its update, operation,
  * status transitions, renewal, region price and the term sweep's claims): one SQL text per table.
- * A kind's repository gives its CopyTable and hands these on.
+ * A kind's repository extends it, giving its CopyTable.
  */
 export class CopyRows {
   constructor(
-    private readonly db: Db,
+    protected readonly db: Db,
     private readonly t: CopyTable,
   ) {}
 

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
 import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
-import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
-import { DueSnapshot, NewSnapshot, SnapshotChanges, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
+import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { NewSnapshot, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
 import { SNAPSHOTS_PER_ORGANIZATION, SNAPSHOTS_PER_VOLUME, Snapshot, SnapshotStatus, snapshotQuota } from '../domain/snapshot';
 
 interface SnapshotRow {
@@ -71,13 +71,10 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
  * insert past a limit, and the counter row's lock serialises racing inserts (migration Snapshots1764000000410).
  */
 @Injectable()
-export class TypeOrmSnapshotRepository extends SnapshotRepository {
-  /** The writes and claims snapshot rows share with the other prepaid copies. */
-  private readonly rows: CopyRows;
-
-  constructor(private readonly db: Db) {
-    super();
-    this.rows = new CopyRows(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots' });
+export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepository {
+  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  constructor(db: Db) {
+    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots' });
   }
 
   async create(s: NewSnapshot): Promise<Snapshot> {
@@ -133,45 +130,5 @@ export class TypeOrmSnapshotRepository extends SnapshotRepository {
         ORDER BY l.created_at DESC, l.id DESC`;
     const rows = await this.db.query<SnapshotRow & { created_at_text: string }>(sql, params, this.db.statementName('snapshots_list', sql));
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toSnapshot);
-  }
-
-  update(id: string, changes: SnapshotChanges): Promise<void> {
-    return this.rows.update(id, changes);
-  }
-
-  setOperation(id: string, operationId: string | null): Promise<void> {
-    return this.rows.setOperation(id, operationId);
-  }
-
-  markAvailable(id: string, expiresAt: Date): Promise<void> {
-    return this.rows.markAvailable(id, expiresAt);
-  }
-
-  markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
-    return this.rows.markDeleting(id, operationId, reason);
-  }
-
-  markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
-    return this.rows.markDeleted(id, at, reason);
-  }
-
-  markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
-    return this.rows.markSuspended(id, at, releaseAt);
-  }
-
-  saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    return this.rows.saveRenewal(id, terms);
-  }
-
-  regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    return this.rows.regionPrice(regionId);
-  }
-
-  claimExpired(now: Date, limit: number): Promise<DueSnapshot[]> {
-    return this.rows.claimExpired(now, limit);
-  }
-
-  claimReleasable(now: Date, limit: number): Promise<DueSnapshot[]> {
-    return this.rows.claimReleasable(now, limit);
   }
 }
