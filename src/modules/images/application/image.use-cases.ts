@@ -9,10 +9,10 @@ import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
+import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy } from '../../prepaid/application/copy.use-cases';
 import { Operation } from '../../operations/domain/operation';
-import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
-import { Labels, checkLabels, sameLabels } from '../../prepaid/domain/labels';
-import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { TermMonths } from '../../prepaid/domain/term';
+import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { suspendedError } from '../../prepaid/domain/suspension';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { ServerLifecycle } from '../../servers/application/server-lifecycle.port';
@@ -20,7 +20,7 @@ import { ServerWrites } from '../../servers/application/servers.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { ImageListType, ServerImage, checkImageName, imageAmount, imageBusy, quoteImageRenewal } from '../domain/image';
 import { imageParams } from './image-params';
-import { ImageChanges, ImageRepository, ListedImage } from './images.port';
+import { ImageRepository, ListedImage } from './images.port';
 
 export interface CreateImageInput {
   serverId: string;
@@ -126,6 +126,20 @@ export class CreateImage {
   }
 }
 
+/** How the renew, delete and update use cases reach server images. */
+export function imageCopies(images: ImageRepository): CopyUseCaseKind<ServerImage> {
+  return {
+    noun: 'Image',
+    kind: 'image',
+    rows: images,
+    params: (i, termMonths, amount) => imageParams.write({ imageId: i.id, serverId: i.fromServerId, termMonths, amount }),
+    quoteRenewal: quoteImageRenewal,
+    checkName: (value) => checkImageName(value),
+    busy: imageBusy,
+    providerUnavailable,
+  };
+}
+
 /**
  * POST /v1/images/{id}/renew: the image's row locked (404; 409 invalid_state when creating,
  * deleting, deleted or busy), the image.renew operation with the hold at the frozen price
@@ -134,52 +148,19 @@ export class CreateImage {
  */
 @Injectable()
 export class RenewImage {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly images: ImageRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly clock: Clock,
-  ) {}
+  private readonly renewal: RenewCopy<ServerImage>;
 
-  execute(
+  constructor(uow: UnitOfWork, images: ImageRepository, acceptance: OperationAcceptance, clock: Clock) {
+    this.renewal = new RenewCopy(imageCopies(images), uow, acceptance, clock);
+  }
+
+  async execute(
     principal: Principal | SystemActor,
     input: { imageId: string; termMonths: TermMonths; currency?: Currency; auto?: boolean },
     ip: string | null,
   ): Promise<{ image: ServerImage; operation: Operation }> {
-    return this.uow.run(async () => {
-      const image = await this.images.lockInOrg(principal.orgId, input.imageId);
-      if (!image) throw notFound(`Image ${input.imageId} not found`);
-      const quote = quoteImageRenewal(image, input.termMonths, input.currency);
-      const operation = Operation.create({
-        id: newId('op'),
-        orgId: principal.orgId,
-        type: 'image.renew',
-        vmId: null,
-        volumeId: null,
-        steps: [{ name: 'renewing', status: 'running' }],
-        params: imageParams.write({ imageId: image.id, serverId: image.fromServerId, termMonths: quote.termMonths, amount: quote.amount }),
-        createdAt: this.clock.now(),
-      });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'image.renew',
-          targetId: image.id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
-      });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
-      await this.images.setOperation(image.id, operation.id);
-      return { image: { ...image, operationId: operation.id }, operation };
-    });
+    const { copy, operation } = await this.renewal.execute(principal, { id: input.imageId, termMonths: input.termMonths, currency: input.currency, auto: input.auto }, ip);
+    return { image: copy, operation };
   }
 }
 
@@ -191,95 +172,35 @@ export class RenewImage {
  */
 @Injectable()
 export class DeleteImage {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly images: ImageRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ComputeHealth,
-    private readonly clock: Clock,
-  ) {}
+  private readonly deletion: DeleteCopy<ServerImage>;
 
-  execute(principal: Principal | SystemActor, input: { imageId: string; reason?: 'customer' | 'expired' }, ip: string | null): Promise<{ image: ServerImage; operation: Operation }> {
-    return this.uow.run(async () => {
-      const image = await this.images.lockInOrg(principal.orgId, input.imageId);
-      if (!image) throw notFound(`Image ${input.imageId} not found`);
-      return this.deleteLocked(principal, image, input.reason ?? 'customer', ip);
-    });
+  constructor(uow: UnitOfWork, images: ImageRepository, acceptance: OperationAcceptance, health: ComputeHealth, clock: Clock) {
+    this.deletion = new DeleteCopy(imageCopies(images), uow, acceptance, health, clock);
+  }
+
+  async execute(principal: Principal | SystemActor, input: { imageId: string; reason?: 'customer' | 'expired' }, ip: string | null): Promise<{ image: ServerImage; operation: Operation }> {
+    const { copy, operation } = await this.deletion.execute(principal, { id: input.imageId, reason: input.reason }, ip);
+    return { image: copy, operation };
   }
 
   /** The image's row locked by the caller. */
   async deleteLocked(principal: Principal | SystemActor, image: ServerImage, reason: 'customer' | 'expired', ip: string | null): Promise<{ image: ServerImage; operation: Operation }> {
-    if (image.status === 'deleted') throw invalidState(`Image ${image.id} is deleted already`);
-    if (image.status === 'creating') throw invalidState(`Image ${image.id} is still being created; delete it once it is available`);
-    if (image.operationId) throw imageBusy(image);
-    // `deleting` with no operation: an earlier deletion failed at the provider; this one tries again.
-    const operation = Operation.create({
-      id: newId('op'),
-      orgId: image.orgId,
-      type: 'image.delete',
-      vmId: null,
-      volumeId: null,
-      steps: [{ name: 'deleting', status: 'pending' }],
-      params: imageParams.write({ imageId: image.id, serverId: image.fromServerId, termMonths: null, amount: null }),
-      createdAt: this.clock.now(),
-    });
-    const outcome = await this.acceptance.accept({
-      operation,
-      audit: {
-        orgId: image.orgId,
-        ...auditActor(principal),
-        action: 'image.delete',
-        targetId: image.id,
-        ipAddress: ip,
-        data: { operation_id: operation.id, ...(reason === 'expired' ? { reason } : {}) },
-      },
-    });
-    if (outcome.kind !== 'accepted') throw invalidState(`Image ${image.id} could not be deleted now; retry`);
-    await this.images.markDeleting(image.id, operation.id, reason);
-    if (principal.kind !== 'system' && this.health.isDown()) throw providerUnavailable();
-    return { image: { ...image, status: 'deleting', operationId: operation.id, deletedReason: reason }, operation };
+    const { copy, operation } = await this.deletion.deleteLocked(principal, image, reason, ip);
+    return { image: copy, operation };
   }
 }
 
 /** PATCH /v1/images/{id} {name?, labels?, auto_renew?}: synchronous; audited `image.update` with what changed. */
 @Injectable()
 export class UpdateImage {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly images: ImageRepository,
-    private readonly audit: AuditTrail,
-  ) {}
+  private readonly updates: UpdateCopy<ServerImage>;
 
-  async execute(principal: Principal, input: { imageId: string; name?: string; labels?: Record<string, unknown>; autoRenew?: unknown }, ip: string | null): Promise<ServerImage> {
-    const name = input.name === undefined ? undefined : checkImageName(input.name);
-    const labels = input.labels === undefined ? undefined : checkLabels(input.labels);
-    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
-    return this.uow.run(async () => {
-      const i = await this.images.lockInOrg(principal.orgId, input.imageId);
-      if (!i) throw notFound(`Image ${input.imageId} not found`);
-      if (i.status === 'deleted') throw invalidState(`Image ${i.id} is deleted`);
-      const changes: ImageChanges = {};
-      const changed: Record<string, { old: unknown; new: unknown }> = {};
-      if (name !== undefined && name !== i.name) {
-        changes.name = name;
-        changed.name = { old: i.name, new: name };
-      }
-      if (labels !== undefined && !sameLabels(labels, i.labels)) {
-        changes.labels = labels;
-        changed.labels = { old: i.labels, new: labels };
-      }
-      if (autoRenew !== undefined) {
-        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? i.autoRenew.termMonths : autoRenew.termMonths };
-        if (next.enabled !== i.autoRenew.enabled || next.termMonths !== i.autoRenew.termMonths) {
-          changes.autoRenew = next;
-          changed.auto_renew = { old: { enabled: i.autoRenew.enabled, term_months: i.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
-        }
-      }
-      if (Object.keys(changed).length === 0) return i;
-      await this.images.update(i.id, changes);
-      await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: 'image.update', targetId: i.id, ipAddress: ip, data: { changes: changed } });
-      return (await this.images.findInOrg(principal.orgId, i.id))!;
-    });
+  constructor(uow: UnitOfWork, images: ImageRepository, audit: AuditTrail) {
+    this.updates = new UpdateCopy(imageCopies(images), uow, audit);
+  }
+
+  execute(principal: Principal, input: { imageId: string; name?: string; labels?: Record<string, unknown>; autoRenew?: unknown }, ip: string | null): Promise<ServerImage> {
+    return this.updates.execute(principal, { id: input.imageId, name: input.name, labels: input.labels, autoRenew: input.autoRenew }, ip);
   }
 }
 

@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
-import { DueImage, ImageChanges, ImageRepository, ListedImage, NewImage } from '../application/images.port';
+import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
+import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
 import { IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
 
 interface ImageRow {
@@ -69,9 +70,10 @@ const toImage = (r: ImageRow): ServerImage => ({
  * insert past the limit, and the counter row's lock serialises racing inserts (migration ServerImages1764000000460).
  */
 @Injectable()
-export class TypeOrmImageRepository extends ImageRepository {
-  constructor(private readonly db: Db) {
-    super();
+export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
+  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  constructor(db: Db) {
+    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images' });
   }
 
   async create(i: NewImage): Promise<ServerImage> {
@@ -145,104 +147,5 @@ export class TypeOrmImageRepository extends ImageRepository {
         ? { kind: 'catalog', image: { id: r.id, name: r.name, type: r.catalog_type!, createdAt: r.created_at } }
         : { kind: 'own', image: toImage(r) },
     );
-  }
-
-  async update(id: string, changes: ImageChanges): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown): void => {
-      sets.push(`${column} = $${params.push(value)}`);
-    };
-    if (changes.name !== undefined) set('name', changes.name);
-    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
-    if (changes.autoRenew !== undefined) {
-      set('auto_renew_enabled', changes.autoRenew.enabled);
-      set('auto_renew_term_months', changes.autoRenew.termMonths);
-    }
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE server_images SET ${sets.join(', ')} WHERE id = $1`, params);
-  }
-
-  async setOperation(id: string, operationId: string | null): Promise<void> {
-    await this.db.query('UPDATE server_images SET operation_id = $2 WHERE id = $1', [id, operationId], 'server_images_set_operation');
-  }
-
-  async markAvailable(id: string, expiresAt: Date): Promise<void> {
-    await this.db.query(
-      `UPDATE server_images SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
-      [id, expiresAt],
-      'server_images_available',
-    );
-  }
-
-  async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
-    await this.db.query(
-      `UPDATE server_images SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
-      [id, operationId, reason],
-      'server_images_deleting',
-    );
-  }
-
-  async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
-    await this.db.query(
-      `UPDATE server_images SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
-              suspended_at = NULL, release_at = NULL
-        WHERE id = $1 AND status <> 'deleted'`,
-      [id, at, reason],
-      'server_images_deleted',
-    );
-  }
-
-  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
-    await this.db.query(
-      `UPDATE server_images SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
-      [id, at, releaseAt],
-      'server_images_suspended',
-    );
-  }
-
-  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    await this.db.query(
-      `UPDATE server_images SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
-              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
-              suspended_at = NULL, release_at = NULL
-        WHERE id = $1`,
-      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
-      'server_images_renewal',
-    );
-  }
-
-  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
-      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
-      [regionId],
-      'server_images_region_price',
-    );
-    if (!row) return undefined;
-    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
-  }
-
-  async claimExpired(now: Date, limit: number): Promise<DueImage[]> {
-    return this.claim(
-      `${SELECT} WHERE i.status = 'available' AND i.expires_at <= $1 AND i.operation_id IS NULL ORDER BY i.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
-      'server_images_claim_expired',
-    );
-  }
-
-  async claimReleasable(now: Date, limit: number): Promise<DueImage[]> {
-    return this.claim(
-      `${SELECT} WHERE i.status = 'suspended' AND i.release_at <= $1 AND i.operation_id IS NULL ORDER BY i.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
-      'server_images_claim_releasable',
-    );
-  }
-
-  private async claim(sql: string, params: unknown[], name: string): Promise<DueImage[]> {
-    const rows = await this.db.query<ImageRow>(sql, params, name);
-    return rows.map((r) => ({
-      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
-      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-    }));
   }
 }

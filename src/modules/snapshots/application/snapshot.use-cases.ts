@@ -9,17 +9,17 @@ import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
+import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy } from '../../prepaid/application/copy.use-cases';
 import { Operation } from '../../operations/domain/operation';
-import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
-import { Labels, checkLabels, parseLabelSelector, sameLabels } from '../../prepaid/domain/labels';
-import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
+import { TermMonths } from '../../prepaid/domain/term';
+import { Labels, checkLabels, parseLabelSelector } from '../../prepaid/domain/labels';
 import { suspendedError } from '../../prepaid/domain/suspension';
 import { ProviderHealth } from '../../storage-provider/application/block-storage.port';
 import { VolumeRepository } from '../../volumes/application/volumes.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Snapshot, SnapshotStatus, checkSnapshotName, quoteSnapshotRenewal, snapshotAmount, snapshotBusy } from '../domain/snapshot';
 import { snapshotParams } from './snapshot-params';
-import { SnapshotChanges, SnapshotRepository } from './snapshots.port';
+import { SnapshotRepository } from './snapshots.port';
 
 export interface CreateSnapshotInput {
   volumeId: string;
@@ -118,6 +118,20 @@ export class CreateSnapshot {
   }
 }
 
+/** How the renew, delete and update use cases reach snapshots. */
+export function snapshotCopies(snapshots: SnapshotRepository): CopyUseCaseKind<Snapshot> {
+  return {
+    noun: 'Snapshot',
+    kind: 'snapshot',
+    rows: snapshots,
+    params: (s, termMonths, amount) => snapshotParams.write({ snapshotId: s.id, volumeId: s.volumeId, termMonths, amount }),
+    quoteRenewal: quoteSnapshotRenewal,
+    checkName: (value) => checkSnapshotName(value),
+    busy: snapshotBusy,
+    providerUnavailable,
+  };
+}
+
 /**
  * POST /v1/snapshots/{id}/renew: the snapshot's row locked (404; 409 invalid_state when creating,
  * deleting, deleted or busy), the snapshot.renew operation with the hold at the frozen price
@@ -126,52 +140,19 @@ export class CreateSnapshot {
  */
 @Injectable()
 export class RenewSnapshot {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly snapshots: SnapshotRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly clock: Clock,
-  ) {}
+  private readonly renewal: RenewCopy<Snapshot>;
 
-  execute(
+  constructor(uow: UnitOfWork, snapshots: SnapshotRepository, acceptance: OperationAcceptance, clock: Clock) {
+    this.renewal = new RenewCopy(snapshotCopies(snapshots), uow, acceptance, clock);
+  }
+
+  async execute(
     principal: Principal | SystemActor,
     input: { snapshotId: string; termMonths: TermMonths; currency?: Currency; auto?: boolean },
     ip: string | null,
   ): Promise<{ snapshot: Snapshot; operation: Operation }> {
-    return this.uow.run(async () => {
-      const snapshot = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
-      if (!snapshot) throw notFound(`Snapshot ${input.snapshotId} not found`);
-      const quote = quoteSnapshotRenewal(snapshot, input.termMonths, input.currency);
-      const operation = Operation.create({
-        id: newId('op'),
-        orgId: principal.orgId,
-        type: 'snapshot.renew',
-        vmId: null,
-        volumeId: null,
-        steps: [{ name: 'renewing', status: 'running' }],
-        params: snapshotParams.write({ snapshotId: snapshot.id, volumeId: snapshot.volumeId, termMonths: quote.termMonths, amount: quote.amount }),
-        createdAt: this.clock.now(),
-      });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'snapshot.renew',
-          targetId: snapshot.id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
-      });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
-      await this.snapshots.setOperation(snapshot.id, operation.id);
-      return { snapshot: { ...snapshot, operationId: operation.id }, operation };
-    });
+    const { copy, operation } = await this.renewal.execute(principal, { id: input.snapshotId, termMonths: input.termMonths, currency: input.currency, auto: input.auto }, ip);
+    return { snapshot: copy, operation };
   }
 }
 
@@ -182,95 +163,35 @@ export class RenewSnapshot {
  */
 @Injectable()
 export class DeleteSnapshot {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly snapshots: SnapshotRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ProviderHealth,
-    private readonly clock: Clock,
-  ) {}
+  private readonly deletion: DeleteCopy<Snapshot>;
 
-  execute(principal: Principal | SystemActor, input: { snapshotId: string; reason?: 'customer' | 'expired' }, ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
-    return this.uow.run(async () => {
-      const snapshot = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
-      if (!snapshot) throw notFound(`Snapshot ${input.snapshotId} not found`);
-      return this.deleteLocked(principal, snapshot, input.reason ?? 'customer', ip);
-    });
+  constructor(uow: UnitOfWork, snapshots: SnapshotRepository, acceptance: OperationAcceptance, health: ProviderHealth, clock: Clock) {
+    this.deletion = new DeleteCopy(snapshotCopies(snapshots), uow, acceptance, health, clock);
+  }
+
+  async execute(principal: Principal | SystemActor, input: { snapshotId: string; reason?: 'customer' | 'expired' }, ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
+    const { copy, operation } = await this.deletion.execute(principal, { id: input.snapshotId, reason: input.reason }, ip);
+    return { snapshot: copy, operation };
   }
 
   /** The snapshot's row locked by the caller. */
   async deleteLocked(principal: Principal | SystemActor, snapshot: Snapshot, reason: 'customer' | 'expired', ip: string | null): Promise<{ snapshot: Snapshot; operation: Operation }> {
-    if (snapshot.status === 'deleted') throw invalidState(`Snapshot ${snapshot.id} is deleted already`);
-    if (snapshot.status === 'creating') throw invalidState(`Snapshot ${snapshot.id} is still being created; delete it once it is available`);
-    if (snapshot.operationId) throw snapshotBusy(snapshot);
-    // `deleting` with no operation: an earlier deletion failed at the provider; this one tries again.
-    const operation = Operation.create({
-      id: newId('op'),
-      orgId: snapshot.orgId,
-      type: 'snapshot.delete',
-      vmId: null,
-      volumeId: null,
-      steps: [{ name: 'deleting', status: 'pending' }],
-      params: snapshotParams.write({ snapshotId: snapshot.id, volumeId: snapshot.volumeId, termMonths: null, amount: null }),
-      createdAt: this.clock.now(),
-    });
-    const outcome = await this.acceptance.accept({
-      operation,
-      audit: {
-        orgId: snapshot.orgId,
-        ...auditActor(principal),
-        action: 'snapshot.delete',
-        targetId: snapshot.id,
-        ipAddress: ip,
-        data: { operation_id: operation.id, ...(reason === 'expired' ? { reason } : {}) },
-      },
-    });
-    if (outcome.kind !== 'accepted') throw invalidState(`Snapshot ${snapshot.id} could not be deleted now; retry`);
-    await this.snapshots.markDeleting(snapshot.id, operation.id, reason);
-    if (principal.kind !== 'system' && this.health.isDown()) throw providerUnavailable();
-    return { snapshot: { ...snapshot, status: 'deleting', operationId: operation.id, deletedReason: reason }, operation };
+    const { copy, operation } = await this.deletion.deleteLocked(principal, snapshot, reason, ip);
+    return { snapshot: copy, operation };
   }
 }
 
 /** PATCH /v1/snapshots/{id} {name?, labels?, auto_renew?}: synchronous; audited `snapshot.update` with what changed. */
 @Injectable()
 export class UpdateSnapshot {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly snapshots: SnapshotRepository,
-    private readonly audit: AuditTrail,
-  ) {}
+  private readonly updates: UpdateCopy<Snapshot>;
 
-  async execute(principal: Principal, input: { snapshotId: string; name?: string; labels?: Record<string, unknown>; autoRenew?: unknown }, ip: string | null): Promise<Snapshot> {
-    const name = input.name === undefined ? undefined : checkSnapshotName(input.name);
-    const labels = input.labels === undefined ? undefined : checkLabels(input.labels);
-    const autoRenew = input.autoRenew === undefined ? undefined : checkAutoRenew(input.autoRenew, RENEWAL_TERMS);
-    return this.uow.run(async () => {
-      const s = await this.snapshots.lockInOrg(principal.orgId, input.snapshotId);
-      if (!s) throw notFound(`Snapshot ${input.snapshotId} not found`);
-      if (s.status === 'deleted') throw invalidState(`Snapshot ${s.id} is deleted`);
-      const changes: SnapshotChanges = {};
-      const changed: Record<string, { old: unknown; new: unknown }> = {};
-      if (name !== undefined && name !== s.name) {
-        changes.name = name;
-        changed.name = { old: s.name, new: name };
-      }
-      if (labels !== undefined && !sameLabels(labels, s.labels)) {
-        changes.labels = labels;
-        changed.labels = { old: s.labels, new: labels };
-      }
-      if (autoRenew !== undefined) {
-        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? s.autoRenew.termMonths : autoRenew.termMonths };
-        if (next.enabled !== s.autoRenew.enabled || next.termMonths !== s.autoRenew.termMonths) {
-          changes.autoRenew = next;
-          changed.auto_renew = { old: { enabled: s.autoRenew.enabled, term_months: s.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
-        }
-      }
-      if (Object.keys(changed).length === 0) return s;
-      await this.snapshots.update(s.id, changes);
-      await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: 'snapshot.update', targetId: s.id, ipAddress: ip, data: { changes: changed } });
-      return (await this.snapshots.findInOrg(principal.orgId, s.id))!;
-    });
+  constructor(uow: UnitOfWork, snapshots: SnapshotRepository, audit: AuditTrail) {
+    this.updates = new UpdateCopy(snapshotCopies(snapshots), uow, audit);
+  }
+
+  execute(principal: Principal, input: { snapshotId: string; name?: string; labels?: Record<string, unknown>; autoRenew?: unknown }, ip: string | null): Promise<Snapshot> {
+    return this.updates.execute(principal, { id: input.snapshotId, name: input.name, labels: input.labels, autoRenew: input.autoRenew }, ip);
   }
 }
 

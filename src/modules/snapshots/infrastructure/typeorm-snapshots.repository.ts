@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
-import { DueSnapshot, NewSnapshot, SnapshotChanges, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
+import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
+import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { NewSnapshot, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
 import { SNAPSHOTS_PER_ORGANIZATION, SNAPSHOTS_PER_VOLUME, Snapshot, SnapshotStatus, snapshotQuota } from '../domain/snapshot';
 
 interface SnapshotRow {
@@ -70,9 +71,10 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
  * insert past a limit, and the counter row's lock serialises racing inserts (migration Snapshots1764000000410).
  */
 @Injectable()
-export class TypeOrmSnapshotRepository extends SnapshotRepository {
-  constructor(private readonly db: Db) {
-    super();
+export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepository {
+  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  constructor(db: Db) {
+    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots' });
   }
 
   async create(s: NewSnapshot): Promise<Snapshot> {
@@ -128,104 +130,5 @@ export class TypeOrmSnapshotRepository extends SnapshotRepository {
         ORDER BY l.created_at DESC, l.id DESC`;
     const rows = await this.db.query<SnapshotRow & { created_at_text: string }>(sql, params, this.db.statementName('snapshots_list', sql));
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toSnapshot);
-  }
-
-  async update(id: string, changes: SnapshotChanges): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown): void => {
-      sets.push(`${column} = $${params.push(value)}`);
-    };
-    if (changes.name !== undefined) set('name', changes.name);
-    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
-    if (changes.autoRenew !== undefined) {
-      set('auto_renew_enabled', changes.autoRenew.enabled);
-      set('auto_renew_term_months', changes.autoRenew.termMonths);
-    }
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE snapshots SET ${sets.join(', ')} WHERE id = $1`, params);
-  }
-
-  async setOperation(id: string, operationId: string | null): Promise<void> {
-    await this.db.query('UPDATE snapshots SET operation_id = $2 WHERE id = $1', [id, operationId], 'snapshots_set_operation');
-  }
-
-  async markAvailable(id: string, expiresAt: Date): Promise<void> {
-    await this.db.query(
-      `UPDATE snapshots SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
-      [id, expiresAt],
-      'snapshots_available',
-    );
-  }
-
-  async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
-    await this.db.query(
-      `UPDATE snapshots SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
-      [id, operationId, reason],
-      'snapshots_deleting',
-    );
-  }
-
-  async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
-    await this.db.query(
-      `UPDATE snapshots SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
-              suspended_at = NULL, release_at = NULL
-        WHERE id = $1 AND status <> 'deleted'`,
-      [id, at, reason],
-      'snapshots_deleted',
-    );
-  }
-
-  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
-    await this.db.query(
-      `UPDATE snapshots SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
-      [id, at, releaseAt],
-      'snapshots_suspended',
-    );
-  }
-
-  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    await this.db.query(
-      `UPDATE snapshots SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
-              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
-              suspended_at = NULL, release_at = NULL
-        WHERE id = $1`,
-      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
-      'snapshots_renewal',
-    );
-  }
-
-  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
-      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
-      [regionId],
-      'snapshots_region_price',
-    );
-    if (!row) return undefined;
-    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
-  }
-
-  async claimExpired(now: Date, limit: number): Promise<DueSnapshot[]> {
-    return this.claim(
-      `${SELECT} WHERE s.status = 'available' AND s.expires_at <= $1 AND s.operation_id IS NULL ORDER BY s.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
-      'snapshots_claim_expired',
-    );
-  }
-
-  async claimReleasable(now: Date, limit: number): Promise<DueSnapshot[]> {
-    return this.claim(
-      `${SELECT} WHERE s.status = 'suspended' AND s.release_at <= $1 AND s.operation_id IS NULL ORDER BY s.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-      [now, limit],
-      'snapshots_claim_releasable',
-    );
-  }
-
-  private async claim(sql: string, params: unknown[], name: string): Promise<DueSnapshot[]> {
-    const rows = await this.db.query<SnapshotRow>(sql, params, name);
-    return rows.map((r) => ({
-      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
-      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-    }));
   }
 }

@@ -1,0 +1,141 @@
+import { Db } from '../../../shared/database/transaction';
+import { PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { CopyChanges } from '../application/copy.use-cases';
+import { DeletedReason, RenewedTerms, TermMonths } from '../domain/term';
+
+/** The table of one kind of prepaid copy (a disk's snapshot, a server's image), as its SQL names it. */
+export interface CopyTable {
+  /** The table, e.g. `snapshots`. */
+  table: string;
+  /** Its alias in `select`, e.g. `s`. */
+  alias: string;
+  /** `SELECT <its columns> FROM <table> <alias>`. */
+  select: string;
+  /** The prefix of its prepared statements' names, e.g. `snapshots` (`snapshots_set_operation`). */
+  statements: string;
+}
+
+/** A copy whose deadline has come, claimed (row locked FOR UPDATE SKIP LOCKED) by a term sweep. */
+export interface ClaimedCopy {
+  id: string;
+  orgId: string;
+  expiresAt: Date;
+  termMonths: TermMonths;
+  autoRenew: { enabled: boolean; termMonths: TermMonths | null };
+}
+
+/**
+ * The writes and claims a prepaid copy's rows share whatever the kind (its update, operation,
+ * status transitions, renewal, region price and the term sweep's claims): one SQL text per table.
+ * A kind's repository extends it, giving its CopyTable.
+ */
+export class CopyRows {
+  constructor(
+    protected readonly db: Db,
+    private readonly t: CopyTable,
+  ) {}
+
+  async update(id: string, changes: CopyChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (changes.name !== undefined) set('name', changes.name);
+    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(`UPDATE ${this.t.table} SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  async setOperation(id: string, operationId: string | null): Promise<void> {
+    await this.db.query(`UPDATE ${this.t.table} SET operation_id = $2 WHERE id = $1`, [id, operationId], `${this.t.statements}_set_operation`);
+  }
+
+  async markAvailable(id: string, expiresAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.t.table} SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
+      [id, expiresAt],
+      `${this.t.statements}_available`,
+    );
+  }
+
+  async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.t.table} SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
+      [id, operationId, reason],
+      `${this.t.statements}_deleting`,
+    );
+  }
+
+  async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.t.table} SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1 AND status <> 'deleted'`,
+      [id, at, reason],
+      `${this.t.statements}_deleted`,
+    );
+  }
+
+  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.t.table} SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
+      [id, at, releaseAt],
+      `${this.t.statements}_suspended`,
+    );
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    await this.db.query(
+      `UPDATE ${this.t.table} SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
+              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1`,
+      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+      `${this.t.statements}_renewal`,
+    );
+  }
+
+  /** The region's snapshot price (images are sold at it too): undefined for no region, null when it sells none. */
+  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
+      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
+      [regionId],
+      `${this.t.statements}_region_price`,
+    );
+    if (!row) return undefined;
+    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  }
+
+  claimExpired(now: Date, limit: number): Promise<ClaimedCopy[]> {
+    const a = this.t.alias;
+    return this.claim(
+      `${this.t.select} WHERE ${a}.status = 'available' AND ${a}.expires_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      `${this.t.statements}_claim_expired`,
+    );
+  }
+
+  claimReleasable(now: Date, limit: number): Promise<ClaimedCopy[]> {
+    const a = this.t.alias;
+    return this.claim(
+      `${this.t.select} WHERE ${a}.status = 'suspended' AND ${a}.release_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      `${this.t.statements}_claim_releasable`,
+    );
+  }
+
+  private async claim(sql: string, params: unknown[], name: string): Promise<ClaimedCopy[]> {
+    const rows = await this.db.query<{
+      id: string; org_id: string; expires_at: Date; term_months: TermMonths; auto_renew_enabled: boolean; auto_renew_term_months: TermMonths | null;
+    }>(sql, params, name);
+    return rows.map((r) => ({
+      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
+      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+    }));
+  }
+}
