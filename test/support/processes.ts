@@ -221,13 +221,14 @@ const countOf = async (sql: Sql, where: string): Promise<number> => Number((awai
  * (afterAll) SIGKILLs whatever is left.
  */
 export function slowProviderWorkers(databaseUrl: () => string | undefined): {
-  start(): Promise<ServerProcess>;
+  /** A process of the cluster; `env` overrides its settings (WORKER_ENABLED: 'false' for one that only answers the API). */
+  start(env?: NodeJS.ProcessEnv): Promise<ServerProcess>;
   killMidStepAndFinish(sql: Sql, victim: ServerProcess, midStep: number): Promise<void>;
   killAll(): Promise<void>;
 } {
   const running: ServerProcess[] = [];
   return {
-    async start() {
+    async start(env: NodeJS.ProcessEnv = {}) {
       const p = await startServerProcess({
         DATABASE_URL: databaseUrl(),
         DEMO_SEED: 'false',
@@ -236,6 +237,7 @@ export function slowProviderWorkers(databaseUrl: () => string | undefined): {
         WORKER_LEASE_MS: '2000',
         PROVIDER_LATENCY_MS: '300',
         DB_POOL_SIZE: '5',
+        ...env,
       });
       running.push(p);
       return p;
