@@ -89,17 +89,11 @@ export abstract class TermStore {
   abstract claimAutoRenewDue(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]>;
   /** Like claimAutoRenewDue, for those waiting after a failed attempt whose wallet has been credited in their currency since. */
   abstract claimAutoRenewCredited(kind: TermKind, now: Date, limit: number): Promise<AutoRenewDue[]>;
-  /** The organization's last wallet ledger position ('0' when none). */
-  abstract walletSeq(orgId: string): Promise<string>;
-  /** Records an attempt; false when an accepted one exists already for (resource, expires_at) (the unique key). */
-  abstract recordAutoRenewAttempt(attempt: { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }): Promise<boolean>;
-  /** Stores the outcome of an attempt on the resource (its next_attempt_at follows). */
-  abstract saveAutoRenewOutcome(kind: TermKind, id: string, outcome: AutoRenewOutcome): Promise<void>;
   /** The organizations' last wallet ledger positions ('0' when none), one read. */
   abstract walletSeqs(orgIds: readonly string[]): Promise<Map<string, string>>;
-  /** recordAutoRenewAttempt for many in one statement: the resource ids recorded (an accepted one refused by the unique key is left out). */
+  /** Records attempts, one statement: the resource ids recorded (an accepted one refused by the unique key, one per (resource, expires_at), is left out). */
   abstract recordAutoRenewAttempts(attempts: readonly { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }[]): Promise<Set<string>>;
-  /** saveAutoRenewOutcome for many resources of one kind in one statement. */
+  /** Stores each attempt's outcome on its resource (its next_attempt_at follows), one statement for resources of one kind. */
   abstract saveAutoRenewOutcomes(kind: TermKind, outcomes: readonly { id: string; outcome: AutoRenewOutcome }[]): Promise<void>;
   /** Pushes the next attempt to `retryAt` without an attempt (the renewal was refused for another reason than money). */
   abstract postponeAutoRenew(kind: TermKind, id: string, retryAt: Date): Promise<void>;

@@ -260,30 +260,6 @@ export class TypeOrmTermStore extends TermStore {
     }));
   }
 
-  async walletSeq(orgId: string): Promise<string> {
-    const row = await this.db.one<{ seq: string }>('SELECT last_seq::text AS seq FROM wallet_heads WHERE org_id = $1', [orgId], 'terms_wallet_seq');
-    return row?.seq ?? '0';
-  }
-
-  async recordAutoRenewAttempt(t: { resourceId: string; orgId: string; expiresAt: Date; at: Date; outcome: AutoRenewAttempt['outcome']; operationId: string | null }): Promise<boolean> {
-    const rows = await this.db.query<{ id: string }>(
-      `INSERT INTO auto_renew_attempts (resource_id, org_id, expires_at, at, outcome, operation_id) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT DO NOTHING RETURNING id`,
-      [t.resourceId, t.orgId, t.expiresAt, t.at, t.outcome, t.operationId],
-      'terms_record_auto_renew_attempt',
-    );
-    return rows.length === 1;
-  }
-
-  async saveAutoRenewOutcome(kind: TermKind, id: string, o: AutoRenewOutcome): Promise<void> {
-    await this.db.query(
-      `UPDATE ${AUTO_RENEW[kind].table} SET auto_renew_last_attempt = $2::jsonb, auto_renew_retry_at = coalesce($3::timestamptz, 'infinity'), auto_renew_wallet_seq = $4
-        WHERE id = $1`,
-      [id, JSON.stringify(o.lastAttempt), o.retryAt, o.walletSeq],
-      `terms_auto_renew_outcome_${kind}`,
-    );
-  }
-
   async walletSeqs(orgIds: readonly string[]): Promise<Map<string, string>> {
     const ids = [...new Set(orgIds)];
     const rows = await this.db.query<{ org_id: string; seq: string }>(
