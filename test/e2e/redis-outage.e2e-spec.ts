@@ -44,6 +44,9 @@ async function waitFor(what: string, condition: () => Promise<boolean>, timeoutM
 describe('Redis that accepts connections and never answers (a silent TCP server)', () => {
   let silent: Server;
   const sockets: Socket[] = [];
+  /** The names of the commands the silent Redis received (RESP arrays), upper-case. */
+  let received = '';
+  const commandsReceived = (): string[] => [...received.matchAll(/\*\d+\r\n\$\d+\r\n([A-Za-z]+)\r\n/g)].map((m) => m[1].toUpperCase());
   let t: TestApp;
   const token = apiToken('silent', 'rw');
 
@@ -52,7 +55,7 @@ describe('Redis that accepts connections and never answers (a silent TCP server)
       sockets.push(socket);
       socket.on('error', () => undefined);
       // Reads every command, answers none.
-      socket.resume();
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString('latin1')));
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
@@ -77,14 +80,17 @@ describe('Redis that accepts connections and never answers (a silent TCP server)
       { status: 200, remaining: '0' },
       { status: 429, remaining: '0' },
     ]);
-    // Far below the 1 s command timeout: nothing waited for the silent Redis.
-    for (const a of answers) expect(a.ms).toBeLessThan(scaled(500));
-
     const { ms, res } = await timed(() => t.http.get('/v1/ready'));
     expect(res.status).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.body).toEqual(READY_DEGRADED);
-    expect(ms).toBeLessThan(scaled(500));
+    // Nothing waited for the silent Redis: it was sent the connection's ready check and no
+    // command of a request (the rate-limit script, EVALSHA or EVAL), so no request could wait
+    // for its 1 s command timeout. How long they took is a figure, not an assertion (a loaded
+    // machine stretches it past any fixed bound).
+    expect(commandsReceived().filter((c) => c !== 'INFO' && c !== 'CLIENT')).toEqual([]);
+    expect(commandsReceived()).toContain('INFO');
+    console.log(`answers with a silent Redis: ${answers.map((a) => Math.round(a.ms)).join(', ')} ms; /v1/ready ${Math.round(ms)} ms`);
   });
 });
 

@@ -74,4 +74,29 @@ describe('embedded database template', () => {
       await engine.stop();
     }
   });
+
+  it("keeps the service's one connection open: the socket refuses a new connection while the previous one is closing", async () => {
+    // What the pool must never do: close its idle client (pg's default after 10 s) and open
+    // another for the next query. Done by hand here, the new connection is refused.
+    const engine = await startEmbeddedPostgres(MEMORY_DATA_DIR, 1);
+    try {
+      const first = new Client({ connectionString: engine.url });
+      await first.connect();
+      const closing = first.end();
+      const second = new Client({ connectionString: engine.url });
+      await expect(second.connect().then(() => second.query('SELECT 1'))).rejects.toThrow('Connection terminated unexpectedly');
+      await Promise.all([closing, second.end().catch(() => undefined)]);
+    } finally {
+      await engine.stop();
+    }
+    const settings = { ...loadSettings({ NODE_ENV: 'test' }), databaseUrl: undefined, dataDir: MEMORY_DATA_DIR, migrationsRun: false };
+    const opened = await openDatabase(settings);
+    try {
+      const pool = (opened.dataSource.driver as unknown as { master: { options: { idleTimeoutMillis?: number }; totalCount: number; idleCount: number } }).master;
+      await opened.dataSource.query('SELECT 1');
+      expect({ idleTimeoutMillis: pool.options.idleTimeoutMillis, total: pool.totalCount, idle: pool.idleCount }).toEqual({ idleTimeoutMillis: 0, total: 1, idle: 1 });
+    } finally {
+      await opened.close();
+    }
+  });
 });

@@ -95,8 +95,13 @@ function dataSourceFor(settings: Settings, url: string, embedded: boolean, poolS
     synchronize: false,
     logging: false,
     poolSize,
+    // The embedded engine's one connection is kept open (idleTimeoutMillis 0; pg's pool closes an
+    // idle client after 10 s by default): pglite-socket refuses a new connection until it has
+    // processed the close of the old one, so a query that came as the pool closed its idle client
+    // met "Connection terminated unexpectedly" (seen on a loaded machine, and reproduced every
+    // time by connecting while the previous client ends).
     extra: embedded
-      ? { application_name: applicationName, Client: GuardedClient }
+      ? { application_name: applicationName, Client: GuardedClient, idleTimeoutMillis: 0 }
       : {
           ...serverConnectionOptions(settings, applicationName, pooled),
           Client: deadlineClient(settings.dbStatementTimeoutMs + CLIENT_DEADLINE_GRACE_MS),
