@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadSettings } from '../../src/shared/config/settings';
+import { scaled } from '../support/deadlines';
 import { ROOT } from '../support/processes';
 
 /** Server secrets a production process is given here (other settings' rules, not these tests' subject). */
@@ -63,7 +64,9 @@ describe('payment provider settings', () => {
         let stderr = '';
         child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
         // A server that started anyway is killed outright.
-        const kill = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        // (Three starts at once load the whole application each: on a loaded machine that takes
+        // more than 30 s, so the bound stretches with the load.)
+        const kill = setTimeout(() => child.kill('SIGKILL'), scaled(30_000));
         child.on('close', (status) => {
           clearTimeout(kill);
           resolve({ status, stderr });
