@@ -50,4 +50,6 @@ export abstract class ImageRepository {
   abstract claimExpired(now: Date, limit: number): Promise<DueImage[]>;
   /** Suspended images with `release_at <= now` and no unfinished operation (row-locked, SKIP LOCKED). */
   abstract claimReleasable(now: Date, limit: number): Promise<DueImage[]>;
+  /** Of these ids (copies the provider holds), those with no live row (deleted, or none) and no unfinished operation naming them (the orphan sweep). */
+  abstract goneAmong(ids: readonly string[]): Promise<string[]>;
 }

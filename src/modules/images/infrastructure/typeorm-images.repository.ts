@@ -73,7 +73,7 @@ const toImage = (r: ImageRow): ServerImage => ({
 export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
   /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
   constructor(db: Db) {
-    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images' });
+    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images', idParam: 'image_id' });
   }
 
   async create(i: NewImage): Promise<ServerImage> {
