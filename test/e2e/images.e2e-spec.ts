@@ -153,6 +153,32 @@ describe('server images', () => {
     expect(patch.status).toBe(404);
   });
 
+  it("GET /v1/images/{id} with a catalog id answers the object the list shows for it, to every organization; an unknown id and another organization's image are 404", async () => {
+    const listed = (await t.http.get('/v1/images?limit=100').set(rw)).body.images as { id: string; type: string }[];
+    const catalog = listed.filter((i) => i.type !== 'snapshot');
+    expect(catalog.map((i) => i.id).sort()).toEqual(['debian-12', 'docker-ce', 'ubuntu-24.04']);
+    for (const entry of catalog) {
+      for (const auth of [rw, other]) {
+        const res = await image(entry.id).set(auth);
+        expect(res.status).toBe(200);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.body).toEqual(entry);
+      }
+    }
+    // The organization's own image reads as the list shows it too.
+    expect((await image(imgId)).body).toEqual(listed.find((i) => i.id === imgId));
+    const unknown = await image('centos-7');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual(errorBody(unknown, 'not_found', 'Image centos-7 not found'));
+    const hidden = await t.http.get(`/v1/images/${imgId}`).set(other);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual(errorBody(hidden, 'not_found', `Image ${imgId} not found`));
+    // A catalog image is read-only: it is no image of the organization's to edit.
+    const patch = await t.http.patch('/v1/images/debian-12').set(rw).send({ name: 'mine' });
+    expect(patch.status).toBe(404);
+    expect(patch.body).toEqual(errorBody(patch, 'not_found', 'Image debian-12 not found'));
+  });
+
   it('buys two servers from it and rebuilds a third: the provider installs each from the image; the servers charged as any', async () => {
     const bought: string[] = [];
     for (const [name, plan, amount] of [['copy-1', 'cx2', '9.00000'], ['copy-2', 'cx4', '18.00000']]) {

@@ -6,7 +6,7 @@ import { Labels } from '../../prepaid/domain/labels';
 import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
 import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
 import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
-import { IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
+import { CatalogImage, IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
 
 interface ImageRow {
   id: string;
@@ -100,6 +100,15 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
   async findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
     const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2`, [orgId, id], 'server_images_find_in_org');
     return row && toImage(row);
+  }
+
+  async findCatalog(id: string): Promise<CatalogImage | undefined> {
+    const row = await this.db.one<{ id: string; name: string; type: 'system' | 'app'; created_at: Date }>(
+      'SELECT id, name, type, created_at FROM images WHERE id = $1',
+      [id],
+      'catalog_images_find',
+    );
+    return row && { id: row.id, name: row.name, type: row.type, createdAt: row.created_at };
   }
 
   async lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
