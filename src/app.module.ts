@@ -5,6 +5,7 @@ import { AdminModule } from './modules/admin/admin.module';
 import { AccessModule } from './modules/access/access.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { AuthJobsModule } from './modules/auth/auth-jobs.module';
+import { ImagesJobsModule } from './modules/images/images-jobs.module';
 import { AuthModule } from './modules/auth/auth.module';
 import { OrganizationPolicyModule } from './modules/auth/organization-policy.module';
 import { DocsModule } from './modules/docs/docs.module';
@@ -19,6 +20,7 @@ import { OptionsModule } from './modules/options/options.module';
 import { ServersModule } from './modules/servers/servers.module';
 import { TemplatesModule } from './modules/templates/templates.module';
 import { ServersJobsModule } from './modules/servers/servers-jobs.module';
+import { SnapshotsJobsModule } from './modules/snapshots/snapshots-jobs.module';
 import { TermsJobsModule } from './modules/terms/terms-jobs.module';
 import { TermsModule } from './modules/terms/terms.module';
 import { SnapshotsModule } from './modules/snapshots/snapshots.module';
@@ -67,7 +69,9 @@ export class AppModule {
         TemplatesModule,
         ServersJobsModule,
         SnapshotsModule,
+        SnapshotsJobsModule,
         ImagesModule,
+        ImagesJobsModule,
         TermsModule,
         TermsJobsModule,
         WebhooksModule,

@@ -92,7 +92,10 @@ export function routesOf(document) {
       const successes = Object.entries(op.responses).filter(([s]) => /^2\d\d$/.test(s));
       const [status, success] = successes.find(([s]) => s === '202') ?? successes[0] ?? [];
       if (!status) throw new Error(`${op.operationId}: no 2xx response`);
-      const result = refName(success.content?.['application/json']?.schema);
+      const successSchema = success.content?.['application/json']?.schema;
+      const result = refName(successSchema);
+      // A response of more than one kind (a oneOf of named schemas): the union of them.
+      const results = successSchema?.oneOf?.map(refName);
       const body = op.requestBody ? refName(op.requestBody.content?.['application/json']?.schema) : undefined;
       if (op.requestBody && !body) throw new Error(`${op.operationId}: a request body that is not a named schema`);
       const bodyMembers = body ? Object.keys(schemas[body]?.properties ?? {}) : [];
@@ -114,13 +117,15 @@ export function routesOf(document) {
         authenticated: (op.security ?? []).some((s) => 'bearer' in s),
         status: Number(status),
         result,
+        ...(results ? { results } : {}),
         summary: op.summary ?? op.operationId,
         description: op.description,
       });
     }
   }
   // What a result holds: the operation to wait for, the resource beside it and the GET that reads it again, the page's items.
-  const getterOf = (schema) => routes.find((r) => r.method === 'GET' && r.result === schema && r.pathParams.length === 1 && r.query.length === 0);
+  const getterOf = (schema) =>
+    routes.find((r) => r.method === 'GET' && (r.result === schema || r.results?.includes(schema)) && r.pathParams.length === 1 && r.query.length === 0);
   for (const r of routes) {
     const props = schemas[r.result]?.properties ?? {};
     if (refName(props.operation) === 'Operation' && r.result !== 'Operation') {
@@ -187,7 +192,7 @@ function method(r) {
   const params = paramsType(r);
   const required = r.bodyRequired || r.requiredQuery.length > 0;
   if (params) args.push(`params${required ? '' : '?'}: ${params}`);
-  const result = r.result ? `S[${quote(r.result)}]` : 'void';
+  const result = r.result ? `S[${quote(r.result)}]` : r.results ? r.results.map((n) => `S[${quote(n)}]`).join(' | ') : 'void';
   const pathArgs = `[${r.pathParams.map((p) => (p === 'id' ? 'id' : camel(p.split('_')))).join(', ')}]`;
   const paramsArg = params ? 'params' : 'undefined';
   if (r.list) {

@@ -5,6 +5,7 @@ import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { apiToken, bearer, organization } from '../support/fixtures';
 import { IMAGES, SERVER_PLANS, serverRegion } from '../support/servers';
+import { setComputeProviderDown } from '../support/provider';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = '2026-11-23T10:00:00.000Z';
@@ -153,6 +154,32 @@ describe('server images', () => {
     expect(patch.status).toBe(404);
   });
 
+  it("GET /v1/images/{id} with a catalog id answers the object the list shows for it, to every organization; an unknown id and another organization's image are 404", async () => {
+    const listed = (await t.http.get('/v1/images?limit=100').set(rw)).body.images as { id: string; type: string }[];
+    const catalog = listed.filter((i) => i.type !== 'snapshot');
+    expect(catalog.map((i) => i.id).sort()).toEqual(['debian-12', 'docker-ce', 'ubuntu-24.04']);
+    for (const entry of catalog) {
+      for (const auth of [rw, other]) {
+        const res = await image(entry.id).set(auth);
+        expect(res.status).toBe(200);
+        expect(res.headers['content-type']).toMatch(/^application\/json/);
+        expect(res.body).toEqual(entry);
+      }
+    }
+    // The organization's own image reads as the list shows it too.
+    expect((await image(imgId)).body).toEqual(listed.find((i) => i.id === imgId));
+    const unknown = await image('centos-7');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toEqual(errorBody(unknown, 'not_found', 'Image centos-7 not found'));
+    const hidden = await t.http.get(`/v1/images/${imgId}`).set(other);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body).toEqual(errorBody(hidden, 'not_found', `Image ${imgId} not found`));
+    // A catalog image is read-only: it is no image of the organization's to edit.
+    const patch = await t.http.patch('/v1/images/debian-12').set(rw).send({ name: 'mine' });
+    expect(patch.status).toBe(404);
+    expect(patch.body).toEqual(errorBody(patch, 'not_found', 'Image debian-12 not found'));
+  });
+
   it('buys two servers from it and rebuilds a third: the provider installs each from the image; the servers charged as any', async () => {
     const bought: string[] = [];
     for (const [name, plan, amount] of [['copy-1', 'cx2', '9.00000'], ['copy-2', 'cx4', '18.00000']]) {
@@ -240,6 +267,46 @@ describe('server images', () => {
     expect(noOffer.status).toBe(404);
     expect(noOffer.body).toEqual(errorBody(noOffer, 'not_found', 'Region sg-sin sells no images'));
     expect(await t.sql(`SELECT count(*)::int AS n FROM server_images WHERE org_id = 'org_imo'`)).toEqual([{ n: 1 }]);
+  });
+
+  it('refuses a server with an unfinished operation (details.operation_id), neither running nor stopped, or suspended (details.reason): 409 invalid_state, nothing left behind', async () => {
+    const before = { images: await t.sql(`SELECT id FROM server_images ORDER BY id`), balances: await balances('org_imo') };
+    const server = ids.src;
+    expect(await t.sql(`SELECT status FROM servers WHERE id = $1`, [server])).toEqual([{ status: 'running' }]);
+    try {
+      await t.sql(`INSERT INTO operations (id, org_id, type, status, vm_id, steps) VALUES ('op_imbusy0000000000000000', 'org_imo', 'vm.reboot', 'pending', $1, '[]')`, [server]);
+      const busy = await take(server, { name: 'busy', term_months: 1, currency: 'USD' });
+      expect(busy.status).toBe(409);
+      expect(busy.body).toEqual(
+        errorBody(busy, 'invalid_state', `Server ${server} has an unfinished operation op_imbusy0000000000000000; wait for it to end`, { operation_id: 'op_imbusy0000000000000000' }),
+      );
+      await t.sql(`DELETE FROM operations WHERE id = 'op_imbusy0000000000000000'`);
+      await t.sql(`UPDATE servers SET status = 'rebooting' WHERE id = $1`, [server]);
+      const rebooting = await take(server, { name: 'rebooting', term_months: 1, currency: 'USD' });
+      expect(rebooting.status).toBe(409);
+      expect(rebooting.body).toEqual(errorBody(rebooting, 'invalid_state', `Server ${server} is rebooting; an image needs a running or stopped server`));
+      await t.sql(`UPDATE servers SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1`, [server, NOW, at(NOW, 86_400)]);
+      const suspended = await take(server, { name: 'suspended', term_months: 1, currency: 'USD' });
+      expect(suspended.status).toBe(409);
+      expect(suspended.body).toEqual(errorBody(suspended, 'invalid_state', `Server ${server} is suspended (its term ended); renew it to image it`, { reason: 'suspended' }));
+    } finally {
+      await t.sql(`DELETE FROM operations WHERE id = 'op_imbusy0000000000000000'`);
+      await t.sql(`UPDATE servers SET status = 'running', suspended_at = NULL, release_at = NULL WHERE id = $1`, [server]);
+    }
+    expect({ images: await t.sql(`SELECT id FROM server_images ORDER BY id`), balances: await balances('org_imo') }).toEqual(before);
+  });
+
+  it('while the compute provider is down, imaging a server is 503 provider_unavailable: no image, operation or hold', async () => {
+    const before = { images: await t.sql(`SELECT id FROM server_images ORDER BY id`), ops: await t.sql(`SELECT id FROM operations ORDER BY id`), balances: await balances('org_imo') };
+    await setComputeProviderDown(t, true);
+    try {
+      const down = await take(ids.src, { name: 'while-down', term_months: 1, currency: 'USD' });
+      expect(down.status).toBe(503);
+      expect(down.body).toEqual(errorBody(down, 'provider_unavailable', 'The compute provider is unavailable; nothing was reserved. Retry later'));
+    } finally {
+      await setComputeProviderDown(t, false);
+    }
+    expect({ images: await t.sql(`SELECT id FROM server_images ORDER BY id`), ops: await t.sql(`SELECT id FROM operations ORDER BY id`), balances: await balances('org_imo') }).toEqual(before);
   });
 
   it('at most 100 live images per organization: 409 quota_exceeded with details.limit, counted in the database', async () => {

@@ -4,6 +4,7 @@ import { VerifyInvariants } from '../../src/modules/verification/application/ver
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
+import { setProviderDown } from '../support/provider';
 import { TestApp, startTestApp } from '../support/test-app';
 
 const NOW = '2026-11-23T10:00:00.000Z';
@@ -219,6 +220,42 @@ describe('volume snapshots', () => {
     expect(await t.sql(`SELECT id FROM operations WHERE org_id = 'org_snq'`)).toEqual([]);
     expect(await t.sql(`SELECT live FROM org_snapshot_counts WHERE org_id = 'org_snq'`)).toEqual([]);
     expect(await balances('org_snq')).toEqual([{ currency: 'USD', available: '9999', reserved: '0' }]);
+  });
+
+  it('refuses a disk neither available nor attached (409 invalid_state; suspended: details.reason), a key replayed with another body (409 idempotency_conflict) and a provider that is down (503); nothing left behind', async () => {
+    const before = { snapshots: await t.sql(`SELECT id FROM snapshots ORDER BY id`), balances: await balances('org_snp'), counts: await counts() };
+    await t.sql(`UPDATE volumes SET status = 'deleting' WHERE id = 'vol_snpfree1'`);
+    const deleting = await take('vol_snpfree1', { name: 'a', term_months: 1, currency: 'USD' });
+    expect(deleting.status).toBe(409);
+    expect(deleting.body).toEqual(errorBody(deleting, 'invalid_state', 'Volume vol_snpfree1 is deleting; a snapshot needs an available or attached disk'));
+    await t.sql(`UPDATE volumes SET status = 'suspended', suspended_at = $1, release_at = $2 WHERE id = 'vol_snpfree1'`, [NOW, at(NOW, 86_400)]);
+    const suspended = await take('vol_snpfree1', { name: 'a', term_months: 1, currency: 'USD' });
+    expect(suspended.status).toBe(409);
+    expect(suspended.body).toEqual(errorBody(suspended, 'invalid_state', 'Volume vol_snpfree1 is suspended (its term ended); renew it to snapshot it', { reason: 'suspended' }));
+    await t.sql(`UPDATE volumes SET status = 'available', suspended_at = NULL, release_at = NULL WHERE id = 'vol_snpfree1'`);
+
+    // A key whose first answer (402) was stored, sent again with another body.
+    const key = { 'Idempotency-Key': 'snap-conflict-1' };
+    const first = await take('vol_snqdata1', { name: 'a', term_months: 1, currency: 'USD' }, { ...poor, ...key });
+    expect(first.status).toBe(402);
+    const replay = await take('vol_snqdata1', { name: 'a', term_months: 1, currency: 'USD' }, { ...poor, ...key });
+    expect(replay.status).toBe(402);
+    expect(replay.body).toEqual(first.body);
+    const conflict = await take('vol_snqdata1', { name: 'b', term_months: 1, currency: 'USD' }, { ...poor, ...key });
+    expect(conflict.status).toBe(409);
+    expect(conflict.body.error).toMatchObject({ code: 'idempotency_conflict' });
+
+    await setProviderDown(t, true);
+    try {
+      const down = await take('vol_snpfree1', { name: 'a', term_months: 1, currency: 'USD' });
+      expect(down.status).toBe(503);
+      expect(down.body).toEqual(errorBody(down, 'provider_unavailable', 'The storage provider is unavailable; nothing was reserved. Retry later'));
+    } finally {
+      await setProviderDown(t, false);
+    }
+    expect({ snapshots: await t.sql(`SELECT id FROM snapshots ORDER BY id`), balances: await balances('org_snp'), counts: await counts() }).toEqual(before);
+    expect(await t.sql(`SELECT id FROM snapshots WHERE org_id = 'org_snq'`)).toEqual([]);
+    expect(await t.sql(`SELECT id FROM operations WHERE org_id = 'org_snq'`)).toEqual([]);
   });
 
   it('a provider failure gives the money back: the disk gone at the provider fails snapshot.create, the snapshot deleted (purchase_failed)', async () => {

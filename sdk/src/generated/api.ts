@@ -554,10 +554,10 @@ export class ImagesArea extends Area {
   }
 
   /**
-   * One server image of the organization (deleted ones too, with deleted_at) (`GET /v1/images/{id}`).
+   * One image: the organization's own (deleted ones too, with deleted_at) or the catalog's (`GET /v1/images/{id}`).
    */
-  get(id: string, options?: RequestOptions): Promise<S["Image"]> {
-    return this.transport.call("getImage", [id], undefined, options) as Promise<S["Image"]>;
+  get(id: string, options?: RequestOptions): Promise<S["CatalogImage"] | S["Image"]> {
+    return this.transport.call("getImage", [id], undefined, options) as Promise<S["CatalogImage"] | S["Image"]>;
   }
 
   /**

@@ -85,9 +85,9 @@ export interface Settings {
   providerRetryWindowMs: number;
   /** The first retry delay of a step after provider_unavailable; doubled at each failure, capped at 60 s. */
   providerRetryBaseMs: number;
-  /** How often each worker process sweeps the provider for disks of deleted volumes (the orphan disk sweep). */
+  /** How often each worker process sweeps the storage provider for disks of deleted volumes and copies of deleted snapshots (the orphan disk and snapshot sweeps). */
   orphanDiskSweepIntervalMs: number;
-  /** How often each worker process sweeps the compute provider for instances of deleted or unknown servers (the orphan instance sweep). */
+  /** How often each worker process sweeps the compute provider for instances of deleted or unknown servers and copies of deleted server images (the orphan instance and image sweeps). */
   orphanInstanceSweepIntervalMs: number;
   /** The simulated compute provider: the images whose guests ignore an ACPI shutdown (a stop without force then fails with invalid_state). */
   simulatedAcpiIgnoredImages: string[];

@@ -54,6 +54,29 @@ export abstract class PeriodicJob implements OnApplicationBootstrap, BeforeAppli
   }
 }
 
+/** One pass of a sweep: stops early once `stopping()` is true, and says how many things it handled. */
+export interface Sweep {
+  execute(stopping: () => boolean): Promise<number>;
+}
+
+/** A PeriodicJob whose run is one pass of a Sweep (the orphan sweeps), `removed` naming its count in the log line. */
+export abstract class SweepJob extends PeriodicJob {
+  protected constructor(
+    name: string,
+    intervalMs: number,
+    protected readonly removed: string,
+    private readonly sweep: Sweep,
+    settings: Settings,
+    scheduler: SchedulerRegistry,
+  ) {
+    super(name, intervalMs, settings, scheduler);
+  }
+
+  protected runOnce(stopping: () => boolean): Promise<number> {
+    return this.sweep.execute(stopping);
+  }
+}
+
 /** Calls `step(limit)` (which deletes up to `limit` rows and says how many) until a batch is short; the total. */
 export async function purgeInBatches(step: (limit: number) => Promise<number>, batch = 1000, maxBatches = 1000): Promise<number> {
   let total = 0;

@@ -212,10 +212,13 @@ export class UpdateImage {
 export class ImageQueries {
   constructor(private readonly images: ImageRepository) {}
 
-  async get(principal: Principal, id: string): Promise<ServerImage> {
-    const i = await this.images.findInOrg(principal.orgId, id);
-    if (!i) throw notFound(`Image ${id} not found`);
-    return i;
+  /** One of the organization's images (deleted ones too), or an image of the catalog, as GET /v1/images lists it. */
+  async get(principal: Principal, id: string): Promise<ListedImage> {
+    const own = await this.images.findInOrg(principal.orgId, id);
+    if (own) return { kind: 'own', image: own };
+    const catalog = await this.images.findCatalog(id);
+    if (catalog) return { kind: 'catalog', image: catalog };
+    throw notFound(`Image ${id} not found`);
   }
 
   async list(principal: Principal, input: { limit?: string; cursor?: string; type?: ImageListType }): Promise<{ images: ListedImage[]; nextCursor: string | null }> {

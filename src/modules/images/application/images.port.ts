@@ -29,6 +29,8 @@ export abstract class ImageRepository {
   /** Inserts an image (its organization's live count goes up with it, in the database): quota_exceeded (details.limit) at the limit. */
   abstract create(i: NewImage): Promise<ServerImage>;
   abstract findInOrg(orgId: string, id: string): Promise<ServerImage | undefined>;
+  /** The catalog's image (system or app, the same for every organization), as GET /v1/images lists it. */
+  abstract findCatalog(id: string): Promise<CatalogImage | undefined>;
   abstract lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined>;
   /** Locks the image's row by id alone (the worker). */
   abstract lock(id: string): Promise<ServerImage | undefined>;
@@ -50,4 +52,6 @@ export abstract class ImageRepository {
   abstract claimExpired(now: Date, limit: number): Promise<DueImage[]>;
   /** Suspended images with `release_at <= now` and no unfinished operation (row-locked, SKIP LOCKED). */
   abstract claimReleasable(now: Date, limit: number): Promise<DueImage[]>;
+  /** Of these ids (copies the provider holds), those with no live row (deleted, or none) and no unfinished operation naming them (the orphan sweep). */
+  abstract goneAmong(ids: readonly string[]): Promise<string[]>;
 }

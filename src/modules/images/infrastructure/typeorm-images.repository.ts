@@ -6,7 +6,7 @@ import { Labels } from '../../prepaid/domain/labels';
 import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
 import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
 import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
-import { IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
+import { CatalogImage, IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
 
 interface ImageRow {
   id: string;
@@ -73,7 +73,7 @@ const toImage = (r: ImageRow): ServerImage => ({
 export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
   /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
   constructor(db: Db) {
-    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images' });
+    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images', idParam: 'image_id' });
   }
 
   async create(i: NewImage): Promise<ServerImage> {
@@ -100,6 +100,15 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
   async findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
     const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2`, [orgId, id], 'server_images_find_in_org');
     return row && toImage(row);
+  }
+
+  async findCatalog(id: string): Promise<CatalogImage | undefined> {
+    const row = await this.db.one<{ id: string; name: string; type: 'system' | 'app'; created_at: Date }>(
+      'SELECT id, name, type, created_at FROM images WHERE id = $1',
+      [id],
+      'catalog_images_find',
+    );
+    return row && { id: row.id, name: row.name, type: row.type, createdAt: row.created_at };
   }
 
   async lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {

@@ -1,3 +1,4 @@
+import { goneAmong } from '../../../shared/database/gone-among';
 import { Db } from '../../../shared/database/transaction';
 import { PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { CopyChanges } from '../application/copy.use-cases';
@@ -13,6 +14,8 @@ export interface CopyTable {
   select: string;
   /** The prefix of its prepared statements' names, e.g. `snapshots` (`snapshots_set_operation`). */
   statements: string;
+  /** The key of its operations' params naming the copy, e.g. `snapshot_id`. */
+  idParam: string;
 }
 
 /** A copy whose deadline has come, claimed (row locked FOR UPDATE SKIP LOCKED) by a term sweep. */
@@ -49,6 +52,11 @@ export class CopyRows {
     }
     if (sets.length === 0) return;
     await this.db.query(`UPDATE ${this.t.table} SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  /** Of these ids (copies the provider holds), those with no live row and no unfinished operation naming them (the orphan sweeps). */
+  goneAmong(ids: readonly string[]): Promise<string[]> {
+    return goneAmong(this.db, this.t.table, `o.params->>'${this.t.idParam}' = x.id`, ids);
   }
 
   async setOperation(id: string, operationId: string | null): Promise<void> {

@@ -96,7 +96,7 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth, Ser
   getImage(imageId: string): Promise<ProviderImage | null> {
     return this.call(() => this.compute.getImage(imageId));
   }
-  listServerImages(): Promise<ProviderImage[]> {
-    return this.call(() => this.compute.listServerImages());
+  listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]> {
+    return this.call(() => this.compute.listServerImages(page));
   }
 }

@@ -155,8 +155,11 @@ export abstract class ComputeProvider {
   abstract deleteImage(input: { imageId: string; step: string }): Promise<void>;
   /** The provider's truth about one image: the live copy, or null (never made, or deleted). A read. */
   abstract getImage(imageId: string): Promise<ProviderImage | null>;
-  /** The provider's live server images (cli verify), ordered by image id. */
-  abstract listServerImages(): Promise<ProviderImage[]>;
+  /**
+   * The provider's live server images, ordered by image id (cli verify; and the orphan sweep, a
+   * page at a time: with `page`, at most `limit` of them, those whose image id comes after `after`).
+   */
+  abstract listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]>;
   /**
    * The catalog images the provider can create instances from now (GET /v1/server-options shows
    * only those); null: any image of the catalog.

@@ -268,9 +268,15 @@ export class SimulatedComputeProvider extends ComputeProvider {
     return row && !row.deleted_at ? toProviderImage(row) : null;
   }
 
-  async listServerImages(): Promise<ProviderImage[]> {
+  async listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]> {
     await this.before();
-    const rows = await this.uow.run(() => this.db.query<ImageRow>(`SELECT ${IMAGE_COLUMNS} FROM provider_images WHERE deleted_at IS NULL ORDER BY image_id`));
+    // LIMIT NULL: every live image, when no page is asked for.
+    const rows = await this.uow.run(() =>
+      this.db.query<ImageRow>(`SELECT ${IMAGE_COLUMNS} FROM provider_images WHERE deleted_at IS NULL AND image_id > $1 ORDER BY image_id LIMIT $2`, [
+        page?.after ?? '',
+        page?.limit ?? null,
+      ]),
+    );
     return rows.map(toProviderImage);
   }
 

@@ -150,9 +150,10 @@ export class InMemoryComputeProvider extends ComputeProvider {
     const i = this.serverImages.get(imageId);
     return i && !i.deleted ? { ...i } : null;
   }
-  async listServerImages(): Promise<ProviderImage[]> {
+  async listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]> {
     this.before();
-    return [...this.serverImages.values()].filter((i) => !i.deleted).map((i) => ({ ...i }));
+    const live = [...this.serverImages.values()].filter((i) => !i.deleted && i.imageId > (page?.after ?? '')).sort((a, b) => (a.imageId < b.imageId ? -1 : 1));
+    return live.slice(0, page?.limit ?? live.length).map((i) => ({ ...i }));
   }
   images: string[] | null = null;
   async listImages(): Promise<string[] | null> {

@@ -57,4 +57,6 @@ export abstract class SnapshotRepository {
   abstract claimExpired(now: Date, limit: number): Promise<DueSnapshot[]>;
   /** Suspended snapshots with `release_at <= now` and no unfinished operation (row-locked, SKIP LOCKED). */
   abstract claimReleasable(now: Date, limit: number): Promise<DueSnapshot[]>;
+  /** Of these ids (copies the provider holds), those with no live row (deleted, or none) and no unfinished operation naming them (the orphan sweep). */
+  abstract goneAmong(ids: readonly string[]): Promise<string[]>;
 }

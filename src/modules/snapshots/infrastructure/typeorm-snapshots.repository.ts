@@ -74,7 +74,7 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
 export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepository {
   /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
   constructor(db: Db) {
-    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots' });
+    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots', idParam: 'snapshot_id' });
   }
 
   async create(s: NewSnapshot): Promise<Snapshot> {

@@ -85,8 +85,11 @@ export abstract class BlockStorage {
   abstract deleteSnapshot(input: { snapshotId: string; step: string }): Promise<void>;
   /** The provider's truth about one snapshot: the live copy, or null (never made, or deleted). A read. */
   abstract getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null>;
-  /** The provider's live snapshots (for `cli verify`), ordered by snapshot id. */
-  abstract listSnapshots(): Promise<ProviderSnapshot[]>;
+  /**
+   * The provider's live snapshots, ordered by snapshot id (for `cli verify`; and the orphan sweep,
+   * a page at a time: with `page`, at most `limit` of them, those whose snapshot id comes after `after`).
+   */
+  abstract listSnapshots(page?: { after?: string; limit: number }): Promise<ProviderSnapshot[]>;
   /**
    * A cheap health probe (no disk touched): resolves when the provider answers, throws
    * ProviderUnavailable otherwise. Lets the circuit learn that the provider is down (or back)

@@ -59,7 +59,7 @@ export class ProviderGateway extends CircuitGateway implements ProviderHealth {
   getSnapshot(snapshotId: string): Promise<ProviderSnapshot | null> {
     return this.call(() => this.storage.getSnapshot(snapshotId));
   }
-  listSnapshots(): Promise<ProviderSnapshot[]> {
-    return this.call(() => this.storage.listSnapshots());
+  listSnapshots(page?: { after?: string; limit: number }): Promise<ProviderSnapshot[]> {
+    return this.call(() => this.storage.listSnapshots(page));
   }
 }

@@ -139,10 +139,14 @@ export class SimulatedBlockStorage extends BlockStorage {
     return row && !row.deleted_at ? toProviderSnapshot(row) : null;
   }
 
-  async listSnapshots(): Promise<ProviderSnapshot[]> {
+  async listSnapshots(page?: { after?: string; limit: number }): Promise<ProviderSnapshot[]> {
     await this.before();
+    // LIMIT NULL: every live snapshot, when no page is asked for.
     const rows = await this.uow.run(() =>
-      this.db.query<SnapshotRow>(`SELECT ${SNAPSHOT_COLUMNS} FROM provider_snapshots WHERE deleted_at IS NULL ORDER BY snapshot_id`),
+      this.db.query<SnapshotRow>(
+        `SELECT ${SNAPSHOT_COLUMNS} FROM provider_snapshots WHERE deleted_at IS NULL AND snapshot_id > $1 ORDER BY snapshot_id LIMIT $2`,
+        [page?.after ?? '', page?.limit ?? null],
+      ),
     );
     return rows.map(toProviderSnapshot);
   }

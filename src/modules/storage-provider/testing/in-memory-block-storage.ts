@@ -82,9 +82,10 @@ export class InMemoryBlockStorage extends BlockStorage {
     const s = this.snapshots.get(snapshotId);
     return s && !s.deleted ? { ...s } : null;
   }
-  async listSnapshots(): Promise<ProviderSnapshot[]> {
+  async listSnapshots(page?: { after?: string; limit: number }): Promise<ProviderSnapshot[]> {
     this.before();
-    return [...this.snapshots.values()].filter((s) => !s.deleted).map((s) => ({ ...s }));
+    const live = [...this.snapshots.values()].filter((s) => !s.deleted && s.snapshotId > (page?.after ?? '')).sort((a, b) => (a.snapshotId < b.snapshotId ? -1 : 1));
+    return live.slice(0, page?.limit ?? live.length).map((s) => ({ ...s }));
   }
   async ping(): Promise<void> {
     if (this.down) throw new ProviderUnavailable('down (test)');

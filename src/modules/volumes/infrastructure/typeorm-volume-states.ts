@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { goneAmong } from '../../../shared/database/gone-among';
 import { Db } from '../../../shared/database/transaction';
 import { VolumeStateChange, VolumeStates } from '../application/volume-states.port';
 
@@ -33,17 +34,8 @@ export class TypeOrmVolumeStates extends VolumeStates {
     if (affected !== 1) throw new Error(`Volume ${volumeId} does not exist`);
   }
 
-  async goneAmong(volumeIds: readonly string[]): Promise<string[]> {
-    if (volumeIds.length === 0) return [];
-    const rows = await this.db.query<{ id: string }>(
-      `SELECT x.id FROM unnest($1::text[]) AS x(id)
-         LEFT JOIN volumes v ON v.id = x.id
-        WHERE (v.id IS NULL OR v.deleted_at IS NOT NULL)
-          AND NOT EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = x.id AND o.status IN ('pending', 'running'))
-        ORDER BY x.id`,
-      [volumeIds],
-    );
-    return rows.map((r) => r.id);
+  goneAmong(volumeIds: readonly string[]): Promise<string[]> {
+    return goneAmong(this.db, 'volumes', 'o.volume_id = x.id', volumeIds);
   }
 
   async settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string }[]> {

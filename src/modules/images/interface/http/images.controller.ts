@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query, Req, Res } from '@nestjs/common';
-import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiBody, ApiOkResponse, ApiOperation, ApiParam, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
@@ -13,7 +13,7 @@ import { CreateImage, DeleteImage, ImageQueries, RenewImage, UpdateImage } from 
 import { ServerImage, presentCatalogImage, presentImage } from '../../domain/image';
 import { Operation } from '../../../operations/domain/operation';
 import { CreateImageBody, ListImagesQuery, RenewImageBody, UpdateImageBody } from './images.dto';
-import { ImageActionResponse, ImageListResponse, ImageResponse } from './images.openapi';
+import { CatalogImageResponse, ImageActionResponse, ImageListResponse, ImageResponse } from './images.openapi';
 
 /** Stored for replay (lifecycle.md: 2xx, 402, 404 and 409). */
 const STORED: readonly ErrorCode[] = ['not_found', 'invalid_state', 'insufficient_balance', 'conflict', 'quota_exceeded'];
@@ -123,12 +123,24 @@ export class ImagesController extends ImageActions {
 
   @Get(':id')
   @RequireAccess({ scope: 'vm:read', roles: ANY_ROLE })
-  @ApiOperation({ operationId: 'getImage', summary: 'One server image of the organization (deleted ones too, with deleted_at)', description: 'API key scope vm:read, or any member with a session.' })
-  @ApiParam({ name: 'id', description: 'Image id', example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  @ApiOkResponse({ description: 'The image', type: ImageResponse, headers: RATE_LIMITED_RESPONSE_HEADERS })
+  @ApiOperation({
+    operationId: 'getImage',
+    summary: "One image: the organization's own (deleted ones too, with deleted_at) or the catalog's",
+    description:
+      "API key scope vm:read, or any member with a session. An id of the organization's images answers the Image (type snapshot); " +
+      "an id of the catalog (as GET /v1/images lists it, type system or app) answers that CatalogImage, the same for every organization. " +
+      "Another organization's image is 404.",
+  })
+  @ApiParam({ name: 'id', description: 'Image id: an img_… of the organization, or a catalog id', example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  @ApiOkResponse({
+    description: 'The image',
+    schema: { oneOf: [{ $ref: getSchemaPath(CatalogImageResponse) }, { $ref: getSchemaPath(ImageResponse) }] },
+    headers: RATE_LIMITED_RESPONSE_HEADERS,
+  })
   @ApiErrors('unauthorized', 'forbidden', 'not_found', 'rate_limited')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
-    return presentImage(await this.queries.get(principal, id));
+    const found = await this.queries.get(principal, id);
+    return found.kind === 'catalog' ? presentCatalogImage(found.image) : presentImage(found.image);
   }
 
   @Patch(':id')

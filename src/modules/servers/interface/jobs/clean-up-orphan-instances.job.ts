@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Settings } from '../../../../shared/config/settings';
-import { PeriodicJob } from '../../../../shared/jobs/periodic-job';
+import { SweepJob } from '../../../../shared/jobs/periodic-job';
 import { CleanUpOrphanInstances } from '../../application/clean-up-orphan-instances.use-case';
 
 /**
@@ -9,18 +9,8 @@ import { CleanUpOrphanInstances } from '../../application/clean-up-orphan-instan
  * provider the instances of deleted or unknown servers that no unfinished operation names.
  */
 @Injectable()
-export class CleanUpOrphanInstancesJob extends PeriodicJob {
-  protected readonly removed = 'orphan instances deleted at the provider';
-
-  constructor(
-    settings: Settings,
-    scheduler: SchedulerRegistry,
-    private readonly cleanUp: CleanUpOrphanInstances,
-  ) {
-    super('orphan-instance-sweep', settings.orphanInstanceSweepIntervalMs, settings, scheduler);
-  }
-
-  protected runOnce(stopping: () => boolean): Promise<number> {
-    return this.cleanUp.execute(stopping);
+export class CleanUpOrphanInstancesJob extends SweepJob {
+  constructor(settings: Settings, scheduler: SchedulerRegistry, cleanUp: CleanUpOrphanInstances) {
+    super('orphan-instance-sweep', settings.orphanInstanceSweepIntervalMs, 'orphan instances deleted at the provider', cleanUp, settings, scheduler);
   }
 }
