@@ -56,7 +56,7 @@ export class ReservedIpsController {
   @Post()
   @RequireAccess({ scope: 'vm:write', roles: WRITER_ROLES })
   @ApiOperation({
-    operationId: 'reserveIp',
+    operationId: 'createReservedIp',
     summary: "Reserve an IPv4 address of a region's pool, prepaid for a term, optionally assigned to a server at once",
     description:
       `${WRITERS} In one transaction: an address of the region's pool (never one released less than IP_COOLDOWN_S ago), the reservation ` +
