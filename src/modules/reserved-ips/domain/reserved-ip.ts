@@ -93,5 +93,3 @@ export function poolExhausted(regionId: string): DomainError {
   return new DomainError('out_of_stock', `Region ${regionId} has no free address to reserve now; retry later or choose another region`);
 }
 
-/** The most addresses one region's pool may hold (what the catalog states is expanded into rows). */
-export const MAX_POOL_ADDRESSES = 65_536;
