@@ -136,6 +136,8 @@ export interface Org {
   volumes: string[];
   /** Snapshots the run took (the snapshot action). */
   snapshots?: string[];
+  /** Reserved addresses the run took (the reserved_ip action). */
+  reservedIps?: string[];
   server: string;
   /** Servers of its own the run may delete (chaos-servers-delete.ts), each with a disk. */
   doomed: string[];
@@ -273,6 +275,38 @@ export const ACTIONS: Action[] = [
       const reply = await ctx.send(org, 'POST', `/v1/volumes/${pick(org.volumes)}/snapshots`, { body, key: randomUUID() });
       noteAction(ctx, 'snapshot', org, reply);
       if (reply?.status === 202) snapshots.push((JSON.parse(reply.body) as { snapshot: { id: string } }).snapshot.id);
+    },
+  },
+  {
+    // Reserved addresses: reserved (half of them onto a server), assigned to the org's servers (the doomed ones too, racing
+    // their deletion), unassigned and released, each charged once; the pool of the region is far larger than the run needs.
+    name: 'reserved_ip',
+    weight: 3,
+    async run(ctx) {
+      const org = pick(ctx.orgs);
+      const held = (org.reservedIps ??= []);
+      const servers = [org.server, ...org.doomed];
+      const roll = Math.random();
+      if (held.length === 0 || roll < 0.3) {
+        const body = JSON.stringify({
+          region: 'id-jkt', term_months: pick([1, 3, 12]), currency: pick(['USD', 'IDR']), ...(Math.random() < 0.5 ? { server_id: pick(servers) } : {}),
+        });
+        const reply = await ctx.send(org, 'POST', '/v1/reserved-ips', { body, key: randomUUID() });
+        noteAction(ctx, 'reserved_ip', org, reply);
+        if (reply?.status === 202) held.push((JSON.parse(reply.body) as { reserved_ip: { id: string } }).reserved_ip.id);
+        return;
+      }
+      const id = pick(held);
+      if (roll < 0.65) {
+        const reply = await ctx.send(org, 'POST', `/v1/reserved-ips/${id}/assign`, { body: JSON.stringify({ server_id: pick(servers) }), key: randomUUID() });
+        noteAction(ctx, 'reserved_ip_assign', org, reply);
+      } else if (roll < 0.85) {
+        const reply = await ctx.send(org, 'POST', `/v1/reserved-ips/${id}/unassign`, { key: randomUUID() });
+        noteAction(ctx, 'reserved_ip_unassign', org, reply);
+      } else {
+        const reply = await ctx.send(org, 'DELETE', `/v1/reserved-ips/${id}`, { key: randomUUID() });
+        noteAction(ctx, 'reserved_ip_release', org, reply);
+      }
     },
   },
   {
@@ -491,6 +525,8 @@ export function seedFile(): object {
         name: 'Jakarta',
         capacity_gb: 1_000_000,
         snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' },
+        reserved_ipv4_price_per_month: { USD: '1.00000', IDR: '16000' },
+        reserved_ipv4_pool: ['203.0.113.0/24', '198.51.100.0/24'],
         zones: [
           { id: 'id-jkt-a', available: true },
           { id: 'id-jkt-b', available: true },

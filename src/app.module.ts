@@ -25,6 +25,8 @@ import { TermsJobsModule } from './modules/terms/terms-jobs.module';
 import { TermsModule } from './modules/terms/terms.module';
 import { SnapshotsModule } from './modules/snapshots/snapshots.module';
 import { ImagesModule } from './modules/images/images.module';
+import { ReservedIpsModule } from './modules/reserved-ips/reserved-ips.module';
+import { ReservedIpsJobsModule } from './modules/reserved-ips/reserved-ips-jobs.module';
 import { VolumesJobsModule } from './modules/volumes/volumes-jobs.module';
 import { VolumesModule } from './modules/volumes/volumes.module';
 import { WalletModule } from './modules/wallet/wallet.module';
@@ -72,6 +74,8 @@ export class AppModule {
         SnapshotsJobsModule,
         ImagesModule,
         ImagesJobsModule,
+        ReservedIpsModule,
+        ReservedIpsJobsModule,
         TermsModule,
         TermsJobsModule,
         WebhooksModule,

@@ -550,6 +550,16 @@ describe('OpenAPI document and docs page', () => {
       'HEAD /v1/snapshots/{id}': 'headSnapshot',
       'HEAD /v1/images': 'headImages',
       'HEAD /v1/images/{id}': 'headImage',
+      'POST /v1/reserved-ips': 'createReservedIp',
+      'GET /v1/reserved-ips': 'listReservedIps',
+      'HEAD /v1/reserved-ips': 'headReservedIps',
+      'GET /v1/reserved-ips/{id}': 'getReservedIp',
+      'HEAD /v1/reserved-ips/{id}': 'headReservedIp',
+      'PATCH /v1/reserved-ips/{id}': 'updateReservedIp',
+      'DELETE /v1/reserved-ips/{id}': 'releaseReservedIp',
+      'POST /v1/reserved-ips/{id}/assign': 'assignReservedIp',
+      'POST /v1/reserved-ips/{id}/unassign': 'unassignReservedIp',
+      'POST /v1/reserved-ips/{id}/renew': 'renewReservedIp',
       'HEAD /v1/ssh-keys': 'headSshKeys',
       'GET /v1/ssh-keys/{id}': 'getSshKey',
       'HEAD /v1/ssh-keys/{id}': 'headSshKey',
@@ -622,6 +632,11 @@ describe('OpenAPI document and docs page', () => {
       'volume.resize': ['VolumeResizeOperation', 'VolumeResizeResult'],
       'vm.resize': ['VmResizeOperation', 'VmResizeResult'],
       'vm.rebuild': ['VmRebuildOperation', 'VmRebuildResult'],
+      'ip.reserve': ['IpReserveOperation', 'IpReserveResult'],
+      'ip.assign': ['IpAssignOperation', 'IpAssignmentResult'],
+      'ip.unassign': ['IpUnassignOperation', 'IpAssignmentResult'],
+      'ip.renew': ['IpRenewOperation', 'IpRenewResult'],
+      'ip.release': ['IpReleaseOperation', 'IpReleaseResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

@@ -21,7 +21,10 @@ describe('GET /v1/regions', () => {
           volume_offers: [region().volume_offers[1]],
         }),
         // offers seeded out of order too
-        region('id-jkt', { volume_offers: [...region().volume_offers].reverse(), snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' } }),
+        region('id-jkt', {
+          volume_offers: [...region().volume_offers].reverse(), snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' },
+          reserved_ipv4_price_per_month: { USD: '1.00000', IDR: '16000' }, reserved_ipv4_pool: ['203.0.113.0/27'],
+        }),
         { id: 'au-syd', name: 'Sydney', capacity_gb: 0, zones: [], volume_offers: [] },
       ],
       organizations: [
@@ -39,7 +42,7 @@ describe('GET /v1/regions', () => {
 
   const expected = {
     regions: [
-      { id: 'au-syd', name: 'Sydney', volume_types: [], zones: [], snapshot_price_per_gb_month: null },
+      { id: 'au-syd', name: 'Sydney', volume_types: [], zones: [], snapshot_price_per_gb_month: null, reserved_ipv4_price_per_month: null },
       {
         id: 'id-jkt',
         name: 'Jakarta',
@@ -49,6 +52,7 @@ describe('GET /v1/regions', () => {
           { id: 'id-jkt-b', available: false },
         ],
         snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' },
+        reserved_ipv4_price_per_month: { USD: '1.00000', IDR: '16000' },
       },
       {
         id: 'sg-sin',
@@ -59,6 +63,7 @@ describe('GET /v1/regions', () => {
           { id: 'sg-sin-b', available: true },
         ],
         snapshot_price_per_gb_month: null,
+        reserved_ipv4_price_per_month: null,
       },
     ],
   };
@@ -68,7 +73,7 @@ describe('GET /v1/regions', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.body).toEqual(expected);
-    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'volume_types', 'zones', 'snapshot_price_per_gb_month']);
+    expect(Object.keys(res.body.regions[1])).toEqual(['id', 'name', 'volume_types', 'zones', 'snapshot_price_per_gb_month', 'reserved_ipv4_price_per_month']);
     expect(Object.keys(res.body.regions[1].zones[0])).toEqual(['id', 'available']);
   });
 

@@ -79,6 +79,7 @@ describe('POST /v1/servers (purchase)', () => {
         disk_gb: 80,
         image: 'ubuntu-24.04',
         ipv4: null,
+        reserved_ip: null,
         term_months: 3,
         billing: { currency: 'USD', amount: '27.00000' },
         price_per_month: { USD: '9.00000', IDR: '144000' },

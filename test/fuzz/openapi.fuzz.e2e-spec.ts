@@ -68,6 +68,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, name, status, labels, expires_at, auto_renew_enabled, operation_id FROM snapshots WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Server images (PATCH, DELETE, renew of /v1/images/{id}) never reach organization B's.
       t.sql(`SELECT id, name, status, labels, expires_at, auto_renew_enabled, operation_id FROM server_images WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      // Reserved addresses (PATCH, DELETE, assign, unassign, renew of /v1/reserved-ips/{id}) never reach organization B's.
+      t.sql(`SELECT id, status, server_id, labels, expires_at, auto_renew_enabled, operation_id FROM reserved_ips WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, server_id, sources, destinations FROM firewall_rules WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT id, url, events, status, secret_sealed FROM webhook_endpoints WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       t.sql(`SELECT d.id, d.status FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id WHERE e.org_id = $1 ORDER BY d.id`, [`org_${B}`]),
@@ -101,7 +103,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       { id: 'postgres', name: 'PostgreSQL', versions: ['15', '16'], variables: [{ name: 'password', description: 'p', required: true, secret: true }, { name: 'database', description: 'd', required: false, secret: false }] },
       { id: 'redis', name: 'Redis', versions: ['7'], variables: [] },
     ];
-    const seeded = await t.seed({ ...serverCatalog, templates, regions: [region('id-jkt', { server_offer: serverOffer, snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' } })], organizations: [org(A), org(B)] });
+    const seeded = await t.seed({ ...serverCatalog, templates, regions: [region('id-jkt', { server_offer: serverOffer, snapshot_price_per_gb_month: { USD: '0.01000', IDR: '160' }, reserved_ipv4_price_per_month: { USD: '1.00000', IDR: '16000' }, reserved_ipv4_pool: ['203.0.113.0/28'] })], organizations: [org(A), org(B)] });
     // Operations of both organizations (pending: the worker is off in tests).
     for (const s of [A, B]) {
       const res = await t.http.post(`/v1/volumes/vol_${s}v1/renew`).set(bearer(apiToken(s, 'rw'))).send({ term_months: 1 });
@@ -122,6 +124,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       expect(bought.status).toBe(202);
       await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE id = $1 AND finished_at IS NULL`, [bought.body.operation.id])).length === 0);
       expect((await t.http.post(`/v1/servers/${bought.body.server.id}/images`).set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', term_months: 1, currency: 'USD' })).status).toBe(202);
+      // A reserved address of each organization, for the /v1/reserved-ips/{id} paths.
+      expect((await t.http.post('/v1/reserved-ips').set(bearer(apiToken(s, 'rw'))).send({ region: 'id-jkt', term_months: 1, currency: 'USD' })).status).toBe(202);
     }
     const accessIds = async (s: string) =>
       (await t.sql<{ id: string }>(`SELECT id FROM ssh_keys WHERE org_id = $1 UNION ALL SELECT id FROM firewall_rules WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
@@ -141,7 +145,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const deploymentIds = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const snapshotIds = (await t.sql<{ id: string }>(`SELECT id FROM snapshots WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const imageIds = (await t.sql<{ id: string }>(`SELECT id FROM server_images WHERE org_id = $1 UNION ALL SELECT id FROM servers WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      return [...imageIds, ...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
+      const reservedIpIds = (await t.sql<{ id: string }>(`SELECT id FROM reserved_ips WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+      return [...reservedIpIds, ...imageIds, ...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
     await waitUntil(async () => (await t.sql(`SELECT 1 FROM operations WHERE finished_at IS NULL`)).length === 0);
     idsOfA = await idsOf(A);
@@ -360,7 +365,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
   };
   const stateOfA = () =>
     Promise.all(
-      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots', 'server_images'].map(
+      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots', 'server_images', 'reserved_ips'].map(
         async (table) => [table, (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [`org_${A}`]))[0].n],
       ),
     );

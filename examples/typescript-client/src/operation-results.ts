@@ -7,7 +7,7 @@ import type {
   Operation, TemplateDeployResult, TemplateHealthResult, TemplateRemoveResult, TemplateUpdateResult, VmCreateResult, VmDeleteResult, VmRebootResult,
   VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
   SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult, ImageCreateResult, ImageDeleteResult, ImageRenewResult,
-  VolumeResizeResult, VmResizeResult, VmRebuildResult,
+  VolumeResizeResult, VmResizeResult, VmRebuildResult, IpReserveResult, IpAssignmentResult, IpRenewResult, IpReleaseResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -115,6 +115,23 @@ export function describeResult(operation: Operation): string {
     case 'vm.rebuild': {
       const r: VmRebuildResult | null = operation.result;
       return r ? `${r.server_id} reinstalled from ${r.image}, ${r.status}` : 'not rebuilt yet';
+    }
+    case 'ip.reserve': {
+      const r: IpReserveResult | null = operation.result;
+      return r ? `reserved ${r.ip} (${r.reserved_ip_id}) until ${r.expires_at} for ${r.charged.amount} ${r.charged.currency}` : 'not reserved yet';
+    }
+    case 'ip.assign':
+    case 'ip.unassign': {
+      const r: IpAssignmentResult | null = operation.result;
+      return r ? `${r.ip} ${r.assigned ? 'assigned to' : 'unassigned from'} ${r.server_id}` : 'not moved yet';
+    }
+    case 'ip.renew': {
+      const r: IpRenewResult | null = operation.result;
+      return r ? `renewed ${r.reserved_ip_id} for ${r.term_months} months until ${r.expires_at}` : 'not renewed yet';
+    }
+    case 'ip.release': {
+      const r: IpReleaseResult | null = operation.result;
+      return r ? `released ${r.ip} at ${r.released_at}` : 'not released yet';
     }
   }
 }

@@ -206,6 +206,18 @@ export interface QueryParams {
     /** Only images of this type: system and app are the catalog's, snapshot the organization's own */
     type?: "system" | "app" | "snapshot";
   };
+  listReservedIps: {
+    /** Page size */
+    limit?: number;
+    /** The next_cursor of the previous page */
+    cursor?: string;
+    /** Only addresses in this region */
+    region?: string;
+    /** Only addresses in this status; without it every status but released */
+    status?: "allocating" | "available" | "assigned" | "suspended" | "released";
+    /** key=value; repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
+    label?: Array<string>;
+  };
   listWebhookEndpoints: {
     /** Page size */
     limit?: number;
@@ -220,7 +232,7 @@ export interface QueryParams {
     /** Only deliveries in this status */
     status?: "pending" | "succeeded" | "failed";
     /** Only deliveries of this event type */
-    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "ping";
+    event_type?: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "reserved_ip.released" | "ping";
   };
   listTopUps: {
     status?: "pending" | "succeeded" | "failed" | "canceled" | "expired" | "partially_refunded" | "refunded";
@@ -314,6 +326,14 @@ export const ROUTES = {
   updateImage: {"method":"PATCH","path":"/v1/images/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
   deleteImage: {"method":"DELETE","path":"/v1/images/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"image","get":"getImage"}},
   renewImage: {"method":"POST","path":"/v1/images/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"image","get":"getImage"}},
+  createReservedIp: {"method":"POST","path":"/v1/reserved-ips","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"reserved_ip","get":"getReservedIp"}},
+  listReservedIps: {"method":"GET","path":"/v1/reserved-ips","query":["limit","cursor","region","status","label"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"reserved_ips","cursor":true}},
+  getReservedIp: {"method":"GET","path":"/v1/reserved-ips/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
+  updateReservedIp: {"method":"PATCH","path":"/v1/reserved-ips/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
+  releaseReservedIp: {"method":"DELETE","path":"/v1/reserved-ips/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"reserved_ip","get":"getReservedIp"}},
+  assignReservedIp: {"method":"POST","path":"/v1/reserved-ips/{id}/assign","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"reserved_ip","get":"getReservedIp"}},
+  unassignReservedIp: {"method":"POST","path":"/v1/reserved-ips/{id}/unassign","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"reserved_ip","get":"getReservedIp"}},
+  renewReservedIp: {"method":"POST","path":"/v1/reserved-ips/{id}/renew","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"reserved_ip","get":"getReservedIp"}},
   createWebhookEndpoint: {"method":"POST","path":"/v1/webhook-endpoints","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
   listWebhookEndpoints: {"method":"GET","path":"/v1/webhook-endpoints","query":["limit","cursor"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"webhook_endpoints","cursor":true}},
   getWebhookEndpoint: {"method":"GET","path":"/v1/webhook-endpoints/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
@@ -724,6 +744,92 @@ export class RegionsArea extends Area {
    */
   list(options?: RequestOptions): Paginator<S["Region"], S["RegionList"]> {
     return this.transport.paginate("listRegions", [], undefined, options);
+  }
+}
+
+/** reservedIps: POST /v1/reserved-ips, GET /v1/reserved-ips, GET /v1/reserved-ips/{id}, PATCH /v1/reserved-ips/{id}, DELETE /v1/reserved-ips/{id}, POST /v1/reserved-ips/{id}/assign, POST /v1/reserved-ips/{id}/unassign, POST /v1/reserved-ips/{id}/renew. */
+export class ReservedIpsArea extends Area {
+  /**
+   * Reserve an IPv4 address of a region's pool, prepaid for a term, optionally assigned to a server at once (`POST /v1/reserved-ips`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  create(params: S["ReserveIpBody"], options?: ActionOptions): Promise<S["ReservedIpAction"]> {
+    return this.transport.call("createReservedIp", [], params, options) as Promise<S["ReservedIpAction"]>;
+  }
+
+  /**
+   * The organization's reserved addresses, newest first (`GET /v1/reserved-ips`).
+   *
+   * Iterate it (`for await`) for every item across pages; `.pages()` for the pages.
+   */
+  list(params?: Query<"listReservedIps">, options?: RequestOptions): Paginator<S["ReservedIp"], S["ReservedIpList"]> {
+    return this.transport.paginate("listReservedIps", [], params, options);
+  }
+
+  /**
+   * One reserved address of the organization (released ones too, with released_at) (`GET /v1/reserved-ips/{id}`).
+   */
+  get(id: string, options?: RequestOptions): Promise<S["ReservedIp"]> {
+    return this.transport.call("getReservedIp", [id], undefined, options) as Promise<S["ReservedIp"]>;
+  }
+
+  /**
+   * Change a reserved address's labels or automatic renewal (`PATCH /v1/reserved-ips/{id}`).
+   */
+  update(id: string, params: S["UpdateIpBody"], options?: RequestOptions): Promise<S["ReservedIp"]> {
+    return this.transport.call("updateReservedIp", [id], params, options) as Promise<S["ReservedIp"]>;
+  }
+
+  /**
+   * Release a reserved address back to its region; the prepaid term is not refunded (`DELETE /v1/reserved-ips/{id}`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  release(id: string, options?: ActionOptions): Promise<S["ReservedIpAction"]> {
+    return this.transport.call("releaseReservedIp", [id], undefined, options) as Promise<S["ReservedIpAction"]>;
+  }
+
+  /**
+   * Assign a reserved address to a server (moving it from the server it is on) (`POST /v1/reserved-ips/{id}/assign`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  assign(id: string, params: S["AssignIpBody"], options?: ActionOptions): Promise<S["ReservedIpAction"]> {
+    return this.transport.call("assignReservedIp", [id], params, options) as Promise<S["ReservedIpAction"]>;
+  }
+
+  /**
+   * Unassign a reserved address from its server; it stays reserved (`POST /v1/reserved-ips/{id}/unassign`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  unassign(id: string, options?: ActionOptions): Promise<S["ReservedIpAction"]> {
+    return this.transport.call("unassignReservedIp", [id], undefined, options) as Promise<S["ReservedIpAction"]>;
+  }
+
+  /**
+   * Renew a reserved address by a term, at the price it was reserved at, paid from the wallet (`POST /v1/reserved-ips/{id}/renew`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  renew(id: string, params: S["RenewIpBody"], options?: ActionOptions): Promise<S["ReservedIpAction"]> {
+    return this.transport.call("renewReservedIp", [id], params, options) as Promise<S["ReservedIpAction"]>;
   }
 }
 
@@ -1259,6 +1365,7 @@ export const AREAS = {
   operations: OperationsArea,
   organizations: OrganizationsArea,
   regions: RegionsArea,
+  reservedIps: ReservedIpsArea,
   serverOptions: ServerOptionsArea,
   servers: ServersArea,
   snapshots: SnapshotsArea,
@@ -1387,5 +1494,5 @@ export const ERROR_CLASSES = {
 export type ErrorCode = "invalid_request" | "unauthorized" | "invalid_credentials" | "insufficient_balance" | "forbidden" | "not_found" | "method_not_allowed" | "invalid_state" | "out_of_stock" | "quota_exceeded" | "quote_expired" | "idempotency_conflict" | "conflict" | "rate_limited" | "internal" | "funding_unavailable" | "purchases_paused" | "provider_unavailable";
 
 /** The event types of webhooks. */
-export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.top_up.refunded","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","image.deleted","ping"] as const;
+export const WEBHOOK_EVENT_TYPES = ["operation.succeeded","operation.failed","volume.deleted","wallet.top_up.succeeded","wallet.top_up.failed","wallet.top_up.expired","wallet.top_up.refunded","wallet.credited","server.deleted","server.suspended","volume.suspended","server.resumed","volume.resumed","server.expiring","volume.expiring","server.auto_renew_failed","volume.auto_renew_failed","snapshot.deleted","image.deleted","reserved_ip.released","ping"] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -759,6 +759,8 @@ export interface components {
             zones: components["schemas"]["Zone"][];
             /** @description The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots), and of a server image per GB of its boot disk and month (POST /v1/servers/{id}/images); null when the region sells neither */
             snapshot_price_per_gb_month: components["schemas"]["PricePerGbMonth"] | (never | null);
+            /** @description The monthly price of a reserved IPv4 address (POST /v1/reserved-ips); null when the region sells none */
+            reserved_ipv4_price_per_month: components["schemas"]["PricePerMonth"] | (never | null);
         };
         RegionList: {
             /** @description Every region, by id */
@@ -1205,6 +1207,65 @@ export interface components {
              */
             status: "running";
         };
+        /** @description result of a succeeded ip.reserve */
+        IpReserveResult: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            reserved_ip_id: string;
+            /** @example 203.0.113.4 */
+            ip: string;
+            /**
+             * @description The server it was assigned to at once; null when none was named
+             * @example null
+             */
+            server_id: string | null;
+            /**
+             * Format: date-time
+             * @description The end of the paid term: the allocation time + term_months
+             * @example 2026-12-23T10:00:00.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded ip.assign (assigned true) or ip.unassign (assigned false; server_id the server it left) */
+        IpAssignmentResult: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            reserved_ip_id: string;
+            /** @example 203.0.113.4 */
+            ip: string;
+            /** @example vm_demoweb1 */
+            server_id: string;
+            /** @example true */
+            assigned: boolean;
+        };
+        /** @description result of a succeeded ip.renew */
+        IpRenewResult: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            reserved_ip_id: string;
+            /**
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * Format: date-time
+             * @description The new end of the paid term
+             * @example 2027-03-21T00:00:00.000Z
+             */
+            expires_at: string;
+            charged: components["schemas"]["Charge"];
+        };
+        /** @description result of a succeeded ip.release: the address back in its region's pool (handed out again after IP_COOLDOWN_S) */
+        IpReleaseResult: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            reserved_ip_id: string;
+            /** @example 203.0.113.4 */
+            ip: string;
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:05:00.000Z
+             */
+            released_at: string;
+        };
         /** @description Why a failed operation failed; the reserved credit was released */
         OperationError: {
             /**
@@ -1217,7 +1278,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing
              * @example renewing
              */
             name: string;
@@ -1266,6 +1327,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -1337,6 +1403,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1406,6 +1477,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -1477,6 +1553,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1546,6 +1627,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -1617,6 +1703,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1686,6 +1777,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -1757,6 +1853,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1826,6 +1927,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -1897,6 +2003,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -1966,6 +2077,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2037,6 +2153,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2106,6 +2227,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2177,6 +2303,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2246,6 +2377,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2317,6 +2453,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2386,6 +2527,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2457,6 +2603,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2526,6 +2677,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2597,6 +2753,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2666,6 +2827,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2737,6 +2903,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2806,6 +2977,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -2877,6 +3053,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -2946,6 +3127,11 @@ export interface components {
              * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
              */
             image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
             /**
              * @example [
              *       {
@@ -3017,6 +3203,11 @@ export interface components {
              */
             image_id?: string;
             /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
              * @example [
              *       {
              *         "name": "renewing",
@@ -3047,8 +3238,383 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /** @description An operation of type ip.reserve */
+        IpReserveOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ip.reserve";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["IpReserveResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type ip.assign */
+        IpAssignOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ip.assign";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["IpAssignmentResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type ip.unassign */
+        IpUnassignOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ip.unassign";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["IpAssignmentResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type ip.renew */
+        IpRenewOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ip.renew";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["IpRenewResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type ip.release */
+        IpReleaseOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "ip.release";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["IpReleaseResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["ImageCreateOperation"] | components["schemas"]["ImageRenewOperation"] | components["schemas"]["ImageDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["ImageCreateOperation"] | components["schemas"]["ImageRenewOperation"] | components["schemas"]["ImageDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"] | components["schemas"]["IpReserveOperation"] | components["schemas"]["IpAssignOperation"] | components["schemas"]["IpUnassignOperation"] | components["schemas"]["IpRenewOperation"] | components["schemas"]["IpReleaseOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -3760,6 +4326,13 @@ export interface components {
             /** @description Given direction, protocol, address and (tcp, udp) port */
             verdict?: components["schemas"]["FirewallVerdict"];
         };
+        /** @description The server's reserved address (GET /v1/reserved-ips/{id}), reachable beside its own ipv4 */
+        ServerReservedIp: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /** @example 203.0.113.4 */
+            ip: string;
+        };
         /** @description A virtual private server. A seeded server shows null plan, specs, image, term, billing, price and expiry */
         Server: {
             /** @example vm_demoweb1 */
@@ -3805,6 +4378,8 @@ export interface components {
              * @example 100.64.0.1
              */
             ipv4: string | null;
+            /** @description Its reserved address (POST /v1/reserved-ips/{id}/assign), reachable beside ipv4; null when none */
+            reserved_ip: components["schemas"]["ServerReservedIp"] | (never | null);
             /**
              * @description The current term in months: 1, 3 or 12; null for a seeded server
              * @example 1
@@ -4550,6 +5125,167 @@ export interface components {
              */
             currency?: "USD" | "IDR";
         };
+        ReserveIpBody: {
+            /**
+             * @description A region id from GET /v1/regions whose reserved_ipv4_price_per_month is not null
+             * @example id-jkt
+             */
+            region: string;
+            /**
+             * @description Months prepaid
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description The wallet balance that pays
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD" | "IDR";
+            /**
+             * @description A running or stopped server of the organization in the region, to assign the address to at once
+             * @example vm_demoweb1
+             */
+            server_id?: string;
+            /**
+             * @description At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters. Default {}
+             * @example {
+             *       "role": "ingress"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        /** @description Automatic renewal of a reserved address: when enabled, it is renewed from the wallet when its term ends */
+        ReservedIpAutoRenew: {
+            /** @example false */
+            enabled: boolean;
+            /**
+             * @description The term each automatic renewal buys; null: the address's own term_months
+             * @example null
+             * @enum {integer|null}
+             */
+            term_months: 1 | 3 | 12 | null;
+        };
+        /** @description A reserved IPv4 address: one address of its region's pool, prepaid for a term at the region's reserved_ipv4_price_per_month, assignable to one of the organization's servers in that region at a time (reachable beside the server's own ipv4) and kept when the server goes */
+        ReservedIp: {
+            /** @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /** @example 203.0.113.4 */
+            ip: string;
+            /** @example id-jkt */
+            region: string;
+            /**
+             * @description The server it is assigned to (status assigned); null otherwise
+             * @example vm_demoweb1
+             */
+            server_id: string | null;
+            /**
+             * @example assigned
+             * @enum {string}
+             */
+            status: "allocating" | "available" | "assigned" | "suspended" | "released";
+            /**
+             * @example 1
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            billing: components["schemas"]["Billing"];
+            /** @description The region's monthly price when it was reserved, frozen for its renewals */
+            price_per_month: components["schemas"]["PricePerMonth"];
+            /**
+             * Format: date-time
+             * @description End of the paid term (recomputed when the address is allocated)
+             * @example 2026-12-23T10:00:00.000Z
+             */
+            expires_at: string;
+            auto_renew: components["schemas"]["ReservedIpAutoRenew"];
+            /**
+             * @example {
+             *       "role": "ingress"
+             *     }
+             */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-23T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Set while suspended (its term ended)
+             * @example null
+             */
+            suspended_at: string | null;
+            /**
+             * Format: date-time
+             * @description When a suspended address is released unless renewed
+             * @example null
+             */
+            release_at: string | null;
+            /**
+             * Format: date-time
+             * @example null
+             */
+            released_at: string | null;
+            /**
+             * @example null
+             * @enum {string|null}
+             */
+            released_reason: "customer" | "expired" | "purchase_failed" | null;
+        };
+        /** @description The action accepted: the reserved address as it is now, and the operation to poll (also in Location) */
+        ReservedIpAction: {
+            reserved_ip: components["schemas"]["ReservedIp"];
+            operation: components["schemas"]["Operation"];
+        };
+        ReservedIpList: {
+            /** @description Newest first */
+            reserved_ips: components["schemas"]["ReservedIp"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        UpdateIpBody: {
+            /**
+             * @description Replaces the whole map ({} removes every label). At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters
+             * @example {
+             *       "role": "ingress"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+            /** @description Turns automatic renewal on or off; term_months left out keeps the current one */
+            auto_renew?: components["schemas"]["AutoRenewInput"];
+        };
+        AssignIpBody: {
+            /**
+             * @description A running or stopped server of the organization in the address's region, holding no reserved address
+             * @example vm_demoweb1
+             */
+            server_id: string;
+        };
+        RenewIpBody: {
+            /**
+             * @description Months to add
+             * @example 3
+             * @enum {integer}
+             */
+            term_months: 1 | 3 | 12;
+            /**
+             * @description Currency to pay in; omitted: the reserved address's billing currency
+             * @example USD
+             * @enum {string}
+             */
+            currency?: "USD" | "IDR";
+        };
         CreateWebhookEndpointDto: {
             /**
              * @description Absolute https URL, any port, no user info, reaching only public addresses
@@ -4666,7 +5402,7 @@ export interface components {
              * @example operation.succeeded
              * @enum {string}
              */
-            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "ping";
+            event_type: "operation.succeeded" | "operation.failed" | "volume.deleted" | "wallet.top_up.succeeded" | "wallet.top_up.failed" | "wallet.top_up.expired" | "wallet.top_up.refunded" | "wallet.credited" | "server.deleted" | "server.suspended" | "volume.suspended" | "server.resumed" | "volume.resumed" | "server.expiring" | "volume.expiring" | "server.auto_renew_failed" | "volume.auto_renew_failed" | "snapshot.deleted" | "image.deleted" | "reserved_ip.released" | "ping";
             /**
              * @example succeeded
              * @enum {string}
@@ -4895,6 +5631,10 @@ export type TemplateRemoveResult = components['schemas']["TemplateRemoveResult"]
 export type VolumeResizeResult = components['schemas']["VolumeResizeResult"];
 export type VmResizeResult = components['schemas']["VmResizeResult"];
 export type VmRebuildResult = components['schemas']["VmRebuildResult"];
+export type IpReserveResult = components['schemas']["IpReserveResult"];
+export type IpAssignmentResult = components['schemas']["IpAssignmentResult"];
+export type IpRenewResult = components['schemas']["IpRenewResult"];
+export type IpReleaseResult = components['schemas']["IpReleaseResult"];
 export type OperationError = components['schemas']["OperationError"];
 export type OperationStep = components['schemas']["OperationStep"];
 export type VolumeCreateOperation = components['schemas']["VolumeCreateOperation"];
@@ -4923,6 +5663,11 @@ export type TemplateRemoveOperation = components['schemas']["TemplateRemoveOpera
 export type VolumeResizeOperation = components['schemas']["VolumeResizeOperation"];
 export type VmResizeOperation = components['schemas']["VmResizeOperation"];
 export type VmRebuildOperation = components['schemas']["VmRebuildOperation"];
+export type IpReserveOperation = components['schemas']["IpReserveOperation"];
+export type IpAssignOperation = components['schemas']["IpAssignOperation"];
+export type IpUnassignOperation = components['schemas']["IpUnassignOperation"];
+export type IpRenewOperation = components['schemas']["IpRenewOperation"];
+export type IpReleaseOperation = components['schemas']["IpReleaseOperation"];
 export type Operation = components['schemas']["Operation"];
 export type OperationList = components['schemas']["OperationList"];
 export type AutoRenewInput = components['schemas']["AutoRenewInput"];
@@ -4956,6 +5701,7 @@ export type FirewallRule = components['schemas']["FirewallRule"];
 export type FirewallRuleList = components['schemas']["FirewallRuleList"];
 export type FirewallVerdict = components['schemas']["FirewallVerdict"];
 export type ServerFirewall = components['schemas']["ServerFirewall"];
+export type ServerReservedIp = components['schemas']["ServerReservedIp"];
 export type Server = components['schemas']["Server"];
 export type ServerList = components['schemas']["ServerList"];
 export type UpdateServerBody = components['schemas']["UpdateServerBody"];
@@ -4991,6 +5737,14 @@ export type CatalogImage = components['schemas']["CatalogImage"];
 export type ImageList = components['schemas']["ImageList"];
 export type UpdateImageBody = components['schemas']["UpdateImageBody"];
 export type RenewImageBody = components['schemas']["RenewImageBody"];
+export type ReserveIpBody = components['schemas']["ReserveIpBody"];
+export type ReservedIpAutoRenew = components['schemas']["ReservedIpAutoRenew"];
+export type ReservedIp = components['schemas']["ReservedIp"];
+export type ReservedIpAction = components['schemas']["ReservedIpAction"];
+export type ReservedIpList = components['schemas']["ReservedIpList"];
+export type UpdateIpBody = components['schemas']["UpdateIpBody"];
+export type AssignIpBody = components['schemas']["AssignIpBody"];
+export type RenewIpBody = components['schemas']["RenewIpBody"];
 export type CreateWebhookEndpointDto = components['schemas']["CreateWebhookEndpointDto"];
 export type WebhookEndpoint = components['schemas']["WebhookEndpoint"];
 export type WebhookEndpointWithSecret = components['schemas']["WebhookEndpointWithSecret"];

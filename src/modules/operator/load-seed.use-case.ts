@@ -13,6 +13,7 @@ import { normalizeEmail } from '../auth/domain/email';
 import { hashPassword } from '../auth/domain/tokens';
 import { Catalog } from '../options/application/catalog.port';
 import { VolumeOffer, VolumeType } from '../options/domain/catalog';
+import { expandReservedIpv4Pool } from '../options/domain/reserved-ipv4-pool';
 import { SeededDisks } from '../storage-provider/application/seeded-disks.port';
 import { NewVolume, ServerRepository, VolumeRepository } from '../volumes/application/volumes.port';
 import { Volume, termPrice } from '../volumes/domain/volume';
@@ -227,6 +228,7 @@ export class LoadSeed {
             USD: Money.parse(region.snapshot_price_per_gb_month.USD, 'USD', `regions.${region.id}.snapshot_price_per_gb_month.USD`),
             IDR: Money.parse(region.snapshot_price_per_gb_month.IDR, 'IDR', `regions.${region.id}.snapshot_price_per_gb_month.IDR`),
           },
+          reservedIpv4: reservedIpv4Offer(region),
         });
         result.regions.push(region.id);
       }
@@ -382,4 +384,22 @@ class CatalogLookups {
     if (!this.zones.has(key)) this.zones.set(key, this.catalog.zoneInRegion(regionId, zoneId));
     return this.zones.get(key)!;
   }
+}
+
+/** A seed region's reserved IPv4 offer: its price and pool, both or neither (400 naming the one given alone, or a bad block). */
+function reservedIpv4Offer(region: SeedFile['regions'][number]): { price: { USD: Money; IDR: Money }; addresses: string[] } | undefined {
+  const price = region.reserved_ipv4_price_per_month;
+  const pool = region.reserved_ipv4_pool;
+  if (!price && !pool) return undefined;
+  if (!price || !pool) {
+    const missing = price ? 'reserved_ipv4_pool' : 'reserved_ipv4_price_per_month';
+    throw invalidRequest(`regions.${region.id}.${missing} is required with the other reserved IPv4 member`, { field: `regions.${region.id}.${missing}` });
+  }
+  return {
+    price: {
+      USD: Money.parse(price.USD, 'USD', `regions.${region.id}.reserved_ipv4_price_per_month.USD`),
+      IDR: Money.parse(price.IDR, 'IDR', `regions.${region.id}.reserved_ipv4_price_per_month.IDR`),
+    },
+    addresses: expandReservedIpv4Pool(pool, `regions.${region.id}.reserved_ipv4_pool`),
+  };
 }

@@ -88,6 +88,9 @@ class SeedRegion {
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOffer) volume_offers: SeedOffer[];
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedServerOffer) server_offer?: SeedServerOffer;
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedPrice) snapshot_price_per_gb_month?: SeedPrice;
+  @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedPrice) reserved_ipv4_price_per_month?: SeedPrice;
+  /** CIDR blocks (reserved-ipv4-pool.ts); given with reserved_ipv4_price_per_month, or neither. */
+  @IsOptional() @IsArray() @ArrayMinSize(1) @IsString({ each: true }) reserved_ipv4_pool?: string[];
 }
 
 class SeedMember {

@@ -95,6 +95,8 @@ export interface Settings {
   serverRetentionS: number;
   /** terms.md: how long a suspended volume is kept (renewable) before it is released. */
   volumeRetentionS: number;
+  /** Reserved addresses: how long a released address stays out of its pool before it is handed out again. */
+  ipCooldownS: number;
   /** terms.md: how often each worker process runs the term sweeps (notices, suspension, release). */
   termSweepMs: number;
   /** terms.md: the offsets (seconds before expires_at) of the expiry notices, largest first. */
@@ -449,6 +451,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     serverRetentionS: int(env, 'SERVER_RETENTION_S', 604_800, 0, 31_536_000),
     volumeRetentionS: int(env, 'VOLUME_RETENTION_S', 604_800, 0, 31_536_000),
     termSweepMs: int(env, 'TERM_SWEEP_MS', 5_000, 100, 3_600_000),
+    ipCooldownS: int(env, 'IP_COOLDOWN_S', 86_400, 0, 31_536_000),
     expiryNoticesS: offsets(env, 'EXPIRY_NOTICES_S', [604_800, 259_200, 86_400]),
     autoRenewLeadS: int(env, 'AUTO_RENEW_LEAD_S', 259_200, 0, 31_536_000),
     autoRenewRetryS: int(env, 'AUTO_RENEW_RETRY_S', 21_600, 1, 31_536_000),

@@ -12,6 +12,7 @@ export function presentOperation(operation: Operation) {
     ...(o.type.startsWith('template.') ? { deployment_id: o.deploymentId } : {}),
     ...(o.type.startsWith('snapshot.') ? { snapshot_id: typeof o.params.snapshot_id === 'string' ? o.params.snapshot_id : null } : {}),
     ...(o.type.startsWith('image.') ? { image_id: typeof o.params.image_id === 'string' ? o.params.image_id : null } : {}),
+    ...(o.type.startsWith('ip.') ? { reserved_ip_id: typeof o.params.reserved_ip_id === 'string' ? o.params.reserved_ip_id : null } : {}),
     steps: o.steps.map((s) => ({ name: s.name, status: s.status })),
     result: o.result,
     error: o.error,

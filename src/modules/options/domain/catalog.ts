@@ -33,6 +33,8 @@ export interface RegionDefinition {
   serverOffer?: ServerOfferDefinition;
   /** The snapshot price per GB-month; absent: the region sells no snapshots. */
   snapshotPrice?: PricePair;
+  /** Reserved IPv4 addresses: the monthly price and the pool's addresses; absent: the region sells none. */
+  reservedIpv4?: { price: PricePair; addresses: string[] };
 }
 
 /** A server plan of the catalog (servers.md): its boot disk (`diskGb`) is not counted in disk capacity. */

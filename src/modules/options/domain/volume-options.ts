@@ -92,4 +92,6 @@ export interface RegionSummary {
   zones: Zone[];
   /** The snapshot price per GB-month; null when the region sells no snapshots. */
   snapshotPrice: PricePair | null;
+  /** The monthly price of a reserved IPv4 address; null (or absent) when the region sells none. */
+  reservedIpv4Price?: PricePair | null;
 }

@@ -79,8 +79,9 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
   }
 
   async regions(): Promise<RegionSummary[]> {
-    const rows = await this.db.query<{ id: string; name: string; volume_types: VolumeType[]; zones: Zone[]; snap_usd: string | null; snap_idr: string | null }>(
+    const rows = await this.db.query<{ id: string; name: string; volume_types: VolumeType[]; zones: Zone[]; snap_usd: string | null; snap_idr: string | null; rip_usd: string | null; rip_idr: string | null }>(
       `SELECT r.id, r.name, r.snapshot_price_usd_minor::text AS snap_usd, r.snapshot_price_idr_minor::text AS snap_idr,
+              r.reserved_ipv4_price_usd_minor::text AS rip_usd, r.reserved_ipv4_price_idr_minor::text AS rip_idr,
               ARRAY(SELECT o.type FROM volume_offers o WHERE o.region_id = r.id ORDER BY o.type COLLATE "C") AS volume_types,
               ${ZONES_JSON} AS zones
          FROM regions r`,
@@ -91,6 +92,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
       volumeTypes: r.volume_types,
       zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
       snapshotPrice: r.snap_usd === null || r.snap_idr === null ? null : pricePairOfMinor(r.snap_usd, r.snap_idr),
+      reservedIpv4Price: r.rip_usd === null || r.rip_idr === null ? null : pricePairOfMinor(r.rip_usd, r.rip_idr),
     }));
   }
 }

@@ -60,6 +60,12 @@ export class TypeOrmCatalog extends Catalog {
           [region.id, o.type, o.minGb, o.maxGb, o.stepGb, o.terms, o.perServerLimit, o.price.USD.minor.toString(), o.price.IDR.minor.toString()],
         );
       }
+      if (region.reservedIpv4) {
+        await this.db.query('UPDATE regions SET reserved_ipv4_price_usd_minor = $2, reserved_ipv4_price_idr_minor = $3 WHERE id = $1', [
+          region.id, region.reservedIpv4.price.USD.minor.toString(), region.reservedIpv4.price.IDR.minor.toString(),
+        ]);
+        await this.db.query('INSERT INTO reserved_ip_pool (ip, region_id) SELECT unnest($2::inet[]), $1', [region.id, region.reservedIpv4.addresses]);
+      }
       if (region.serverOffer) {
         await this.db.query('INSERT INTO server_offers (region_id, terms) VALUES ($1, $2)', [region.id, region.serverOffer.terms]);
         for (const p of region.serverOffer.plans) {

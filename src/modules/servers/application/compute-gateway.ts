@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CircuitGateway } from '../../operations/application/provider-circuit';
 import {
-  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ServableImages,
+  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ServableImages,
 } from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
@@ -98,5 +98,17 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth, Ser
   }
   listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]> {
     return this.call(() => this.compute.listServerImages(page));
+  }
+  assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress> {
+    return this.call(() => this.compute.assignAddress(input));
+  }
+  unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress> {
+    return this.call(() => this.compute.unassignAddress(input));
+  }
+  getAddress(addressId: string): Promise<ProviderAddress | null> {
+    return this.call(() => this.compute.getAddress(addressId));
+  }
+  listAssignedAddresses(): Promise<ProviderAddress[]> {
+    return this.call(() => this.compute.listAssignedAddresses());
   }
 }

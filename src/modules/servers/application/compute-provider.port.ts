@@ -39,6 +39,17 @@ export interface ProviderImage {
   sourceImage: string | null;
 }
 
+/**
+ * A reserved address as the provider routes it: to one server's instance, or to nothing. The
+ * provider keeps an address it was ever told about (assigned or not) until the service forgets it.
+ */
+export interface ProviderAddress {
+  addressId: string;
+  ip: string;
+  /** The server whose instance receives the address's traffic, or null. */
+  serverId: string | null;
+}
+
 export class ComputeUnavailable extends Error {
   constructor(message = 'The compute provider is unavailable') {
     super(message);
@@ -160,6 +171,20 @@ export abstract class ComputeProvider {
    * page at a time: with `page`, at most `limit` of them, those whose image id comes after `after`).
    */
   abstract listServerImages(page?: { after?: string; limit: number }): Promise<ProviderImage[]>;
+  /**
+   * Routes the reserved address `ip` (the service's `addressId`) to the server's live instance,
+   * beside its own ipv4, moving it from any other server it was routed to. Idempotent by
+   * (addressId, step): called again it answers as the first call did. A server without a live
+   * instance: a DomainError (invalid_state). When an instance is deleted, the addresses routed to
+   * it are routed to nothing (kept).
+   */
+  abstract assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress>;
+  /** Routes the address to nothing (an address routed to nothing, or unknown, answers so). Idempotent by (addressId, step). */
+  abstract unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress>;
+  /** The provider's truth about one address: where it routes it, or null when it never heard of it. A read. */
+  abstract getAddress(addressId: string): Promise<ProviderAddress | null>;
+  /** Every address the provider routes to a server (cli verify, the reconciliation sweep), by address id. */
+  abstract listAssignedAddresses(): Promise<ProviderAddress[]>;
   /**
    * The catalog images the provider can create instances from now (GET /v1/server-options shows
    * only those); null: any image of the catalog.

@@ -16,6 +16,7 @@ export function presentServer(s: Server) {
     disk_gb: s.diskGb,
     image: s.image,
     ipv4: s.ipv4,
+    reserved_ip: s.reservedIp ? { id: s.reservedIp.id, ip: s.reservedIp.ip } : null,
     term_months: s.termMonths,
     billing: s.billing ? { currency: s.billing.currency, amount: s.billing.format() } : null,
     price_per_month: s.price ? formatPricePair(s.price) : null,

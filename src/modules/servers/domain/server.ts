@@ -54,6 +54,8 @@ export interface Server {
   instanceMissingSince: Date | null;
   /** Automatic renewal (terms.md); absent: off. */
   autoRenew?: AutoRenew;
+  /** Its reserved address (reserved-ips), reachable beside its own ipv4; null or absent when none. */
+  reservedIp?: { id: string; ip: string } | null;
   /** vCPUs a plan change in flight has reserved in the region (0 otherwise). Not shown. */
   resizeReservedVcpus?: number;
 }

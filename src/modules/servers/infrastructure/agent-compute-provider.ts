@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { AgentInstance } from '../../../shared/agent-protocol/agent-protocol';
 import { AgentHosts, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
 
 type Step = { serverId: string; step: string };
 
@@ -142,6 +142,24 @@ export class AgentComputeProvider extends ComputeProvider {
   }
 
   async listServerImages(): Promise<ProviderImage[]> {
+    return [];
+  }
+
+  /** The host agents route no reserved addresses: an assignment is refused, final for its operation. */
+  async assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress> {
+    throw invalidState(`The host agents route no reserved addresses (server ${input.serverId})`);
+  }
+
+  async unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress> {
+    // None was ever routed here.
+    return { addressId: input.addressId, ip: input.ip, serverId: null };
+  }
+
+  async getAddress(): Promise<ProviderAddress | null> {
+    return null;
+  }
+
+  async listAssignedAddresses(): Promise<ProviderAddress[]> {
     return [];
   }
 

@@ -6,7 +6,7 @@ import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transac
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
 import { ComputeAction, ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 interface InstanceRow {
@@ -284,6 +284,75 @@ export class SimulatedComputeProvider extends ComputeProvider {
     return this.db.one<ImageRow>(`SELECT ${IMAGE_COLUMNS} FROM provider_images WHERE image_id = $1`, [imageId], 'provider_image_find');
   }
 
+  /**
+   * Routes a reserved address to the server's live instance (provider_addresses), recorded with
+   * its answer in provider_address_calls in the same short transaction: the same (address, step)
+   * again answers that. Faults as every call's.
+   */
+  async assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress> {
+    return this.addressCall(input.addressId, input.step, async () => {
+      const instance = await this.db.one<{ instance_id: string }>(
+        'SELECT instance_id FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR SHARE',
+        [input.serverId],
+        'provider_address_instance',
+      );
+      if (!instance) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+      return input.serverId;
+    }, input.ip);
+  }
+
+  async unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress> {
+    return this.addressCall(input.addressId, input.step, async () => null, input.ip);
+  }
+
+  async getAddress(addressId: string): Promise<ProviderAddress | null> {
+    await this.before();
+    const rows = await this.uow.run(() =>
+      this.db.query<{ address_id: string; ip: string; server_id: string | null }>(
+        'SELECT address_id, host(ip) AS ip, server_id FROM provider_addresses WHERE address_id = $1', [addressId], 'provider_address_find'),
+    );
+    return rows.length === 0 ? null : { addressId: rows[0].address_id, ip: rows[0].ip, serverId: rows[0].server_id };
+  }
+
+  async listAssignedAddresses(): Promise<ProviderAddress[]> {
+    await this.before();
+    const rows = await this.uow.run(() =>
+      this.db.query<{ address_id: string; ip: string; server_id: string }>(
+        'SELECT address_id, host(ip) AS ip, server_id FROM provider_addresses WHERE server_id IS NOT NULL ORDER BY address_id'),
+    );
+    return rows.map((r) => ({ addressId: r.address_id, ip: r.ip, serverId: r.server_id }));
+  }
+
+  /** One address call: its effect (the server it routes to, from `target`) and its record, or the answer recorded already. */
+  private async addressCall(addressId: string, step: string, target: () => Promise<string | null>, ip: string): Promise<ProviderAddress> {
+    const fault = await this.before();
+    let answer: ProviderAddress | undefined;
+    for (let attempt = 1; answer === undefined; attempt++) {
+      try {
+        answer = await this.uow.run(async () => {
+          const prior = await this.db.one<{ answer: ProviderAddress }>(
+            'SELECT answer FROM provider_address_calls WHERE address_id = $1 AND step = $2', [addressId, step], 'provider_address_calls_find');
+          if (prior) return prior.answer;
+          const serverId = await target();
+          await this.db.query(
+            `INSERT INTO provider_addresses (address_id, ip, server_id) VALUES ($1, $2, $3)
+             ON CONFLICT (address_id) DO UPDATE SET server_id = EXCLUDED.server_id, updated_at = now()`,
+            [addressId, ip, serverId],
+            'provider_address_route',
+          );
+          const made: ProviderAddress = { addressId, ip, serverId };
+          await this.db.query('INSERT INTO provider_address_calls (address_id, step, answer) VALUES ($1, $2, $3)', [addressId, step, JSON.stringify(made)]);
+          return made;
+        });
+      } catch (err) {
+        if (sqlState(err) === UNIQUE_VIOLATION && attempt < 3) continue;
+        throw err;
+      }
+    }
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return answer;
+  }
+
   /** The simulator judges packets from the rules table itself (GET /v1/servers/{id}/firewall): nothing to apply, never a failure. */
   async applyFirewall(): Promise<void> {}
 
@@ -366,6 +435,10 @@ export class SimulatedComputeProvider extends ComputeProvider {
                 WHERE instance_id = $1`,
               [after.instanceId, after.power, after.deleted, after.vcpus, after.memoryGb, after.diskGb, after.image, after.sshKeyCount, after.userDataBytes],
             );
+          }
+          if (after && after.deleted && before && !before.deleted) {
+            // A deleted instance's reserved addresses are routed to nothing (kept).
+            await this.db.query('UPDATE provider_addresses SET server_id = NULL, updated_at = now() WHERE server_id = $1', [input.serverId], 'provider_addresses_unroute');
           }
           const answer = input.action === 'delete' ? undefined : after;
           await this.db.query(

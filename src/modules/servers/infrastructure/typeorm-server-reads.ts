@@ -39,6 +39,7 @@ interface ServerRow extends AutoRenewRow {
   deleted_reason: DeletedReason | null;
   power_before: 'running' | 'stopped' | null;
   created_at_text: string;
+  reserved_ip?: { id: string; ip: string } | null;
 }
 
 /** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
@@ -47,6 +48,7 @@ const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.pla
   s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.resize_reserved_vcpus, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
   ${autoRenewColumns('s')},
   ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
+  (SELECT json_build_object('id', rip.id, 'ip', host(rip.ip)) FROM reserved_ips rip WHERE rip.server_id = s.id) AS reserved_ip,
   to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
 
 export function toServer(r: ServerRow): Server {
@@ -81,6 +83,7 @@ export function toServer(r: ServerRow): Server {
     deletedReason: r.deleted_reason,
     powerBefore: r.power_before,
     autoRenew: toAutoRenew(r),
+    reservedIp: r.reserved_ip ?? null,
   };
 }
 

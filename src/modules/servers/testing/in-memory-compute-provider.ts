@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
@@ -95,6 +95,7 @@ export class InMemoryComputeProvider extends ComputeProvider {
   }
   async deleteInstance(input: Step): Promise<void> {
     this.call(input.step, { action: 'delete', serverId: input.serverId });
+    for (const a of this.routed.values()) if (a.serverId === input.serverId) a.serverId = null;
   }
   async createConsole(input: { serverId: string; step?: string; expiresAt: Date }): Promise<ProviderConsole> {
     this.before();
@@ -154,6 +155,39 @@ export class InMemoryComputeProvider extends ComputeProvider {
     this.before();
     const live = [...this.serverImages.values()].filter((i) => !i.deleted && i.imageId > (page?.after ?? '')).sort((a, b) => (a.imageId < b.imageId ? -1 : 1));
     return live.slice(0, page?.limit ?? live.length).map((i) => ({ ...i }));
+  }
+  /** Reserved addresses by address id, and each call's answer by `<address>|<step>`. */
+  readonly routed = new Map<string, ProviderAddress>();
+  private readonly addressCalls = new Map<string, ProviderAddress>();
+  async assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress> {
+    this.before();
+    const key = `${input.addressId}|${input.step}`;
+    const prior = this.addressCalls.get(key);
+    if (prior) return { ...prior };
+    if (!this.simulated(input.serverId) || this.simulated(input.serverId)!.deleted) throw invalidState(`No instance for server ${input.serverId}`);
+    const a = { addressId: input.addressId, ip: input.ip, serverId: input.serverId };
+    this.routed.set(input.addressId, a);
+    this.addressCalls.set(key, { ...a });
+    return { ...a };
+  }
+  async unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress> {
+    this.before();
+    const key = `${input.addressId}|${input.step}`;
+    const prior = this.addressCalls.get(key);
+    if (prior) return { ...prior };
+    const a = { addressId: input.addressId, ip: input.ip, serverId: null };
+    this.routed.set(input.addressId, a);
+    this.addressCalls.set(key, { ...a });
+    return { ...a };
+  }
+  async getAddress(addressId: string): Promise<ProviderAddress | null> {
+    this.before();
+    const a = this.routed.get(addressId);
+    return a ? { ...a } : null;
+  }
+  async listAssignedAddresses(): Promise<ProviderAddress[]> {
+    this.before();
+    return [...this.routed.values()].filter((a) => a.serverId !== null).map((a) => ({ ...a }));
   }
   images: string[] | null = null;
   async listImages(): Promise<string[] | null> {

@@ -8,6 +8,7 @@ import { Finding, InvariantCheck, InvariantChecks } from '../application/invaria
 import { ProviderDisksCheck } from './provider-disks-check';
 import { ProviderSnapshotsCheck, SnapshotCountsCheck, SnapshotsChargedOnceCheck } from './snapshot-checks';
 import { ImageCountsCheck, ImagesChargedOnceCheck, ProviderImagesCheck } from './image-checks';
+import { ProviderReservedIpsCheck, ReservedIpsChargedOnceCheck, ReservedIpsHeldOnceCheck } from './reserved-ip-checks';
 import { TemplateAppsCheck } from './template-apps-check';
 import { TemplateApps } from '../../templates/application/template-apps.port';
 import { ProviderInstancesCheck } from './provider-instances-check';
@@ -288,6 +289,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ImagesChargedOnceCheck(db),
       new ImageCountsCheck(db),
       new ProviderImagesCheck(db, compute),
+      new ReservedIpsHeldOnceCheck(db),
+      new ReservedIpsChargedOnceCheck(db),
+      new ProviderReservedIpsCheck(db, compute),
       new ResizeReservationsCheck(db),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];

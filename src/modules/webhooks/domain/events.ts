@@ -34,6 +34,7 @@ export const EVENT_TYPES = [
   'volume.auto_renew_failed',
   'snapshot.deleted',
   'image.deleted',
+  'reserved_ip.released',
 ] as const;
 
 export type SubscribableEventType = (typeof EVENT_TYPES)[number];

@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -125,6 +125,66 @@ export class ImageDeleteResultResponse {
 
   @ApiProperty({ format: 'date-time', example: '2026-11-23T10:05:00.000Z' })
   deleted_at: string;
+}
+
+@ApiSchema({ name: 'IpReserveResult', description: 'result of a succeeded ip.reserve' })
+export class IpReserveResultResponse {
+  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  reserved_ip_id: string;
+
+  @ApiProperty({ example: '203.0.113.4' })
+  ip: string;
+
+  @ApiProperty({ type: String, nullable: true, description: 'The server it was assigned to at once; null when none was named', example: null })
+  server_id: string | null;
+
+  @ApiProperty({ format: 'date-time', description: 'The end of the paid term: the allocation time + term_months', example: '2026-12-23T10:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'IpAssignmentResult', description: 'result of a succeeded ip.assign (assigned true) or ip.unassign (assigned false; server_id the server it left)' })
+export class IpAssignmentResultResponse {
+  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  reserved_ip_id: string;
+
+  @ApiProperty({ example: '203.0.113.4' })
+  ip: string;
+
+  @ApiProperty({ example: 'vm_demoweb1' })
+  server_id: string;
+
+  @ApiProperty({ example: true })
+  assigned: boolean;
+}
+
+@ApiSchema({ name: 'IpRenewResult', description: 'result of a succeeded ip.renew' })
+export class IpRenewResultResponse {
+  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  reserved_ip_id: string;
+
+  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
+  term_months: number;
+
+  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
+  expires_at: string;
+
+  @ApiProperty({ type: () => ChargeResponse })
+  charged: ChargeResponse;
+}
+
+@ApiSchema({ name: 'IpReleaseResult', description: 'result of a succeeded ip.release: the address back in its region\'s pool (handed out again after IP_COOLDOWN_S)' })
+export class IpReleaseResultResponse {
+  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  reserved_ip_id: string;
+
+  @ApiProperty({ example: '203.0.113.4' })
+  ip: string;
+
+  @ApiProperty({ format: 'date-time', example: '2026-11-23T10:05:00.000Z' })
+  released_at: string;
 }
 
 @ApiSchema({ name: 'VolumeCreateResult', description: 'result of a succeeded volume.create (a purchase)' })
@@ -383,6 +443,11 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'volume.resize', result: VolumeResizeResultResponse },
   { type: 'vm.resize', result: VmResizeResultResponse },
   { type: 'vm.rebuild', result: VmRebuildResultResponse },
+  { type: 'ip.reserve', result: IpReserveResultResponse },
+  { type: 'ip.assign', result: IpAssignmentResultResponse },
+  { type: 'ip.unassign', result: IpAssignmentResultResponse },
+  { type: 'ip.renew', result: IpRenewResultResponse },
+  { type: 'ip.release', result: IpReleaseResultResponse },
 ];
 const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
@@ -413,12 +478,15 @@ export class OperationResponse {
   @ApiPropertyOptional({ description: 'Present on image.* operations', example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
   image_id?: string;
 
+  @ApiPropertyOptional({ description: 'Present on ip.* operations', example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  reserved_ip_id?: string;
+
   @ApiProperty({ type: () => [OperationStepResponse], example: [{ name: 'renewing', status: 'running' }] })
   steps: OperationStepResponse[];
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; image.create: ImageCreateResult; image.renew: ImageRenewResult; image.delete: ImageDeleteResult); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; image.create: ImageCreateResult; image.renew: ImageRenewResult; image.delete: ImageDeleteResult; ip.reserve: IpReserveResult; ip.assign, ip.unassign: IpAssignmentResult; ip.renew: IpRenewResult; ip.release: IpReleaseResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;

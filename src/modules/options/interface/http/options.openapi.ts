@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { VolumeType } from '../../domain/catalog';
 import { PricePerGbMonthSchema, ServerRefSchema, nullableRef } from '../../../../shared/http/openapi';
+import { PricePerMonthSchema } from './server-options.openapi';
 
 /** Response bodies of GET /v1/volume-options and GET /v1/regions, for the OpenAPI document (examples: seeds/demo.json). */
 
@@ -90,6 +91,9 @@ export class RegionResponse {
 
   @ApiProperty({ ...nullableRef(PricePerGbMonthSchema), description: 'The price of a snapshot per GB of its disk and month (POST /v1/volumes/{id}/snapshots), and of a server image per GB of its boot disk and month (POST /v1/servers/{id}/images); null when the region sells neither' })
   snapshot_price_per_gb_month: PricePerGbMonthSchema | null;
+
+  @ApiProperty({ ...nullableRef(PricePerMonthSchema), description: 'The monthly price of a reserved IPv4 address (POST /v1/reserved-ips); null when the region sells none' })
+  reserved_ipv4_price_per_month: PricePerMonthSchema | null;
 }
 
 @ApiSchema({ name: 'RegionList' })

@@ -25,5 +25,6 @@ export function presentRegion(r: RegionSummary) {
     volume_types: r.volumeTypes,
     zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
     snapshot_price_per_gb_month: r.snapshotPrice ? formatPricePair(r.snapshotPrice) : null,
+    reserved_ipv4_price_per_month: r.reservedIpv4Price ? formatPricePair(r.reservedIpv4Price) : null,
   };
 }

@@ -7,7 +7,16 @@ import { OperationResponse } from '../../../operations/interface/http/operations
 
 /** Response bodies of the servers routes, for the OpenAPI document (examples: seeds/demo.json). */
 
-@ApiExtraModels(BillingResponse, PricePerMonthSchema)
+@ApiSchema({ name: 'ServerReservedIp', description: "The server's reserved address (GET /v1/reserved-ips/{id}), reachable beside its own ipv4" })
+export class ServerReservedIpResponse {
+  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  id: string;
+
+  @ApiProperty({ example: '203.0.113.4' })
+  ip: string;
+}
+
+@ApiExtraModels(BillingResponse, PricePerMonthSchema, ServerReservedIpResponse)
 @ApiSchema({ name: 'Server', description: 'A virtual private server. A seeded server shows null plan, specs, image, term, billing, price and expiry' })
 export class ServerResponse {
   @ApiProperty({ example: 'vm_demoweb1' })
@@ -42,6 +51,9 @@ export class ServerResponse {
 
   @ApiProperty({ type: String, nullable: true, description: 'Null until the server is ready, and after deletion; kept through stop and start', example: '100.64.0.1' })
   ipv4: string | null;
+
+  @ApiProperty({ ...nullableRef(ServerReservedIpResponse), description: 'Its reserved address (POST /v1/reserved-ips/{id}/assign), reachable beside ipv4; null when none' })
+  reserved_ip: ServerReservedIpResponse | null;
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The current term in months: 1, 3 or 12; null for a seeded server', example: 1 })
   term_months: number | null;

@@ -1,0 +1,313 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Settings } from '../../../shared/config/settings';
+import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { invalidState } from '../../../shared/kernel/errors/domain-error';
+import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
+import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
+import { JsonObject, Operation } from '../../operations/domain/operation';
+import { renewedTerms } from '../../prepaid/domain/term';
+import { ComputeGateway } from '../../servers/application/compute-gateway';
+import { ProviderAddress } from '../../servers/application/compute-provider.port';
+import { EventOutbox } from '../../webhooks/application/event-outbox.port';
+import { ReservedIp, presentReservedIp } from '../domain/reserved-ip';
+import { reservedIpParams } from './reserved-ip-params';
+import { ReservedIpRepository } from './reserved-ips.port';
+
+/** The provider's idempotency key of a step's call: `<operation id>/<step>`. */
+const key = (op: Operation, step: string): string => `${op.id}/${step}`;
+
+/** The executors' shared plumbing: the reservation of an operation, locked; the provider's truth about its address; its release. */
+abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
+  abstract readonly type: 'ip.reserve' | 'ip.assign' | 'ip.unassign' | 'ip.renew' | 'ip.release';
+  abstract readonly steps: readonly OperationStepExecutor[];
+
+  constructor(
+    protected readonly rows: ReservedIpRepository,
+    protected readonly compute: ComputeGateway,
+    protected readonly outbox: EventOutbox,
+    protected readonly settings: Settings,
+    protected readonly clock: Clock,
+    private readonly executors: OperationExecutors,
+  ) {}
+
+  onModuleInit(): void {
+    this.executors.register(this);
+  }
+
+  protected async locked(op: Operation): Promise<ReservedIp> {
+    const { reservedIpId } = reservedIpParams.read(op.params);
+    const r = await this.rows.lock(reservedIpId);
+    if (!r || r.orgId !== op.orgId) throw invalidState(`Reserved IP ${reservedIpId} no longer exists`);
+    return r;
+  }
+
+  /** The reservation of the operation, locked, when the operation is still its own (undefined otherwise). */
+  protected async ownLocked(op: Operation): Promise<ReservedIp | undefined> {
+    const r = await this.rows.lock(reservedIpParams.read(op.params).reservedIpId);
+    return r && r.operationId === op.id ? r : undefined;
+  }
+
+  protected truth(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
+  }
+
+  /** Released (its address back in the pool after `cooldownS`) and announced: reserved_ip.released with its released_reason. */
+  protected async released(r: ReservedIp, reason: 'customer' | 'expired' | 'purchase_failed', cooldownS: number): Promise<void> {
+    const now = this.clock.now();
+    await this.rows.markReleased(r.id, now, reason, new Date(now.getTime() + cooldownS * 1000));
+    if (reason === 'purchase_failed') return;
+    const after = await this.rows.findInOrg(r.orgId, r.id);
+    if (after) await this.outbox.record({ orgId: r.orgId, type: 'reserved_ip.released', createdAt: now, data: presentReservedIp(after) });
+  }
+}
+
+/**
+ * ip.reserve: `payment_reserved` (done at acceptance), `allocating` (no provider call: the address
+ * was taken from the pool at acceptance; `available`, `expires_at` = now + term), and with a
+ * server `assigning`: the compute provider routes the address to it (`assigned`). The hold is
+ * captured by the engine on success. Failure: the address routed to nothing at the provider
+ * (compensate), the reservation `released` (purchase_failed, the address back in the pool at
+ * once), the hold released.
+ */
+@Injectable()
+export class ReserveIpExecutor extends ReservedIpExecutor {
+  readonly type = 'ip.reserve' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    { name: 'payment_reserved', commit: async () => undefined },
+    { name: 'allocating', commit: (op) => this.allocated(op) },
+    {
+      name: 'assigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
+        return { server_id: a.serverId };
+      },
+      commit: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const r = await this.locked(op);
+        await this.rows.markAssigned(r.id, p.serverId!);
+        return this.result(op, r.expiresAt);
+      },
+    },
+  ];
+
+  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
+    super(rows, compute, outbox, settings, clock, executors);
+  }
+
+  private async allocated(op: Operation): Promise<JsonObject | void> {
+    const p = reservedIpParams.read(op.params);
+    const r = await this.locked(op);
+    if (r.status !== 'allocating') throw invalidState(`Reserved IP ${r.id} is ${r.status}, not allocating`);
+    if (!p.termMonths) throw invalidState(`Operation ${op.id} names no term`);
+    const expiresAt = addMonthsClamped(this.clock.now(), p.termMonths);
+    await this.rows.markAllocated(r.id, expiresAt, p.serverId === null);
+    // With a server, `assigning` follows and gives the result.
+    if (p.serverId === null) return this.result(op, expiresAt);
+  }
+
+  private result(op: Operation, expiresAt: Date): JsonObject {
+    const p = reservedIpParams.read(op.params);
+    return {
+      reserved_ip_id: p.reservedIpId,
+      ip: p.ip,
+      server_id: p.serverId,
+      expires_at: expiresAt.toISOString(),
+      charged: { currency: p.amount!.currency, amount: p.amount!.format() },
+    };
+  }
+
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return this.truth(op);
+  }
+
+  async compensate(op: Operation): Promise<void> {
+    const p = reservedIpParams.read(op.params);
+    if (p.serverId !== null) await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'compensate'), ip: p.ip });
+  }
+
+  async failed(op: Operation): Promise<void> {
+    const r = await this.rows.lock(reservedIpParams.read(op.params).reservedIpId);
+    if (!r || r.status === 'released') return;
+    await this.released(r, 'purchase_failed', 0);
+  }
+}
+
+/**
+ * ip.assign: one step, `assigning`: the compute provider routes the address to the server
+ * (moving it from the one it was on). Success: `assigned` to it. Failure: what the provider holds
+ * decides (routed to the server: assigned; to nothing: available; unreadable: as it was, for the
+ * reconciliation sweep to settle).
+ */
+@Injectable()
+export class AssignIpExecutor extends ReservedIpExecutor {
+  readonly type = 'ip.assign' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'assigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
+        return { server_id: a.serverId };
+      },
+      commit: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const r = await this.locked(op);
+        await this.rows.markAssigned(r.id, p.serverId!);
+        return { reserved_ip_id: r.id, ip: r.ip, server_id: p.serverId, assigned: true };
+      },
+    },
+  ];
+
+  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
+    super(rows, compute, outbox, settings, clock, executors);
+  }
+
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return this.truth(op);
+  }
+
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
+    const r = await this.ownLocked(op);
+    if (!r) return;
+    const p = reservedIpParams.read(op.params);
+    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    if (seen && seen.serverId === p.serverId) await this.rows.markAssigned(r.id, p.serverId!);
+    else if (seen !== undefined && (seen === null || seen.serverId === null) && r.serverId !== null) await this.rows.markUnassigned(r.id);
+    else await this.rows.setOperation(r.id, null);
+  }
+}
+
+/**
+ * ip.unassign: one step, `unassigning`: the compute provider routes the address to nothing.
+ * Success: `available` (or, for the term sweep's, `suspended`). Failure: the provider's truth
+ * decides (routed to nothing: as on success; still to the server, or unreadable: as it was).
+ */
+@Injectable()
+export class UnassignIpExecutor extends ReservedIpExecutor {
+  readonly type = 'ip.unassign' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'unassigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'unassigning'), ip: p.ip });
+        return {};
+      },
+      commit: async (op) => {
+        const r = await this.locked(op);
+        await this.unassigned(op, r);
+        const p = reservedIpParams.read(op.params);
+        return { reserved_ip_id: r.id, ip: r.ip, server_id: p.serverId, assigned: false };
+      },
+    },
+  ];
+
+  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
+    super(rows, compute, outbox, settings, clock, executors);
+  }
+
+  private async unassigned(op: Operation, r: ReservedIp): Promise<void> {
+    const p = reservedIpParams.read(op.params);
+    if (p.suspend) await this.rows.markSuspended(r.id, p.suspend.at, p.suspend.releaseAt);
+    else await this.rows.markUnassigned(r.id);
+  }
+
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return this.truth(op);
+  }
+
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
+    const r = await this.ownLocked(op);
+    if (!r) return;
+    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    if (seen !== undefined && (seen === null || seen.serverId === null)) await this.unassigned(op, r);
+    else await this.rows.setOperation(r.id, null);
+  }
+}
+
+/**
+ * ip.renew: one step, `renewing`, no provider call: `expires_at` = max(expires_at, now) + term,
+ * term and billing set; a suspended reservation is available again (assigned to nothing).
+ */
+@Injectable()
+export class RenewIpExecutor extends ReservedIpExecutor {
+  readonly type = 'ip.renew' as const;
+  readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
+
+  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
+    super(rows, compute, outbox, settings, clock, executors);
+  }
+
+  private async renew(op: Operation): Promise<JsonObject> {
+    const p = reservedIpParams.read(op.params);
+    const r = await this.locked(op);
+    if (r.status === 'released') throw invalidState(`Reserved IP ${r.id} is released and cannot be renewed`);
+    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
+    const terms = renewedTerms(r.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
+    await this.rows.saveRenewal(r.id, terms);
+    return {
+      reserved_ip_id: r.id,
+      term_months: terms.termMonths,
+      expires_at: terms.expiresAt.toISOString(),
+      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
+    };
+  }
+
+  async failed(op: Operation): Promise<void> {
+    const r = await this.ownLocked(op);
+    if (r) await this.rows.setOperation(r.id, null);
+  }
+}
+
+/**
+ * ip.release: `unassigning` (when assigned: the provider routes the address to nothing), then
+ * `releasing`: `released`, the address back in its region's pool after IP_COOLDOWN_S, announced
+ * (reserved_ip.released with released_reason). Failure: the provider's truth decides as for
+ * ip.unassign; the reservation stays (DELETE may be sent again).
+ */
+@Injectable()
+export class ReleaseIpExecutor extends ReservedIpExecutor {
+  readonly type = 'ip.release' as const;
+  readonly steps: readonly OperationStepExecutor[] = [
+    {
+      name: 'unassigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'unassigning'), ip: p.ip });
+        return {};
+      },
+      commit: async (op) => {
+        const r = await this.locked(op);
+        // Routed to nothing now: no longer the server's (the operation goes on).
+        await this.rows.markUnassigned(r.id);
+        await this.rows.setOperation(r.id, op.id);
+      },
+    },
+    {
+      name: 'releasing',
+      commit: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const r = await this.locked(op);
+        await this.released(r, p.reason ?? 'customer', this.settings.ipCooldownS);
+        return { reserved_ip_id: r.id, ip: r.ip, released_at: this.clock.now().toISOString() };
+      },
+    },
+  ];
+
+  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
+    super(rows, compute, outbox, settings, clock, executors);
+  }
+
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return this.truth(op);
+  }
+
+  async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
+    const r = await this.ownLocked(op);
+    if (!r) return;
+    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    if (r.serverId !== null && seen !== undefined && (seen === null || seen.serverId === null)) await this.rows.markUnassigned(r.id);
+    else await this.rows.setOperation(r.id, null);
+  }
+}

@@ -1,0 +1,290 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../../../shared/database/transaction';
+import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Labels } from '../../prepaid/domain/labels';
+import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
+import { DueReservedIp, NewReservedIp, ReservedIpChanges, ReservedIpFilter, ReservedIpRepository, TargetServer } from '../application/reserved-ips.port';
+import { ReservedIp, ReservedIpStatus } from '../domain/reserved-ip';
+
+interface Row {
+  id: string;
+  org_id: string;
+  ip: string;
+  region_id: string;
+  status: ReservedIpStatus;
+  server_id: string | null;
+  pending_server_id: string | null;
+  term_months: TermMonths;
+  billing_currency: Currency;
+  billing_amount: string;
+  price_usd_minor: string;
+  price_idr_minor: string;
+  expires_at: Date;
+  auto_renew_enabled: boolean;
+  auto_renew_term_months: TermMonths | null;
+  labels: Labels;
+  operation_id: string | null;
+  created_at: Date;
+  suspended_at: Date | null;
+  release_at: Date | null;
+  released_at: Date | null;
+  released_reason: DeletedReason | null;
+}
+
+const SELECT = `SELECT r.id, r.org_id, host(r.ip) AS ip, r.region_id, r.status, r.server_id, r.pending_server_id, r.term_months,
+         r.billing_currency, r.billing_amount::text, r.price_usd_minor::text, r.price_idr_minor::text, r.expires_at,
+         r.auto_renew_enabled, r.auto_renew_term_months, r.labels, r.operation_id, r.created_at,
+         r.suspended_at, r.release_at, r.released_at, r.released_reason
+    FROM reserved_ips r`;
+
+const toReservedIp = (r: Row): ReservedIp => ({
+  id: r.id,
+  orgId: r.org_id,
+  ip: r.ip,
+  regionId: r.region_id,
+  status: r.status,
+  serverId: r.server_id,
+  pendingServerId: r.pending_server_id,
+  termMonths: r.term_months,
+  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
+  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
+  expiresAt: r.expires_at,
+  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+  labels: r.labels,
+  operationId: r.operation_id,
+  createdAt: r.created_at,
+  suspendedAt: r.suspended_at,
+  releaseAt: r.release_at,
+  releasedAt: r.released_at,
+  releasedReason: r.released_reason,
+});
+
+/**
+ * The reservations' SQL. The pool's rows are the capacity guard: allocate() takes a free row FOR
+ * UPDATE SKIP LOCKED and names the reservation in it, so racing reservations of one region each
+ * take another address and none takes one more than the pool holds; the unique indexes of
+ * migration ReservedIps1764000000490 (one live reservation per address, one per server) are the
+ * last word.
+ */
+@Injectable()
+export class TypeOrmReservedIpRepository extends ReservedIpRepository {
+  constructor(private readonly db: Db) {
+    super();
+  }
+
+  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
+      'SELECT reserved_ipv4_price_usd_minor::text AS usd, reserved_ipv4_price_idr_minor::text AS idr FROM regions WHERE id = $1',
+      [regionId],
+      'reserved_ips_region_price',
+    );
+    if (!row) return undefined;
+    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  }
+
+  async allocate(regionId: string, id: string, now: Date): Promise<string | undefined> {
+    const row = await this.db.one<{ ip: string }>(
+      `UPDATE reserved_ip_pool p SET reserved_ip_id = $2
+         FROM (SELECT ip FROM reserved_ip_pool
+                WHERE region_id = $1 AND reserved_ip_id IS NULL AND available_after <= $3
+                ORDER BY ip LIMIT 1 FOR UPDATE SKIP LOCKED) free
+        WHERE p.ip = free.ip
+        RETURNING host(p.ip) AS ip`,
+      [regionId, id, now],
+      'reserved_ip_pool_allocate',
+    );
+    return row?.ip;
+  }
+
+  async create(r: NewReservedIp): Promise<ReservedIp> {
+    await this.db.query(
+      `INSERT INTO reserved_ips (id, org_id, ip, region_id, status, pending_server_id, term_months, billing_currency, billing_amount,
+                                 price_usd_minor, price_idr_minor, expires_at, auto_renew_enabled, auto_renew_term_months, labels,
+                                 operation_id, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
+      [
+        r.id, r.orgId, r.ip, r.regionId, r.status, r.pendingServerId, r.termMonths, r.billing.currency, r.billing.minor.toString(),
+        r.price.USD.minor.toString(), r.price.IDR.minor.toString(), r.expiresAt, r.autoRenew.enabled, r.autoRenew.termMonths,
+        JSON.stringify(r.labels), r.operationId, r.createdAt,
+      ],
+      'reserved_ips_create',
+    );
+    return (await this.findInOrg(r.orgId, r.id))!;
+  }
+
+  async findInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
+    const row = await this.db.one<Row>(`${SELECT} WHERE r.org_id = $1 AND r.id = $2`, [orgId, id], 'reserved_ips_find_in_org');
+    return row && toReservedIp(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
+    const row = await this.db.one<Row>(`${SELECT} WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE`, [orgId, id], 'reserved_ips_lock_in_org');
+    return row && toReservedIp(row);
+  }
+
+  async lock(id: string): Promise<ReservedIp | undefined> {
+    const row = await this.db.one<Row>(`${SELECT} WHERE r.id = $1 FOR UPDATE`, [id], 'reserved_ips_lock');
+    return row && toReservedIp(row);
+  }
+
+  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ReservedIpFilter }): Promise<Page<ReservedIp>> {
+    const params: unknown[] = [orgId, query.limit + 1];
+    const where = ['r.org_id = $1'];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    const f = query.filter;
+    if (f.status === undefined) where.push(`r.status <> 'released'`);
+    else where.push(`r.status = ${param(f.status)}`);
+    if (f.regionId !== undefined) where.push(`r.region_id = ${param(f.regionId)}`);
+    if (f.labels?.length) where.push(`r.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
+    if (query.after) where.push(`(r.created_at, r.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
+    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${SELECT} WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.id DESC LIMIT $2) l
+        ORDER BY l.created_at DESC, l.id DESC`;
+    const rows = await this.db.query<Row & { created_at_text: string }>(sql, params, this.db.statementName('reserved_ips_list', sql));
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toReservedIp);
+  }
+
+  async update(id: string, changes: ReservedIpChanges): Promise<void> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    const set = (column: string, value: unknown): void => {
+      sets.push(`${column} = $${params.push(value)}`);
+    };
+    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+    if (changes.autoRenew !== undefined) {
+      set('auto_renew_enabled', changes.autoRenew.enabled);
+      set('auto_renew_term_months', changes.autoRenew.termMonths);
+    }
+    if (sets.length === 0) return;
+    await this.db.query(`UPDATE reserved_ips SET ${sets.join(', ')} WHERE id = $1`, params);
+  }
+
+  async setOperation(id: string, operationId: string | null, pendingServerId: string | null = null): Promise<void> {
+    await this.db.query('UPDATE reserved_ips SET operation_id = $2, pending_server_id = $3 WHERE id = $1', [id, operationId, pendingServerId], 'reserved_ips_set_operation');
+  }
+
+  async lockServer(orgId: string, serverId: string): Promise<TargetServer | undefined> {
+    const row = await this.db.one<{ id: string; org_id: string; region_id: string; status: string; instance_missing_since: Date | null }>(
+      'SELECT id, org_id, region_id, status, instance_missing_since FROM servers WHERE org_id = $1 AND id = $2 FOR UPDATE',
+      [orgId, serverId],
+      'reserved_ips_lock_server',
+    );
+    return row && { id: row.id, orgId: row.org_id, regionId: row.region_id, status: row.status, instanceMissingSince: row.instance_missing_since };
+  }
+
+  async holdingServer(serverId: string): Promise<string | undefined> {
+    const row = await this.db.one<{ id: string }>(
+      'SELECT id FROM reserved_ips WHERE server_id = $1 OR pending_server_id = $1 LIMIT 1',
+      [serverId],
+      'reserved_ips_holding_server',
+    );
+    return row?.id;
+  }
+
+  async unfinishedServerOperation(serverId: string): Promise<string | undefined> {
+    const row = await this.db.one<{ id: string }>(
+      `SELECT id FROM operations WHERE vm_id = $1 AND status IN ('pending', 'running') ORDER BY created_at, id LIMIT 1`,
+      [serverId],
+      'reserved_ips_server_unfinished',
+    );
+    return row?.id;
+  }
+
+  async markAllocated(id: string, expiresAt: Date, done: boolean): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET status = 'available', expires_at = $2,
+              operation_id = CASE WHEN $3::boolean THEN NULL ELSE operation_id END,
+              pending_server_id = CASE WHEN $3::boolean THEN NULL ELSE pending_server_id END
+        WHERE id = $1 AND status = 'allocating'`,
+      [id, expiresAt, done],
+      'reserved_ips_allocated',
+    );
+  }
+
+  async markAssigned(id: string, serverId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET status = 'assigned', server_id = $2, pending_server_id = NULL, operation_id = NULL WHERE id = $1`,
+      [id, serverId],
+      'reserved_ips_assigned',
+    );
+  }
+
+  async markUnassigned(id: string): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET status = CASE WHEN status = 'assigned' THEN 'available' ELSE status END,
+              server_id = NULL, pending_server_id = NULL, operation_id = NULL
+        WHERE id = $1`,
+      [id],
+      'reserved_ips_unassigned',
+    );
+  }
+
+  async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET status = 'suspended', server_id = NULL, pending_server_id = NULL, operation_id = NULL, suspended_at = $2, release_at = $3
+        WHERE id = $1 AND status IN ('available', 'assigned')`,
+      [id, at, releaseAt],
+      'reserved_ips_suspended',
+    );
+  }
+
+  async markReleased(id: string, at: Date, reason: DeletedReason, cooldownUntil: Date): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET status = 'released', released_at = $2, released_reason = COALESCE(released_reason, $3), server_id = NULL,
+              pending_server_id = NULL, operation_id = NULL, suspended_at = NULL, release_at = NULL
+        WHERE id = $1 AND status <> 'released'`,
+      [id, at, reason],
+      'reserved_ips_released',
+    );
+    await this.db.query(
+      'UPDATE reserved_ip_pool SET reserved_ip_id = NULL, available_after = $2 WHERE reserved_ip_id = $1',
+      [id, cooldownUntil],
+      'reserved_ip_pool_free',
+    );
+  }
+
+  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    await this.db.query(
+      `UPDATE reserved_ips SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
+              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END, suspended_at = NULL, release_at = NULL
+        WHERE id = $1`,
+      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+      'reserved_ips_renewal',
+    );
+  }
+
+  claimExpired(now: Date, limit: number): Promise<DueReservedIp[]> {
+    return this.claim(
+      `${SELECT} WHERE r.status IN ('available', 'assigned') AND r.expires_at <= $1 AND r.operation_id IS NULL ORDER BY r.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'reserved_ips_claim_expired',
+    );
+  }
+
+  claimReleasable(now: Date, limit: number): Promise<DueReservedIp[]> {
+    return this.claim(
+      `${SELECT} WHERE r.status = 'suspended' AND r.release_at <= $1 AND r.operation_id IS NULL ORDER BY r.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      [now, limit],
+      'reserved_ips_claim_releasable',
+    );
+  }
+
+  async settledAfter(after: string, limit: number): Promise<{ id: string; orgId: string; ip: string; serverId: string | null }[]> {
+    const rows = await this.db.query<{ id: string; org_id: string; ip: string; server_id: string | null }>(
+      `SELECT id, org_id, host(ip) AS ip, server_id FROM reserved_ips
+        WHERE status IN ('available', 'assigned', 'suspended') AND operation_id IS NULL AND id > $1 ORDER BY id LIMIT $2`,
+      [after, limit],
+      'reserved_ips_settled_after',
+    );
+    return rows.map((r) => ({ id: r.id, orgId: r.org_id, ip: r.ip, serverId: r.server_id }));
+  }
+
+  private async claim(sql: string, params: unknown[], name: string): Promise<DueReservedIp[]> {
+    const rows = await this.db.query<Row>(sql, params, name);
+    return rows.map((r) => ({
+      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
+      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+    }));
+  }
+}
