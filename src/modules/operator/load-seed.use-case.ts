@@ -24,6 +24,7 @@ import { termAmount } from '../prepaid/domain/term';
 import { TemplateCatalog } from '../templates/application/template-catalog.port';
 import { Template } from '../templates/domain/template';
 import { SeedFile, SeedOrganization, SeedServer, SeedTemplate } from './seed-file';
+import { parseIpv6Prefix } from '../servers/domain/network';
 
 /** A seed file's template, checked beyond its shape: distinct versions and variable names (400 naming the member). */
 function seedTemplate(t: SeedTemplate, i: number): Template {
@@ -227,6 +228,7 @@ export class LoadSeed {
             USD: Money.parse(region.snapshot_price_per_gb_month.USD, 'USD', `regions.${region.id}.snapshot_price_per_gb_month.USD`),
             IDR: Money.parse(region.snapshot_price_per_gb_month.IDR, 'IDR', `regions.${region.id}.snapshot_price_per_gb_month.IDR`),
           },
+          ipv6Prefix: region.ipv6_prefix === undefined ? undefined : parseIpv6Prefix(region.ipv6_prefix, `regions.${region.id}.ipv6_prefix`),
         });
         result.regions.push(region.id);
       }

@@ -88,6 +88,8 @@ class SeedRegion {
   @IsArray() @ValidateNested({ each: true }) @Type(() => SeedOffer) volume_offers: SeedOffer[];
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedServerOffer) server_offer?: SeedServerOffer;
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedPrice) snapshot_price_per_gb_month?: SeedPrice;
+  /** The region's IPv6 /48 (checked by the loader); absent: the next free one of 2001:db8::/32. */
+  @IsOptional() @IsString() ipv6_prefix?: string;
 }
 
 class SeedMember {

@@ -7,6 +7,7 @@ export const OPERATION_TYPES = [
   'image.create', 'image.renew', 'image.delete',
   'template.deploy', 'template.update', 'template.health', 'template.remove',
   'volume.resize', 'vm.resize', 'vm.rebuild',
+  'vm.attach_network', 'vm.detach_network',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

@@ -33,6 +33,8 @@ export interface RegionDefinition {
   serverOffer?: ServerOfferDefinition;
   /** The snapshot price per GB-month; absent: the region sells no snapshots. */
   snapshotPrice?: PricePair;
+  /** The region's IPv6 /48, canonical (servers get a /64 each out of it); absent: the next free one of 2001:db8::/32. */
+  ipv6Prefix?: string;
 }
 
 /** A server plan of the catalog (servers.md): its boot disk (`diskGb`) is not counted in disk capacity. */

@@ -16,6 +16,8 @@ export function presentServer(s: Server) {
     disk_gb: s.diskGb,
     image: s.image,
     ipv4: s.ipv4,
+    ipv6: s.ipv6 ?? null,
+    private_networks: (s.privateNetworks ?? []).map((n) => ({ network_id: n.networkId, ip: n.ip })),
     term_months: s.termMonths,
     billing: s.billing ? { currency: s.billing.currency, amount: s.billing.format() } : null,
     price_per_month: s.price ? formatPricePair(s.price) : null,
