@@ -1,5 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { ReconcileNetworkAttachments } from '../../src/modules/servers/application/reconcile-network-attachments.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
 import { usingPostgres } from '../support/database';
@@ -242,6 +243,24 @@ describe('networks', () => {
     expect({ status: notIn.status, body: notIn.body }).toEqual({ status: 404, body: errorBody(notIn, 'not_found', `Server ${db} is not attached to network ${spare}`) });
     expect(await provider.getAddresses(db)).toEqual({ serverId: db, ipv6: '2001:db8:10:3::1', networks: [{ networkId: backend, ip: '10.10.0.3' }] });
     await expectVerified(t);
+  });
+
+  it('the reconciliation sweep makes the database follow the provider (an attachment found there recorded, one gone there removed), audited', async () => {
+    const sweep = t.app.get(ReconcileNetworkAttachments);
+    // The provider holds the seeded server in `spare` (an attach whose answer was lost, say); the database does not.
+    await t.sql("INSERT INTO provider_network_attachments (server_id, network_id, ip_range, ip) VALUES ('vm_nwseeded', $1, '192.168.4.0/24', '192.168.4.50')", [spare]);
+    expect(await sweep.execute()).toBe(1);
+    expect((await server('vm_nwseeded')).private_networks).toEqual([{ network_id: spare, ip: '192.168.4.50' }]);
+    await expectVerified(t);
+    // Gone at the provider: removed here.
+    await t.sql("DELETE FROM provider_network_attachments WHERE server_id = 'vm_nwseeded'");
+    expect(await sweep.execute()).toBe(1);
+    expect((await server('vm_nwseeded')).private_networks).toEqual([]);
+    expect(await sweep.execute()).toBe(0);
+    expect(await audits('server.network_reconciled')).toEqual([
+      { target_id: 'vm_nwseeded', data: { network_id: spare, reason: 'the server is in the network at the provider', from: null, to: { ip: '192.168.4.50', status: 'attached' } } },
+      { target_id: 'vm_nwseeded', data: { network_id: spare, reason: 'the server is not in the network at the provider', from: { ip: '192.168.4.50', status: 'attached' }, to: null } },
+    ]);
   });
 
   it('deleting a server detaches it; then the network can be deleted', async () => {

@@ -142,6 +142,9 @@ export class LoadSeed {
       sshPublicKeys: [],
       userData: null,
     });
+    // Its /64 (chosen from the region's prefix when the row was inserted) routed to it, as a purchase's.
+    const ipv6 = (await this.serverLifecycle.lock(id))?.ipv6;
+    if (ipv6) await this.compute.assignIpv6({ serverId: id, step: `${step}/ipv6`, ipv6 });
     await this.compute.awaitBoot({ serverId: id, step: `${step}/booting` });
     await this.compute.applyFirewall({ serverId: id, rules: [] });
     await this.serverLifecycle.markReady(id, instance.ipv4, expiresAt);

@@ -37,7 +37,7 @@ export class TypeOrmNetworks extends Networks {
   }
 
   async lockOrganization(orgId: string): Promise<void> {
-    await this.db.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [orgId], 'networks_lock_org');
+    await this.db.query('SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId], 'networks_lock_org');
   }
 
   async inRegion(orgId: string, regionId: string): Promise<Network[]> {

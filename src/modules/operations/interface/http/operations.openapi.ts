@@ -448,7 +448,7 @@ export class OperationResponse {
 }
 
 /** `volume.create` -> VolumeCreateOperation. */
-const variantName = (type: string): string => `${type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Operation`;
+const variantName = (type: string): string => `${type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Operation`;
 
 /** The Operation of one type: `type` fixed to it, `result` that type's result (or null). */
 function operationVariant(type: string, result: SchemaClass): SchemaClass {
