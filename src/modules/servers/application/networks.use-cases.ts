@@ -136,8 +136,9 @@ export class NetworkUseCases {
  * not in it already (409 invalid_state) and in fewer than 3 networks (409 quota_exceeded,
  * details.limit); `ip` inside the range, not its network or broadcast address (400 naming ip), and
  * free (409 conflict); without it the first free address after the range's first three (409
- * conflict when the range is full). The address is held at acceptance (status attaching): two
- * servers asking for the same one at once, the second is refused 409 conflict (the unique index decides).
+ * conflict when the range is full). The network's row is locked while the address is chosen, and
+ * the address is held at acceptance (status attaching): two servers asking for the same one at once,
+ * the second is refused 409 conflict (the unique (network, ip) index is the last word).
  */
 @Injectable()
 export class AttachServerToNetwork {
@@ -152,7 +153,8 @@ export class AttachServerToNetwork {
       from: ['running', 'stopped'],
       callsProvider: true,
       plan: async (server) => {
-        const network = await this.networks.lock(principal.orgId, input.networkId, 'share');
+        // Attaches to one network are judged one at a time (the first free address is then the first free one).
+        const network = await this.networks.lock(principal.orgId, input.networkId, 'update');
         if (!network) throw notFound(`Network ${input.networkId} not found`);
         if (network.regionId !== server.regionId) {
           throw invalidRequest(`network ${network.id} is in region ${network.regionId}; server ${server.id} is in ${server.regionId}`, { field: 'network_id' });
@@ -163,10 +165,12 @@ export class AttachServerToNetwork {
           throw new DomainError('quota_exceeded', `Server ${server.id} is attached to ${MAX_NETWORKS_PER_SERVER} networks already; detach one first`, { limit: MAX_NETWORKS_PER_SERVER });
         }
         let ip: string;
+        const taken = await this.networks.takenAddresses(network.id);
         if (input.ip !== undefined) {
           ip = parseNetworkIp(input.ip, network.ipRange);
+          if (taken.has(ip)) throw addressTaken(ip, network.id);
         } else {
-          const free = firstFreeAddress(network.ipRange, await this.networks.takenAddresses(network.id));
+          const free = firstFreeAddress(network.ipRange, taken);
           if (!free) throw new DomainError('conflict', `Network ${network.id} (${network.ipRange}) has no free address left`, { field: 'network_id' });
           ip = free;
         }
