@@ -263,6 +263,23 @@ describe('networks', () => {
     ]);
   });
 
+  it('an attach the provider refuses fails its operation; the address held goes back (the provider read first)', async () => {
+    // The provider holds another server at that address (one the database does not know).
+    await t.sql("INSERT INTO provider_network_attachments (server_id, network_id, ip_range, ip) VALUES ('vm_ghost', $1, '192.168.4.0/24', '192.168.4.77')", [spare]);
+    const res = await t.http.post('/v1/servers/vm_nwseeded/networks').set(rw).send({ network_id: spare, ip: '192.168.4.77' });
+    expect(res.status).toBe(202);
+    expect(await t.sql('SELECT host(ip) AS ip, status FROM server_networks WHERE server_id = $1', ['vm_nwseeded'])).toEqual([{ ip: '192.168.4.77', status: 'attaching' }]);
+    expect(await advance.runUntilIdle()).toMatchObject({ failed: 1 });
+    const op = (await t.http.get(`/v1/operations/${res.body.operation.id}`).set(rw)).body;
+    expect(op).toMatchObject({
+      status: 'failed', steps: [{ name: 'attaching_network', status: 'failed' }], result: null,
+      error: { code: 'invalid_state', message: `192.168.4.77 is another server's in network ${spare}` },
+    });
+    expect(await t.sql('SELECT count(*)::int AS n FROM server_networks WHERE server_id = $1', ['vm_nwseeded'])).toEqual([{ n: 0 }]);
+    expect((await server('vm_nwseeded')).private_networks).toEqual([]);
+    await t.sql("DELETE FROM provider_network_attachments WHERE server_id = 'vm_ghost'");
+  });
+
   it('deleting a server detaches it; then the network can be deleted', async () => {
     for (const id of [web, db]) {
       const res = await t.http.delete(`/v1/servers/${id}`).set(rw);
