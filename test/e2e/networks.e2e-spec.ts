@@ -1,5 +1,6 @@
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
 import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { ReconcileNetworkAttachments } from '../../src/modules/servers/application/reconcile-network-attachments.use-case';
 import { FixedClock } from '../../src/shared/kernel/clock/clock';
 import { errorBody } from '../support/assertions';
@@ -249,6 +250,13 @@ describe('networks', () => {
     const sweep = t.app.get(ReconcileNetworkAttachments);
     // The provider holds the seeded server in `spare` (an attach whose answer was lost, say); the database does not.
     await t.sql("INSERT INTO provider_network_attachments (server_id, network_id, ip_range, ip) VALUES ('vm_nwseeded', $1, '192.168.4.0/24', '192.168.4.50')", [spare]);
+    const report = await t.app.get(VerifyInvariants).execute();
+    expect(report.violations).toEqual([
+      {
+        check: 'provider.addresses_match_servers', subject: 'vm_nwseeded', message: `the provider holds it in ${spare} at 192.168.4.50 but the database does not`,
+        details: { network_id: spare, ip: null, provider_ip: '192.168.4.50' },
+      },
+    ]);
     expect(await sweep.execute()).toBe(1);
     expect((await server('vm_nwseeded')).private_networks).toEqual([{ network_id: spare, ip: '192.168.4.50' }]);
     await expectVerified(t);
