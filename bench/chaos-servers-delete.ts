@@ -15,6 +15,12 @@
  *   most one of the two is accepted unless the detach was refused first; a refused detach of a
  *   deleting server's disk names the vm.delete.
  *
+ * - server_delete_attach_race: DELETE of a doomed server and, at once, its attach to the
+ *   organization's private network (made on first use): the attach is 202 (its operation must
+ *   end), 409 (invalid_state: deleting, deleted, attached already, an operation in the way;
+ *   quota_exceeded; conflict) or 503; a deleted server holds no attachment (verify's
+ *   provider.addresses_match_servers and networks.attachments_valid).
+ *
  * After the run, `verify` checks servers.no_disk_on_deleted_server,
  * servers.deleted_by_succeeded_delete and servers.deleting_has_operation with the rest.
  */
@@ -82,6 +88,24 @@ function noteDelete<O extends Org>(ctx: Context<O>, action: string, org: O, serv
   if (!expected) ctx.stats.problem(`DELETE /v1/servers/${server} in ${org.id} answered ${r.status} ${r.body.slice(0, 200)}`);
 }
 
+/** Each organization's private network for the attach race, by organization id (made on first use). */
+const networks = new Map<string, string>();
+
+async function networkOf<O extends Org>(ctx: Context<O>, org: O): Promise<string | undefined> {
+  const known = networks.get(org.id);
+  if (known) return known;
+  const made = await ctx.send(org, 'POST', '/v1/networks', { body: JSON.stringify({ name: 'chaos', region: 'id-jkt', ip_range: '10.77.0.0/16' }), key: randomUUID() });
+  if (made?.status === 201) {
+    networks.set(org.id, (JSON.parse(made.body) as { id: string }).id);
+  } else {
+    // Made by an earlier request whose answer a kill cut off: found by its region.
+    const list = await ctx.send(org, 'GET', '/v1/networks?region=id-jkt');
+    const found = list?.status === 200 ? (JSON.parse(list.body) as { networks: { id: string; name: string }[] }).networks.find((n) => n.name === 'chaos') : undefined;
+    if (found) networks.set(org.id, found.id);
+  }
+  return networks.get(org.id);
+}
+
 export function serverDeleteActions<O extends Org>(): { name: string; weight: number; run(ctx: Context<O>): Promise<void> }[] {
   return [
     {
@@ -143,6 +167,33 @@ export function serverDeleteActions<O extends Org>(): { name: string; weight: nu
             ctx.stats.problem(`detach of ${volume} refused naming ${e.operation_id}, not the deletion ${delOp}`);
           }
         }
+      },
+    },
+    {
+      name: 'server_delete_attach_race',
+      weight: 1,
+      async run(ctx) {
+        const org = pick(ctx.orgs);
+        if (org.doomed.length === 0) return;
+        const network = await networkOf(ctx, org);
+        if (!network) return;
+        const server = pick(org.doomed);
+        const [del, attach] = await Promise.all([
+          ctx.send(org, 'DELETE', `/v1/servers/${server}`, { key: randomUUID() }),
+          ctx.send(org, 'POST', `/v1/servers/${server}/networks`, { body: JSON.stringify({ network_id: network }), key: randomUUID() }),
+        ]);
+        noteDelete(ctx, 'server_delete_attach_race', org, server, del);
+        ctx.stats.count('server_delete_race_attach', attach ? String(attach.status) : 'cut_by_kill');
+        if (!attach) return;
+        if (attach.status === 202) {
+          const body = JSON.parse(attach.body) as { operation?: { id: string; type: string } };
+          if (body.operation?.id) ctx.stats.accepted.add(body.operation.id);
+          if (body.operation?.type !== 'vm.attach_network') ctx.stats.problem(`attach of ${server} answered 202 ${attach.body.slice(0, 200)}`);
+          return;
+        }
+        const e = errorOf(attach);
+        const expected = (attach.status === 409 && ['invalid_state', 'quota_exceeded', 'conflict'].includes(e.code ?? '')) || (attach.status === 503 && e.code === 'provider_unavailable');
+        if (!expected) ctx.stats.problem(`attach of ${server} racing its deletion answered ${attach.status} ${attach.body.slice(0, 200)}`);
       },
     },
   ];

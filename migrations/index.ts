@@ -40,6 +40,7 @@ import { Snapshots1764000000410 } from './1764000000410-snapshots';
 import { AgentPlacements1764000000440 } from './1764000000440-agent-placements';
 import { PurchaseDeferredKeys1764000000450 } from './1764000000450-purchase-deferred-keys';
 import { ServerImages1764000000460 } from './1764000000460-server-images';
+import { Networks1764000000480 } from './1764000000480-networks';
 import { ReservedIps1764000000490 } from './1764000000490-reserved-ips';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
@@ -90,5 +91,6 @@ export const MIGRATIONS = [
   AgentPlacements1764000000440,
   PurchaseDeferredKeys1764000000450,
   ServerImages1764000000460,
+  Networks1764000000480,
   ReservedIps1764000000490,
 ];

@@ -499,6 +499,13 @@ describe('OpenAPI document and docs page', () => {
       'DELETE /v1/snapshots/{id}': 'deleteSnapshot',
       'POST /v1/snapshots/{id}/renew': 'renewSnapshot',
       'POST /v1/servers/{id}/images': 'createImage',
+      'POST /v1/servers/{id}/networks': 'attachServerToNetwork',
+      'POST /v1/servers/{id}/networks/{network_id}/detach': 'detachServerFromNetwork',
+      'POST /v1/networks': 'createNetwork',
+      'GET /v1/networks': 'listNetworks',
+      'GET /v1/networks/{id}': 'getNetwork',
+      'PATCH /v1/networks/{id}': 'updateNetwork',
+      'DELETE /v1/networks/{id}': 'deleteNetwork',
       'GET /v1/images': 'listImages',
       'GET /v1/images/{id}': 'getImage',
       'PATCH /v1/images/{id}': 'updateImage',
@@ -520,6 +527,8 @@ describe('OpenAPI document and docs page', () => {
       'DELETE /v1/api-keys/{id}': 'revokeApiKey',
       'GET /v1/members': 'listMembers',
       'HEAD /v1/members': 'headMembers',
+      'HEAD /v1/networks': 'headNetworks',
+      'HEAD /v1/networks/{id}': 'headNetwork',
       'POST /v1/members': 'addMember',
       'PATCH /v1/members/{user_id}': 'changeMemberRole',
       'DELETE /v1/members/{user_id}': 'removeMember',
@@ -637,6 +646,8 @@ describe('OpenAPI document and docs page', () => {
       'ip.unassign': ['IpUnassignOperation', 'IpAssignmentResult'],
       'ip.renew': ['IpRenewOperation', 'IpRenewResult'],
       'ip.release': ['IpReleaseOperation', 'IpReleaseResult'],
+      'vm.attach_network': ['VmAttachNetworkOperation', 'VmNetworkResult'],
+      'vm.detach_network': ['VmDetachNetworkOperation', 'VmNetworkResult'],
     };
     expect((schemas.Operation as unknown as { oneOf: unknown }).oneOf).toEqual(Object.values(variants).map(([name]) => ({ $ref: `#/components/schemas/${name}` })));
     expect(schemas.Operation.properties).toBeUndefined();

@@ -228,7 +228,7 @@ describe('seed files: bought servers (terms.md)', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       id: 'vm_sbuyapp', name: 'app-1', status: 'running', region: 'sv-jkt', zone: 'sv-jkt-a', plan: 'cx2', vcpus: 2, memory_gb: 4, disk_gb: 80, image: 'debian-12',
-      ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), reserved_ip: null, term_months: 3,
+      ipv4: expect.stringMatching(/^\d+\.\d+\.\d+\.\d+$/), ipv6: expect.stringMatching(/^2001:db8:[0-9a-f]{1,4}:[0-9a-f]{1,4}::1$/), private_networks: [], reserved_ip: null, term_months: 3,
       // 9.00000 USD × 3 months, at the region offer's price when seeded.
       billing: { currency: 'USD', amount: '27.00000' }, price_per_month: { USD: '9.00000', IDR: '144000' },
       expires_at: '2027-04-30T10:00:00.000Z',

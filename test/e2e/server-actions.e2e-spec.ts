@@ -255,6 +255,7 @@ describe('server actions', () => {
       ['servers.deleting_has_operation', 0],
       ['servers.one_unfinished_operation', 0],
       ['servers.purchase_captured_once', 0],
+      ['servers.ipv6_unique_in_region_prefix', 0],
     ]);
     const [op] = await t.sql<{ id: string }>(`SELECT id FROM operations WHERE type = 'vm.create' AND vm_id = $1`, [serverId]);
     const ipv4 = created.ipv4;

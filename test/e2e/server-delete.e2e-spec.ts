@@ -142,7 +142,7 @@ describe('DELETE /v1/servers/{id}', () => {
     // Still readable: deleted, ipv4 null, no volumes.
     const gone = await t.http.get('/v1/servers/vm_sdweb1').set(rw);
     expect(gone.status).toBe(200);
-    expect(gone.body).toEqual({ ...before, status: 'deleted', ipv4: null, volume_ids: [], deleted_at: op.result.deleted_at, deleted_reason: 'customer' });
+    expect(gone.body).toEqual({ ...before, status: 'deleted', ipv4: null, ipv6: null, volume_ids: [], deleted_at: op.result.deleted_at, deleted_reason: 'customer' });
     // The disks: available with their data and term, at the provider detached too.
     for (const d of [d1, d2]) {
       expect(await getVolume(d.id)).toEqual({ ...d, status: 'available', server: null, mount_path: null, mounted: false });
@@ -202,7 +202,7 @@ describe('DELETE /v1/servers/{id}', () => {
       ...res.body.operation, status: 'succeeded', steps: [{ name: 'deleting_instance', status: 'succeeded' }],
       result: { server_id: 'vm_sdbought', detached_volume_ids: [], deleted_at: expect.stringMatching(ISO) }, finished_at: expect.stringMatching(ISO),
     });
-    expect(await getServer('vm_sdbought')).toEqual({ ...before, status: 'deleted', ipv4: null, deleted_at: op.result.deleted_at, deleted_reason: 'customer' });
+    expect(await getServer('vm_sdbought')).toEqual({ ...before, status: 'deleted', ipv4: null, ipv6: null, deleted_at: op.result.deleted_at, deleted_reason: 'customer' });
     expect(await vcpusUsed()).toBe(0);
     // No refund.
     expect((await t.http.get('/v1/wallet').set(rw)).body).toEqual(wallet);
@@ -367,7 +367,7 @@ describe('DELETE /v1/servers/{id}', () => {
     await t.app.get(ComputeProvider).deleteInstance({ serverId: 'vm_sdweb9', step: 'test/gone' });
     expect(await sweep.execute()).toBe(1);
     const gone = await getServer('vm_sdweb9');
-    expect(gone).toEqual({ ...before, status: 'deleted', ipv4: null, deleted_at: expect.stringMatching(ISO), deleted_reason: 'customer' });
+    expect(gone).toEqual({ ...before, status: 'deleted', ipv4: null, ipv6: null, deleted_at: expect.stringMatching(ISO), deleted_reason: 'customer' });
     expect((await audit('action=server.reconciled&target_id=vm_sdweb9')).map((e) => [e.actor, e.data])).toEqual([
       [{ type: 'system', id: null, name: null }, { operation_id: res.body.operation.id, reason: 'the instance was deleted at the provider', from: { status: 'deleting' }, to: { status: 'deleted' } }],
     ]);
@@ -382,7 +382,7 @@ describe('DELETE /v1/servers/{id}', () => {
     expect(await ours()).toEqual([]);
     const [op] = await t.sql<{ id: string }>("SELECT id FROM operations WHERE type = 'vm.delete' AND vm_id = 'vm_sdbought' AND status = 'succeeded'");
     await t.sql("UPDATE volumes SET server_id = 'vm_sdweb1', status = 'attached', mount_path = '/mnt/x', mounted = true WHERE id = 'vol_sdd2'");
-    await t.sql("UPDATE servers SET deleted_at = NULL, status = 'running', ipv4 = '100.64.9.10' WHERE id = 'vm_sdbought'");
+    await t.sql("UPDATE servers SET deleted_at = NULL, status = 'running', ipv4 = '100.64.9.10', ipv6 = '2001:db8:1:ff::1' WHERE id = 'vm_sdbought'");
     expect(await ours()).toEqual([
       {
         check: 'servers.no_disk_on_deleted_server',

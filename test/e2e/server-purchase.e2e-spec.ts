@@ -80,6 +80,9 @@ describe('POST /v1/servers (purchase)', () => {
         image: 'ubuntu-24.04',
         ipv4: null,
         reserved_ip: null,
+        // The next /64 of the region's prefix (2001:db8:1::/48, the first region's default).
+        ipv6: expect.stringMatching(/^2001:db8:1:[0-9a-f]{1,4}::1$/),
+        private_networks: [],
         term_months: 3,
         billing: { currency: 'USD', amount: '27.00000' },
         price_per_month: { USD: '9.00000', IDR: '144000' },

@@ -6,7 +6,7 @@ const ERROR = (res: { headers: Record<string, string> }, code: string, message: 
 });
 
 /** What a seeded server shows (servers.md): running, an ipv4, no labels, no protection, null purchase members. */
-const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds: string[]) => ({
+const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds: string[], ipv6: string) => ({
   id,
   name,
   status: 'running',
@@ -19,6 +19,8 @@ const seeded = (id: string, name: string, ipv4: string, zone: string, volumeIds:
   image: null,
   ipv4,
   reserved_ip: null,
+  ipv6,
+  private_networks: [],
   term_months: null,
   billing: null,
   price_per_month: null,
@@ -92,9 +94,9 @@ describe('servers: reads and edits', () => {
   it('seeded servers show running, an ipv4 each, their live volumes by id, and null purchase members', async () => {
     const web = await t.http.get('/v1/servers/vm_srweb1').set(rw);
     expect(web.status).toBe(200);
-    expect(web.body).toEqual(seeded('vm_srweb1', 'web-1', '100.64.0.1', 'id-jkt-a', ['vol_srdata1', 'vol_srdata2']));
+    expect(web.body).toEqual(seeded('vm_srweb1', 'web-1', '100.64.0.1', 'id-jkt-a', ['vol_srdata1', 'vol_srdata2'], '2001:db8:1:1::1'));
     const db = await t.http.get('/v1/servers/vm_srdb1').set(rw);
-    expect(db.body).toEqual(seeded('vm_srdb1', 'db-1.internal', '100.64.0.2', 'id-jkt-b', []));
+    expect(db.body).toEqual(seeded('vm_srdb1', 'db-1.internal', '100.64.0.2', 'id-jkt-b', [], '2001:db8:1:2::1'));
     // Seeded servers count no vCPUs.
     expect(await t.sql("SELECT vcpus_used::int AS u FROM regions WHERE id = 'id-jkt'")).toEqual([{ u: 2 }]);
   });
@@ -115,6 +117,8 @@ describe('servers: reads and edits', () => {
       image: 'debian-12',
       ipv4: '100.64.9.9',
       reserved_ip: null,
+      ipv6: '2001:db8:1:4::1',
+      private_networks: [],
       term_months: 1,
       billing: { currency: 'IDR', amount: '144000' },
       price_per_month: { USD: '9.00000', IDR: '144000' },
@@ -233,7 +237,7 @@ describe('servers: reads and edits', () => {
       const res = await t.http.patch('/v1/servers/vm_srweb1').set(rw).send({ name: 'web-2', labels: { env: 'prod' }, delete_protection: true });
       expect(res.status).toBe(200);
       expect(res.body).toEqual({
-        ...seeded('vm_srweb1', 'web-2', '100.64.0.1', 'id-jkt-a', ['vol_srdata1', 'vol_srdata2']),
+        ...seeded('vm_srweb1', 'web-2', '100.64.0.1', 'id-jkt-a', ['vol_srdata1', 'vol_srdata2'], '2001:db8:1:1::1'),
         labels: { env: 'prod' },
         delete_protection: true,
       });

@@ -49,6 +49,9 @@ const CHECKS = [
   'images.counts_match',
   'provider.images_match',
   'resizes.reservations_in_flight',
+  'servers.ipv6_unique_in_region_prefix',
+  'networks.attachments_valid',
+  'provider.addresses_match_servers',
   'provider.apps_match_deployments',
 ];
 
@@ -190,6 +193,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'images.charged_once': 0, 'images.counts_match': 0, 'provider.images_match': 0,
         // Broken in resize.e2e-spec.
         'resizes.reservations_in_flight': 0,
+        // Broken in networks.e2e-spec (an attachment at the provider only); the unique indexes hold the others.
+        'servers.ipv6_unique_in_region_prefix': 0, 'networks.attachments_valid': 0, 'provider.addresses_match_servers': 0,
       }),
     );
     expect(report.violations.filter((v) => v.check !== 'wallet.ledger_chain')).toEqual([

@@ -78,6 +78,9 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       t.sql(`SELECT id, status, version, health, variables, secrets_sealed FROM deployments WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
       // Console credentials made for B's servers (POST /v1/servers/{id}/console).
       t.sql(`SELECT count(*)::int AS n FROM provider_consoles c JOIN servers s ON s.id = c.server_id WHERE s.org_id = $1`, [`org_${B}`]),
+      // Private networks (PATCH, DELETE of /v1/networks/{id}) and attachments (POST /v1/servers/{id}/networks) never reach B's.
+      t.sql(`SELECT id, name, ip_range::text, labels FROM networks WHERE org_id = $1 ORDER BY id`, [`org_${B}`]),
+      t.sql(`SELECT sn.server_id, sn.network_id, host(sn.ip) AS ip, sn.status FROM server_networks sn JOIN networks n ON n.id = sn.network_id WHERE n.org_id = $1 ORDER BY 1, 2`, [`org_${B}`]),
     ]);
 
   beforeAll(async () => {
@@ -111,6 +114,8 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       // An SSH key and a firewall rule of each organization, for their paths.
       const line = 'ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8g fuzz';
       expect((await t.http.post('/v1/ssh-keys').set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', public_key: line })).status).toBe(201);
+      // A private network of each organization, for the /v1/networks/{id} paths and the attach route.
+      expect((await t.http.post('/v1/networks').set(bearer(apiToken(s, 'rw'))).send({ name: 'fuzz', region: 'id-jkt', ip_range: '10.99.0.0/16' })).status).toBe(201);
       const rule = { direction: 'in', protocol: 'tcp', port: '22', sources: ['203.0.113.0/24'], server_id: `vm_${s}web1` };
       expect((await t.http.post('/v1/firewall-rules').set(bearer(apiToken(s, 'rw'))).send(rule)).status).toBe(201);
       // A snapshot of each organization, for the /v1/snapshots/{id} paths.
@@ -144,7 +149,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
       const webhookIds = [`we_${s}fuzz00000000000000000`, `dlv_${s}fuzz0000000000000000`];
       const deploymentIds = (await t.sql<{ id: string }>(`SELECT id FROM deployments WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const snapshotIds = (await t.sql<{ id: string }>(`SELECT id FROM snapshots WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
-      const imageIds = (await t.sql<{ id: string }>(`SELECT id FROM server_images WHERE org_id = $1 UNION ALL SELECT id FROM servers WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
+      const imageIds = (await t.sql<{ id: string }>(`SELECT id FROM server_images WHERE org_id = $1 UNION ALL SELECT id FROM servers WHERE org_id = $1 UNION ALL SELECT id FROM networks WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       const reservedIpIds = (await t.sql<{ id: string }>(`SELECT id FROM reserved_ips WHERE org_id = $1`, [`org_${s}`])).map((r) => r.id);
       return [...reservedIpIds, ...imageIds, ...snapshotIds, ...deploymentIds, o.id, ...o.servers, ...o.volumes, ...o.users.map((u) => u.id), ...o.api_keys.map((k) => k.id), ...opIds, ...(await accessIds(s)), ...webhookIds];
     };
@@ -365,7 +370,7 @@ describe('fuzz: requests generated from the OpenAPI document', () => {
   };
   const stateOfA = () =>
     Promise.all(
-      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots', 'server_images', 'reserved_ips'].map(
+      ['operations', 'wallet_ledger', 'volumes', 'servers', 'idempotency_records', 'api_keys', 'ssh_keys', 'firewall_rules', 'webhook_endpoints', 'top_ups', 'invitations', 'deployments', 'audit_log', 'snapshots', 'server_images', 'reserved_ips', 'networks'].map(
         async (table) => [table, (await t.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [`org_${A}`]))[0].n],
       ),
     );

@@ -166,6 +166,16 @@ export interface QueryParams {
     /** Only servers whose automatic renewal is on (true) or off (false) */
     auto_renew?: "true" | "false";
   };
+  listNetworks: {
+    /** Page size */
+    limit?: number;
+    /** The next_cursor of the previous page */
+    cursor?: string;
+    /** Only networks in this region */
+    region?: string;
+    /** key=value (the value may be empty); repeat it for several labels, all of which must match. Keys: 1 to 63 of a-z, 0-9, ".", "_", "/", "-" */
+    label?: Array<string>;
+  };
   listServerDeployments: {
     /** Page size */
     limit?: number;
@@ -306,6 +316,13 @@ export const ROUTES = {
   resizeServer: {"method":"POST","path":"/v1/servers/{id}/resize","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   rebuildServer: {"method":"POST","path":"/v1/servers/{id}/rebuild","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   createServerConsole: {"method":"POST","path":"/v1/servers/{id}/console","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
+  createNetwork: {"method":"POST","path":"/v1/networks","query":[],"body":"required","idempotencyKey":true,"authenticated":true},
+  listNetworks: {"method":"GET","path":"/v1/networks","query":["limit","cursor","region","label"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"networks","cursor":true}},
+  getNetwork: {"method":"GET","path":"/v1/networks/{id}","query":[],"body":"none","idempotencyKey":false,"authenticated":true},
+  updateNetwork: {"method":"PATCH","path":"/v1/networks/{id}","query":[],"body":"required","idempotencyKey":false,"authenticated":true},
+  deleteNetwork: {"method":"DELETE","path":"/v1/networks/{id}","query":[],"body":"none","idempotencyKey":true,"authenticated":true},
+  attachServerToNetwork: {"method":"POST","path":"/v1/servers/{id}/networks","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
+  detachServerFromNetwork: {"method":"POST","path":"/v1/servers/{id}/networks/{network_id}/detach","query":[],"body":"none","idempotencyKey":true,"authenticated":true,"waits":{"resource":"server","get":"getServer"}},
   listTemplates: {"method":"GET","path":"/v1/templates","query":[],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"templates","cursor":false}},
   deployTemplate: {"method":"POST","path":"/v1/servers/{id}/deployments","query":[],"body":"required","idempotencyKey":true,"authenticated":true,"waits":{"resource":"deployment","get":"getDeployment"}},
   listServerDeployments: {"method":"GET","path":"/v1/servers/{id}/deployments","query":["limit","cursor","status"],"body":"none","idempotencyKey":false,"authenticated":true,"list":{"items":"deployments","cursor":true}},
@@ -688,6 +705,50 @@ export class MembersArea extends Area {
   }
 }
 
+/** networks: POST /v1/networks, GET /v1/networks, GET /v1/networks/{id}, PATCH /v1/networks/{id}, DELETE /v1/networks/{id}. */
+export class NetworksArea extends Area {
+  /**
+   * Create a private network in a region (`POST /v1/networks`).
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  create(params: S["CreateNetworkBody"], options?: RequestOptions): Promise<S["Network"]> {
+    return this.transport.call("createNetwork", [], params, options) as Promise<S["Network"]>;
+  }
+
+  /**
+   * The organization's private networks, newest first (`GET /v1/networks`).
+   *
+   * Iterate it (`for await`) for every item across pages; `.pages()` for the pages.
+   */
+  list(params?: Query<"listNetworks">, options?: RequestOptions): Paginator<S["Network"], S["NetworkList"]> {
+    return this.transport.paginate("listNetworks", [], params, options);
+  }
+
+  /**
+   * One private network of the organization (`GET /v1/networks/{id}`).
+   */
+  get(id: string, options?: RequestOptions): Promise<S["Network"]> {
+    return this.transport.call("getNetwork", [id], undefined, options) as Promise<S["Network"]>;
+  }
+
+  /**
+   * Rename a private network or replace its labels (`PATCH /v1/networks/{id}`).
+   */
+  update(id: string, params: S["UpdateNetworkBody"], options?: RequestOptions): Promise<S["Network"]> {
+    return this.transport.call("updateNetwork", [id], params, options) as Promise<S["Network"]>;
+  }
+
+  /**
+   * Delete a private network with no server attached (`DELETE /v1/networks/{id}`).
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  delete(id: string, options?: RequestOptions): Promise<void> {
+    return this.transport.call("deleteNetwork", [id], undefined, options) as Promise<void>;
+  }
+}
+
 /** operations: GET /v1/operations, GET /v1/operations/{id}. */
 export class OperationsArea extends Area {
   /**
@@ -843,7 +904,7 @@ export class ServerOptionsArea extends Area {
   }
 }
 
-/** servers: GET /v1/servers, POST /v1/servers, GET /v1/servers/{id}, PATCH /v1/servers/{id}, DELETE /v1/servers/{id}, POST /v1/servers/{id}/start, POST /v1/servers/{id}/stop, POST /v1/servers/{id}/reboot, POST /v1/servers/{id}/renew, POST /v1/servers/{id}/resize, POST /v1/servers/{id}/rebuild, POST /v1/servers/{id}/console. */
+/** servers: GET /v1/servers, POST /v1/servers, GET /v1/servers/{id}, PATCH /v1/servers/{id}, DELETE /v1/servers/{id}, POST /v1/servers/{id}/start, POST /v1/servers/{id}/stop, POST /v1/servers/{id}/reboot, POST /v1/servers/{id}/renew, POST /v1/servers/{id}/resize, POST /v1/servers/{id}/rebuild, POST /v1/servers/{id}/console, POST /v1/servers/{id}/networks, POST /v1/servers/{id}/networks/{network_id}/detach. */
 export class ServersArea extends Area {
   /**
    * The organization's servers, newest first, filtered (`GET /v1/servers`).
@@ -971,6 +1032,30 @@ export class ServersArea extends Area {
    */
   createConsole(id: string, options?: RequestOptions): Promise<S["ServerConsole"]> {
     return this.transport.call("createServerConsole", [id], undefined, options) as Promise<S["ServerConsole"]>;
+  }
+
+  /**
+   * Attach a server to a private network (`POST /v1/servers/{id}/networks`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  attachToNetwork(id: string, params: S["AttachNetworkBody"], options?: ActionOptions): Promise<S["ServerAction"]> {
+    return this.transport.call("attachServerToNetwork", [id], params, options) as Promise<S["ServerAction"]>;
+  }
+
+  /**
+   * Detach a server from a private network (`POST /v1/servers/{id}/networks/{network_id}/detach`).
+   *
+   * Answers once accepted, with the operation that carries it out; with `{ wait: true }`, once that
+   * operation ended (an `OperationFailedError` when it failed), with the resource read again.
+   *
+   * Sent with an Idempotency-Key (`options.idempotencyKey`, or one made per call), the same on every retry.
+   */
+  detachFromNetwork(id: string, networkId: string, options?: ActionOptions): Promise<S["ServerAction"]> {
+    return this.transport.call("detachServerFromNetwork", [id, networkId], undefined, options) as Promise<S["ServerAction"]>;
   }
 }
 
@@ -1362,6 +1447,7 @@ export const AREAS = {
   images: ImagesArea,
   invitations: InvitationsArea,
   members: MembersArea,
+  networks: NetworksArea,
   operations: OperationsArea,
   organizations: OrganizationsArea,
   regions: RegionsArea,

@@ -1266,6 +1266,15 @@ export interface components {
              */
             released_at: string;
         };
+        /** @description result of a succeeded vm.attach_network (the server attached at `ip`) or vm.detach_network (the address `ip` it had is free) */
+        VmNetworkResult: {
+            /** @example vm_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            server_id: string;
+            /** @example net_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            network_id: string;
+            /** @example 10.10.0.3 */
+            ip: string;
+        };
         /** @description Why a failed operation failed; the reserved credit was released */
         OperationError: {
             /**
@@ -1278,7 +1287,7 @@ export interface components {
         };
         OperationStep: {
             /**
-             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing
+             * @description volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing; vm.attach_network: attaching_network; vm.detach_network: detaching_network
              * @example renewing
              */
             name: string;
@@ -3613,8 +3622,158 @@ export interface components {
              */
             finished_at: string | null;
         };
+        /** @description An operation of type vm.attach_network */
+        VmAttachNetworkOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "vm.attach_network";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VmNetworkResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
+        /** @description An operation of type vm.detach_network */
+        VmDetachNetworkOperation: {
+            /** @example op_8fKq2LmX9vR4tW7yZ3bN5cHd */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "vm.detach_network";
+            /**
+             * @example pending
+             * @enum {string}
+             */
+            status: "pending" | "running" | "succeeded" | "failed";
+            /**
+             * @description The server concerned (for a disk: the one it was attached to); null when none
+             * @example vm_demoweb1
+             */
+            vm_id: string | null;
+            /**
+             * @description Present on volume.* operations
+             * @example vol_demodata1
+             */
+            volume_id?: string;
+            /**
+             * @description Present on template.* operations
+             * @example dep_4kQ9sLmX2vR7tW1yZ8bN3cHd
+             */
+            deployment_id?: string;
+            /**
+             * @description Present on snapshot.* operations
+             * @example snap_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            snapshot_id?: string;
+            /**
+             * @description Present on image.* operations
+             * @example img_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            image_id?: string;
+            /**
+             * @description Present on ip.* operations
+             * @example rip_8fKq2LmX9vR4tW7yZ3bN5cHd
+             */
+            reserved_ip_id?: string;
+            /**
+             * @example [
+             *       {
+             *         "name": "renewing",
+             *         "status": "running"
+             *       }
+             *     ]
+             */
+            steps: components["schemas"]["OperationStep"][];
+            /**
+             * @description Outcome once succeeded; null until then and when failed
+             * @example null
+             */
+            result: components["schemas"]["VmNetworkResult"] | (never | null);
+            /**
+             * @description Set when failed; null otherwise
+             * @example null
+             */
+            error: components["schemas"]["OperationError"] | (never | null);
+            /**
+             * Format: date-time
+             * @example 2026-11-21T10:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description Null until the operation ends
+             * @example null
+             */
+            finished_at: string | null;
+        };
         /** @description Progress and outcome of an action that takes time; poll it until succeeded or failed. One schema per `type`, whose `result` is that type's. */
-        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["ImageCreateOperation"] | components["schemas"]["ImageRenewOperation"] | components["schemas"]["ImageDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"] | components["schemas"]["IpReserveOperation"] | components["schemas"]["IpAssignOperation"] | components["schemas"]["IpUnassignOperation"] | components["schemas"]["IpRenewOperation"] | components["schemas"]["IpReleaseOperation"];
+        Operation: components["schemas"]["VolumeCreateOperation"] | components["schemas"]["VolumeAttachOperation"] | components["schemas"]["VolumeDetachOperation"] | components["schemas"]["VolumeDeleteOperation"] | components["schemas"]["VolumeRenewOperation"] | components["schemas"]["VmCreateOperation"] | components["schemas"]["VmStartOperation"] | components["schemas"]["VmStopOperation"] | components["schemas"]["VmRebootOperation"] | components["schemas"]["VmRenewOperation"] | components["schemas"]["VmDeleteOperation"] | components["schemas"]["VmSuspendOperation"] | components["schemas"]["VolumeSuspendOperation"] | components["schemas"]["SnapshotCreateOperation"] | components["schemas"]["SnapshotRenewOperation"] | components["schemas"]["SnapshotDeleteOperation"] | components["schemas"]["ImageCreateOperation"] | components["schemas"]["ImageRenewOperation"] | components["schemas"]["ImageDeleteOperation"] | components["schemas"]["TemplateDeployOperation"] | components["schemas"]["TemplateUpdateOperation"] | components["schemas"]["TemplateHealthOperation"] | components["schemas"]["TemplateRemoveOperation"] | components["schemas"]["VolumeResizeOperation"] | components["schemas"]["VmResizeOperation"] | components["schemas"]["VmRebuildOperation"] | components["schemas"]["IpReserveOperation"] | components["schemas"]["IpAssignOperation"] | components["schemas"]["IpUnassignOperation"] | components["schemas"]["IpRenewOperation"] | components["schemas"]["IpReleaseOperation"] | components["schemas"]["VmAttachNetworkOperation"] | components["schemas"]["VmDetachNetworkOperation"];
         OperationList: {
             /** @description Newest first */
             operations: components["schemas"]["Operation"][];
@@ -4333,6 +4492,16 @@ export interface components {
             /** @example 203.0.113.4 */
             ip: string;
         };
+        /** @description A server's address in one of the organization's private networks */
+        ServerPrivateNetwork: {
+            /** @example net_demoprivate1 */
+            network_id: string;
+            /**
+             * @description The server's private IPv4 address in the network's range
+             * @example 10.10.0.4
+             */
+            ip: string;
+        };
         /** @description A virtual private server. A seeded server shows null plan, specs, image, term, billing, price and expiry */
         Server: {
             /** @example vm_demoweb1 */
@@ -4380,6 +4549,13 @@ export interface components {
             ipv4: string | null;
             /** @description Its reserved address (POST /v1/reserved-ips/{id}/assign), reachable beside ipv4; null when none */
             reserved_ip: components["schemas"]["ServerReservedIp"] | (never | null);
+            /**
+             * @description The first address (::1) of the server's own /64, taken from its region's IPv6 prefix when the server is created; the whole /64 is routed to it. Free; null after deletion
+             * @example 2001:db8:10:1::1
+             */
+            ipv6: string | null;
+            /** @description The private networks it is attached to, with its address in each (at most 3) */
+            private_networks: components["schemas"]["ServerPrivateNetwork"][];
             /**
              * @description The current term in months: 1, 3 or 12; null for a seeded server
              * @example 1
@@ -4647,6 +4823,106 @@ export interface components {
              * @example 2026-11-27T10:01:00.000Z
              */
             expires_at: string;
+        };
+        CreateNetworkBody: {
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit; unique among the organization's networks
+             * @example backend
+             */
+            name: string;
+            /**
+             * @description The region its servers are in
+             * @example id-jkt
+             */
+            region: string;
+            /**
+             * @description An IPv4 range inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16, prefix /16 to /24, given as its network address; it must not overlap another network of the organization in the region
+             * @example 10.10.0.0/16
+             */
+            ip_range: string;
+            /**
+             * @description At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        /** @description A private IPv4 network of the organization in one region, joined by its servers there. Free */
+        Network: {
+            /** @example net_demoprivate1 */
+            id: string;
+            /**
+             * @description 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit; unique among the organization's networks
+             * @example backend
+             */
+            name: string;
+            /** @example id-jkt */
+            region: string;
+            /**
+             * @description An RFC 1918 IPv4 range of prefix /16 to /24
+             * @example 10.10.0.0/16
+             */
+            ip_range: string;
+            /**
+             * @description The servers attached (being detached included), by id
+             * @example [
+             *       "vm_demoweb1"
+             *     ]
+             */
+            server_ids: string[];
+            /**
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @example 2026-11-21T00:00:00.000Z
+             */
+            created_at: string;
+        };
+        NetworkList: {
+            /** @description Networks passing the filters, newest first */
+            networks: components["schemas"]["Network"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last page
+             * @example null
+             */
+            next_cursor: string | null;
+        };
+        UpdateNetworkBody: {
+            /**
+             * @description New name: 1 to 64 letters, digits, ".", "_" or "-", starting and ending with a letter or digit
+             * @example backend-2
+             */
+            name?: string;
+            /**
+             * @description Replaces the whole map ({} removes every label). At most 32; keys 1 to 63 of a-z, 0-9, ".", "_", "/", "-"; values strings of at most 255 characters
+             * @example {
+             *       "env": "prod"
+             *     }
+             */
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        AttachNetworkBody: {
+            /**
+             * @description The network to join: of the organization, in the server's region
+             * @example net_demoprivate1
+             */
+            network_id: string;
+            /**
+             * @description The server's address in the network: inside its range and free. Left out: the first free address after the range's first three
+             * @example 10.10.0.5
+             */
+            ip?: string;
         };
         TemplateVariable: {
             /**
@@ -5635,6 +5911,7 @@ export type IpReserveResult = components['schemas']["IpReserveResult"];
 export type IpAssignmentResult = components['schemas']["IpAssignmentResult"];
 export type IpRenewResult = components['schemas']["IpRenewResult"];
 export type IpReleaseResult = components['schemas']["IpReleaseResult"];
+export type VmNetworkResult = components['schemas']["VmNetworkResult"];
 export type OperationError = components['schemas']["OperationError"];
 export type OperationStep = components['schemas']["OperationStep"];
 export type VolumeCreateOperation = components['schemas']["VolumeCreateOperation"];
@@ -5668,6 +5945,8 @@ export type IpAssignOperation = components['schemas']["IpAssignOperation"];
 export type IpUnassignOperation = components['schemas']["IpUnassignOperation"];
 export type IpRenewOperation = components['schemas']["IpRenewOperation"];
 export type IpReleaseOperation = components['schemas']["IpReleaseOperation"];
+export type VmAttachNetworkOperation = components['schemas']["VmAttachNetworkOperation"];
+export type VmDetachNetworkOperation = components['schemas']["VmDetachNetworkOperation"];
 export type Operation = components['schemas']["Operation"];
 export type OperationList = components['schemas']["OperationList"];
 export type AutoRenewInput = components['schemas']["AutoRenewInput"];
@@ -5702,6 +5981,7 @@ export type FirewallRuleList = components['schemas']["FirewallRuleList"];
 export type FirewallVerdict = components['schemas']["FirewallVerdict"];
 export type ServerFirewall = components['schemas']["ServerFirewall"];
 export type ServerReservedIp = components['schemas']["ServerReservedIp"];
+export type ServerPrivateNetwork = components['schemas']["ServerPrivateNetwork"];
 export type Server = components['schemas']["Server"];
 export type ServerList = components['schemas']["ServerList"];
 export type UpdateServerBody = components['schemas']["UpdateServerBody"];
@@ -5714,6 +5994,11 @@ export type RenewServerBody = components['schemas']["RenewServerBody"];
 export type ResizeServerBody = components['schemas']["ResizeServerBody"];
 export type RebuildServerBody = components['schemas']["RebuildServerBody"];
 export type ServerConsole = components['schemas']["ServerConsole"];
+export type CreateNetworkBody = components['schemas']["CreateNetworkBody"];
+export type Network = components['schemas']["Network"];
+export type NetworkList = components['schemas']["NetworkList"];
+export type UpdateNetworkBody = components['schemas']["UpdateNetworkBody"];
+export type AttachNetworkBody = components['schemas']["AttachNetworkBody"];
 export type TemplateVariable = components['schemas']["TemplateVariable"];
 export type Template = components['schemas']["Template"];
 export type TemplateList = components['schemas']["TemplateList"];

@@ -25,6 +25,7 @@ import { termAmount } from '../prepaid/domain/term';
 import { TemplateCatalog } from '../templates/application/template-catalog.port';
 import { Template } from '../templates/domain/template';
 import { SeedFile, SeedOrganization, SeedServer, SeedTemplate } from './seed-file';
+import { parseIpv6Prefix } from '../servers/domain/network';
 
 /** A seed file's template, checked beyond its shape: distinct versions and variable names (400 naming the member). */
 function seedTemplate(t: SeedTemplate, i: number): Template {
@@ -142,6 +143,9 @@ export class LoadSeed {
       sshPublicKeys: [],
       userData: null,
     });
+    // Its /64 (chosen from the region's prefix when the row was inserted) routed to it, as a purchase's.
+    const ipv6 = (await this.serverLifecycle.lock(id))?.ipv6;
+    if (ipv6) await this.compute.assignIpv6({ serverId: id, step: `${step}/ipv6`, ipv6 });
     await this.compute.awaitBoot({ serverId: id, step: `${step}/booting` });
     await this.compute.applyFirewall({ serverId: id, rules: [] });
     await this.serverLifecycle.markReady(id, instance.ipv4, expiresAt);
@@ -229,6 +233,7 @@ export class LoadSeed {
             IDR: Money.parse(region.snapshot_price_per_gb_month.IDR, 'IDR', `regions.${region.id}.snapshot_price_per_gb_month.IDR`),
           },
           reservedIpv4: reservedIpv4Offer(region),
+          ipv6Prefix: region.ipv6_prefix === undefined ? undefined : parseIpv6Prefix(region.ipv6_prefix, `regions.${region.id}.ipv6_prefix`),
         });
         result.regions.push(region.id);
       }

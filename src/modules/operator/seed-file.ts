@@ -91,6 +91,8 @@ class SeedRegion {
   @IsOptional() @IsObject() @ValidateNested() @Type(() => SeedPrice) reserved_ipv4_price_per_month?: SeedPrice;
   /** CIDR blocks (reserved-ipv4-pool.ts); given with reserved_ipv4_price_per_month, or neither. */
   @IsOptional() @IsArray() @ArrayMinSize(1) @IsString({ each: true }) reserved_ipv4_pool?: string[];
+  /** The region's IPv6 /48 (checked by the loader); absent: the next free one of 2001:db8::/32. */
+  @IsOptional() @IsString() ipv6_prefix?: string;
 }
 
 class SeedMember {

@@ -13,6 +13,8 @@ import { CleanUpOrphanInstancesJob } from './interface/jobs/clean-up-orphan-inst
 import { ReconcileDeletingServersJob } from './interface/jobs/reconcile-deleting-servers.job';
 import { ReconcileServersJob } from './interface/jobs/reconcile-servers.job';
 import { ServersModule } from './servers.module';
+import { ReconcileNetworkAttachments } from './application/reconcile-network-attachments.use-case';
+import { ReconcileNetworkAttachmentsJob } from './interface/jobs/reconcile-network-attachments.job';
 
 /**
  * The servers' sweeps (need ScheduleModule.forRoot() in the application; the CLI does not import
@@ -30,8 +32,10 @@ import { ServersModule } from './servers.module';
     { provide: ServerReconcileStates, useClass: TypeOrmServerReconcileStates },
     ReconcileServersWithProvider,
     ReconcileServersJob,
+    ReconcileNetworkAttachments,
+    ReconcileNetworkAttachmentsJob,
     FirewallPushJob,
   ],
-  exports: [CleanUpOrphanInstances, ReconcileServersWithProvider],
+  exports: [CleanUpOrphanInstances, ReconcileServersWithProvider, ReconcileNetworkAttachments],
 })
 export class ServersJobsModule {}

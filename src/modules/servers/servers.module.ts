@@ -33,11 +33,16 @@ import { ConsoleController } from './interface/http/console.controller';
 import { ServersController } from './interface/http/servers.controller';
 import { OrganizationImages } from './application/organization-images.port';
 import { TypeOrmOrganizationImages } from './infrastructure/typeorm-organization-images';
+import { Networks } from './application/networks.port';
+import { AttachServerToNetwork, DetachServerFromNetwork, NetworkUseCases } from './application/networks.use-cases';
+import { AttachNetworkExecutor, DetachNetworkExecutor } from './application/network-executors';
+import { TypeOrmNetworks } from './infrastructure/typeorm-networks';
+import { NetworksController, ServerNetworksController } from './interface/http/networks.controller';
 
 /** Servers (VPS): buying, power actions, renewal, reads, edits, consoles and deletion of the organization's servers, bought or seeded. */
 @Module({
   imports: [IdempotencyModule, OperationsModule, StorageProviderModule, ComputeProviderModule, AccessModule, EventOutboxModule, TemplatesModule, WalletModule, OptionsModule],
-  controllers: [ServersController, ServerActionsController, ConsoleController],
+  controllers: [ServersController, ServerActionsController, ConsoleController, NetworksController, ServerNetworksController],
   providers: [
     { provide: ServerReads, useClass: TypeOrmServerReads },
     { provide: ServerWrites, useClass: TypeOrmServerWrites },
@@ -68,7 +73,14 @@ import { TypeOrmOrganizationImages } from './infrastructure/typeorm-organization
     DeleteServer,
     DeleteServerExecutor,
     ReconcileDeletingServers,
+    // Private networks and the servers' attachments.
+    { provide: Networks, useClass: TypeOrmNetworks },
+    NetworkUseCases,
+    AttachServerToNetwork,
+    DetachServerFromNetwork,
+    AttachNetworkExecutor,
+    DetachNetworkExecutor,
   ],
-  exports: [ServerReads, ServerWrites, ServerLifecycle, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
+  exports: [Networks, ServerReads, ServerWrites, ServerLifecycle, ServerQuotes, CreateServerQuote, ComputeProviderModule, ReconcileDeletingServers, DeleteServer, RenewServer],
 })
 export class ServersModule {}

@@ -6,7 +6,7 @@ import { AuditLogReader } from '../application/audit-log.port';
 import { AuditCursor, AuditLogEntry, AuditLogFilter } from '../domain/audit-log';
 import { newId } from '../../../shared/kernel/ids/ids';
 
-const TARGET_TYPES: Record<string, string> = { ses: 'session', key: 'api_key', usr: 'user', vol: 'volume', op: 'operation', vm: 'server', org: 'organization', dep: 'deployment', snap: 'snapshot', img: 'image', rip: 'reserved_ip' };
+const TARGET_TYPES: Record<string, string> = { ses: 'session', key: 'api_key', usr: 'user', vol: 'volume', op: 'operation', vm: 'server', org: 'organization', dep: 'deployment', snap: 'snapshot', img: 'image', rip: 'reserved_ip', net: 'network' };
 
 /** The kind of a target from its id's prefix, when the caller does not say. */
 export function targetTypeOf(targetId: string): string {

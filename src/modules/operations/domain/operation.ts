@@ -8,6 +8,7 @@ export const OPERATION_TYPES = [
   'template.deploy', 'template.update', 'template.health', 'template.remove',
   'volume.resize', 'vm.resize', 'vm.rebuild',
   'ip.reserve', 'ip.assign', 'ip.unassign', 'ip.renew', 'ip.release',
+  'vm.attach_network', 'vm.detach_network',
 ] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 

@@ -35,6 +35,8 @@ export interface RegionDefinition {
   snapshotPrice?: PricePair;
   /** Reserved IPv4 addresses: the monthly price and the pool's addresses; absent: the region sells none. */
   reservedIpv4?: { price: PricePair; addresses: string[] };
+  /** The region's IPv6 /48, canonical (servers get a /64 each out of it); absent: the next free one of 2001:db8::/32. */
+  ipv6Prefix?: string;
 }
 
 /** A server plan of the catalog (servers.md): its boot disk (`diskGb`) is not counted in disk capacity. */

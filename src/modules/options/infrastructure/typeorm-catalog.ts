@@ -40,7 +40,8 @@ export class TypeOrmCatalog extends Catalog {
   async createRegion(region: RegionDefinition): Promise<void> {
     try {
       await this.db.query(
-        'INSERT INTO regions (id, name, capacity_gb, vcpu_capacity, snapshot_price_usd_minor, snapshot_price_idr_minor) VALUES ($1, $2, $3, $4, $5, $6)',
+        `INSERT INTO regions (id, name, capacity_gb, vcpu_capacity, snapshot_price_usd_minor, snapshot_price_idr_minor, ipv6_prefix)
+         VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7::cidr, next_region_ipv6_prefix()))`,
         [
           region.id,
           region.name,
@@ -48,6 +49,7 @@ export class TypeOrmCatalog extends Catalog {
           region.serverOffer?.vcpuCapacity ?? 0,
           region.snapshotPrice?.USD.minor.toString() ?? null,
           region.snapshotPrice?.IDR.minor.toString() ?? null,
+          region.ipv6Prefix ?? null,
         ],
       );
       for (const zone of region.zones) {
@@ -76,7 +78,7 @@ export class TypeOrmCatalog extends Catalog {
         }
       }
     } catch (err) {
-      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Region ${region.id}, one of its zones or offers exists already`);
+      if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Region ${region.id}, one of its zones or offers, or its IPv6 prefix, exists already`);
       throw err;
     }
   }

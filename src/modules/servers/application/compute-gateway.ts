@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CircuitGateway } from '../../operations/application/provider-circuit';
 import {
-  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ServableImages,
+  ComputeHealth, ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderAddresses, ProviderNetworkAttachment, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ServableImages,
 } from './compute-provider.port';
 
 type Step = { serverId: string; step: string };
@@ -110,5 +110,20 @@ export class ComputeGateway extends CircuitGateway implements ComputeHealth, Ser
   }
   listAssignedAddresses(): Promise<ProviderAddress[]> {
     return this.call(() => this.compute.listAssignedAddresses());
+  }
+  assignIpv6(input: Parameters<ComputeProvider['assignIpv6']>[0]): Promise<void> {
+    return this.call(() => this.compute.assignIpv6(input));
+  }
+  attachNetwork(input: Parameters<ComputeProvider['attachNetwork']>[0]): Promise<ProviderNetworkAttachment> {
+    return this.call(() => this.compute.attachNetwork(input));
+  }
+  detachNetwork(input: Parameters<ComputeProvider['detachNetwork']>[0]): Promise<void> {
+    return this.call(() => this.compute.detachNetwork(input));
+  }
+  getAddresses(serverId: string): Promise<ProviderAddresses | null> {
+    return this.call(() => this.compute.getAddresses(serverId));
+  }
+  listAddresses(): Promise<ProviderAddresses[]> {
+    return this.call(() => this.compute.listAddresses());
   }
 }

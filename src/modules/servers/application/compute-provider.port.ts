@@ -86,6 +86,24 @@ export interface ProviderFirewallRule {
   addresses: string[];
 }
 
+/** A server's attachment to a private network, as the provider holds it. */
+export interface ProviderNetworkAttachment {
+  networkId: string;
+  /** The server's private IPv4 address in the network. */
+  ip: string;
+}
+
+/**
+ * The provider's truth about one server's addresses besides its public IPv4: its IPv6 (the first
+ * address of the /64 routed to it; null when none is routed, or when the provider does not route
+ * IPv6) and its private network attachments, by network id.
+ */
+export interface ProviderAddresses {
+  serverId: string;
+  ipv6: string | null;
+  networks: ProviderNetworkAttachment[];
+}
+
 /** Every changing call names the step it performs; the pair (serverId, step) is its idempotency key. */
 export abstract class ComputeProvider {
   /**
@@ -190,6 +208,30 @@ export abstract class ComputeProvider {
    * only those); null: any image of the catalog.
    */
   abstract listImages(): Promise<string[] | null>;
+  /**
+   * Routes the /64 whose first address is `ipv6` to the server's live instance (the address the
+   * service chose from its region's prefix). The same address again changes nothing; another one
+   * for a server that has one is a DomainError (invalid_state), as is a server without a live
+   * instance. Idempotent by (server id, step).
+   */
+  abstract assignIpv6(input: { serverId: string; step: string; ipv6: string }): Promise<void>;
+  /**
+   * Attaches the server's live instance to the private network `networkId` (range `ipRange`) with
+   * the address `ip`. Already attached with that address: answers as it is. A DomainError
+   * (invalid_state) when the server has no live instance, is attached to it with another address,
+   * or the address is another server's in that network. Idempotent by (server id, step).
+   */
+  abstract attachNetwork(input: { serverId: string; step: string; networkId: string; ipRange: string; ip: string }): Promise<ProviderNetworkAttachment>;
+  /** Detaches the server from the network; a server not attached (or without an instance) succeeds. Idempotent by (server id, step). */
+  abstract detachNetwork(input: { serverId: string; step: string; networkId: string }): Promise<void>;
+  /**
+   * The provider's truth about the server's IPv6 and attachments: null when it has no live
+   * instance. A read: the worker reads it before giving anything back after a lost answer.
+   * Deleting an instance detaches it from every network.
+   */
+  abstract getAddresses(serverId: string): Promise<ProviderAddresses | null>;
+  /** The addresses of every live instance that has an IPv6 or an attachment, ordered by server id (cli verify, the reconciliation sweep). */
+  abstract listAddresses(): Promise<ProviderAddresses[]>;
   /** A cheap health probe: resolves when the provider answers, throws ComputeUnavailable otherwise. */
   abstract ping(): Promise<void>;
 }

@@ -26,7 +26,7 @@ import { presentServer } from '../domain/server-json';
  * provider now holds. The provider's idempotency key of a call is (server id, `<operation
  * id>/<step>`): a step run again never creates, powers or reboots twice.
  */
-const key = (op: Operation, step: string): string => `${op.id}/${step}`;
+export const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
 /** vm.renew of a suspended server: whether `resuming` powers it on. */
 const resumeOf = (op: Operation): { powerOn: boolean } | undefined => {
@@ -34,14 +34,14 @@ const resumeOf = (op: Operation): { powerOn: boolean } | undefined => {
   return resume && typeof resume === 'object' ? { powerOn: resume.power_on === true } : undefined;
 };
 
-const serverIdOf = (op: Operation): string => {
+export const serverIdOf = (op: Operation): string => {
   const id = op.snapshot().vmId;
   if (!id) throw invalidState(`Operation ${op.id} names no server`);
   return id;
 };
 
 @Injectable()
-abstract class ServerExecutor implements OperationExecutor, OnModuleInit {
+export abstract class ServerExecutor implements OperationExecutor, OnModuleInit {
   abstract readonly type: OperationExecutor['type'];
   abstract readonly steps: readonly OperationStepExecutor[];
 
@@ -76,7 +76,7 @@ abstract class ServerExecutor implements OperationExecutor, OnModuleInit {
   }
 
   /** The provider's truth about the server's instance (read before a failed operation gives anything back). */
-  observe(op: Operation): Promise<ProviderTruth<ProviderInstance | null>> {
+  observe(op: Operation): Promise<ProviderTruth<unknown>> {
     return readProviderTruth(() => this.compute.getInstance(serverIdOf(op)));
   }
 }
@@ -126,6 +126,8 @@ export class CreateServerExecutor extends ServerExecutor {
           sshPublicKeys: p.sshKeys.map((k) => k.publicKey),
           userData: p.userData,
         });
+        // Its /64 routed to it (the address chosen from the region's prefix when the server was stored).
+        if (server?.ipv6) await this.compute.assignIpv6({ serverId: serverIdOf(op), step: key(op, 'creating_instance/ipv6'), ipv6: server.ipv6 });
         return { instance_id: instance.instanceId };
       },
       commit: async (op) => {

@@ -17,6 +17,8 @@ export function presentServer(s: Server) {
     image: s.image,
     ipv4: s.ipv4,
     reserved_ip: s.reservedIp ? { id: s.reservedIp.id, ip: s.reservedIp.ip } : null,
+    ipv6: s.ipv6 ?? null,
+    private_networks: (s.privateNetworks ?? []).map((n) => ({ network_id: n.networkId, ip: n.ip })),
     term_months: s.termMonths,
     billing: s.billing ? { currency: s.billing.currency, amount: s.billing.format() } : null,
     price_per_month: s.price ? formatPricePair(s.price) : null,

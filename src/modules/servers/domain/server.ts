@@ -11,6 +11,12 @@ export type ServerStatus = (typeof SERVER_STATUSES)[number];
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9]([A-Za-z0-9.-]{0,61}[A-Za-z0-9])?$/;
 export const SERVER_NAME_RULE = '1 to 63 letters, digits, "." or "-", starting and ending with a letter or digit';
 
+/** A server's address in one of its organization's private networks. */
+export interface PrivateNetworkAddress {
+  networkId: string;
+  ip: string;
+}
+
 /**
  * A server (servers.md "Server and buying"). A seeded server has no plan: `plan` and everything
  * frozen with a purchase (specs, image, term, billing, price, expiry) are null.
@@ -28,6 +34,10 @@ export interface Server {
   diskGb: number | null;
   image: string | null;
   ipv4: string | null;
+  /** The first address of the server's own /64 out of its region's IPv6 prefix (null once deleted). */
+  ipv6?: string | null;
+  /** Its private network attachments (attached or being detached), by network id. */
+  privateNetworks?: PrivateNetworkAddress[];
   termMonths: number | null;
   billing: Money | null;
   price: PricePair | null;

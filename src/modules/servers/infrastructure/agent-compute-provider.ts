@@ -2,7 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { AgentInstance } from '../../../shared/agent-protocol/agent-protocol';
 import { AgentHosts, GUEST_GRACE_MS } from '../../../shared/agent-protocol/agent-hosts';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import {
+  ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderAddresses, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ProviderNetworkAttachment,
+} from '../application/compute-provider.port';
 
 type Step = { serverId: string; step: string };
 
@@ -160,6 +162,28 @@ export class AgentComputeProvider extends ComputeProvider {
   }
 
   async listAssignedAddresses(): Promise<ProviderAddress[]> {
+    return [];
+  }
+
+  /** The host agents route no IPv6: the address stays the service's own (getAddresses reports none). */
+  async assignIpv6(): Promise<void> {
+    // Nothing to route on an LXC host.
+  }
+
+  /** The host agents have no private networks: attaching is refused, final for its operation. */
+  async attachNetwork(input: { serverId: string; networkId: string }): Promise<ProviderNetworkAttachment> {
+    throw invalidState(`The host agents have no private networks; server ${input.serverId} cannot join ${input.networkId}`);
+  }
+
+  async detachNetwork(): Promise<void> {
+    // Never attached here.
+  }
+
+  async getAddresses(serverId: string): Promise<ProviderAddresses | null> {
+    return (await this.getInstance(serverId)) ? { serverId, ipv6: null, networks: [] } : null;
+  }
+
+  async listAddresses(): Promise<ProviderAddresses[]> {
     return [];
   }
 

@@ -6,7 +6,9 @@ import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transac
 import { UnitOfWork, WorkerUnitOfWork } from '../../../shared/database/unit-of-work';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { randomBase62 } from '../../../shared/kernel/ids/ids';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import {
+  ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderAddresses, ProviderConsole, ProviderImage, ProviderInstance, ProviderNetworkAttachment,
+} from '../application/compute-provider.port';
 import { ComputeAction, ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
 interface InstanceRow {
@@ -285,12 +287,127 @@ export class SimulatedComputeProvider extends ComputeProvider {
   }
 
   /**
+   * Routes the server's /64 (provider_server_ipv6: one address per server, unique); the same
+   * address again changes nothing. Recorded in provider_network_calls by (server, step).
+   */
+  async assignIpv6(input: { serverId: string; step: string; ipv6: string }): Promise<void> {
+    await this.addressCall(input.serverId, input.step, 'assign_ipv6', async () => {
+      await this.liveInstance(input.serverId);
+      const held = await this.db.one<{ ipv6: string }>('SELECT ipv6 FROM provider_server_ipv6 WHERE server_id = $1', [input.serverId], 'provider_ipv6_find');
+      if (held && held.ipv6 !== input.ipv6) throw invalidState(`Server ${input.serverId} has ${held.ipv6} routed already`);
+      if (!held) await this.db.query('INSERT INTO provider_server_ipv6 (server_id, ipv6) VALUES ($1, $2)', [input.serverId, input.ipv6], 'provider_ipv6_assign');
+      return null;
+    });
+  }
+
+  /** provider_network_attachments: one address per (network, ip); the instance's row locked while it is judged. */
+  async attachNetwork(input: { serverId: string; step: string; networkId: string; ipRange: string; ip: string }): Promise<ProviderNetworkAttachment> {
+    return (await this.addressCall(input.serverId, input.step, 'attach_network', async () => {
+      await this.liveInstance(input.serverId);
+      const held = await this.db.one<{ ip: string }>(
+        'SELECT ip FROM provider_network_attachments WHERE server_id = $1 AND network_id = $2',
+        [input.serverId, input.networkId],
+        'provider_attachment_find',
+      );
+      if (held && held.ip !== input.ip) throw invalidState(`Server ${input.serverId} is in network ${input.networkId} with ${held.ip} already`);
+      if (!held) {
+        const taken = await this.db.one<{ server_id: string }>(
+          'SELECT server_id FROM provider_network_attachments WHERE network_id = $1 AND ip = $2',
+          [input.networkId, input.ip],
+          'provider_attachment_ip_taken',
+        );
+        if (taken) throw invalidState(`${input.ip} is another server's in network ${input.networkId}`);
+        await this.db.query(
+          'INSERT INTO provider_network_attachments (server_id, network_id, ip_range, ip) VALUES ($1, $2, $3, $4)',
+          [input.serverId, input.networkId, input.ipRange, input.ip],
+          'provider_attachment_insert',
+        );
+      }
+      return { networkId: input.networkId, ip: input.ip };
+    })) as ProviderNetworkAttachment;
+  }
+
+  async detachNetwork(input: { serverId: string; step: string; networkId: string }): Promise<void> {
+    await this.addressCall(input.serverId, input.step, 'detach_network', async () => {
+      await this.db.query('DELETE FROM provider_network_attachments WHERE server_id = $1 AND network_id = $2', [input.serverId, input.networkId], 'provider_attachment_delete');
+      return null;
+    });
+  }
+
+  async getAddresses(serverId: string): Promise<ProviderAddresses | null> {
+    await this.before();
+    const rows = await this.uow.run(() => this.addressRows(serverId));
+    return rows[0] ?? null;
+  }
+
+  async listAddresses(): Promise<ProviderAddresses[]> {
+    await this.before();
+    return (await this.uow.run(() => this.addressRows(null))).filter((a) => a.ipv6 !== null || a.networks.length > 0);
+  }
+
+  /** The addresses of one server's live instance (or of every live instance), ordered by server id. */
+  private async addressRows(serverId: string | null): Promise<ProviderAddresses[]> {
+    const rows = await this.db.query<{ server_id: string; ipv6: string | null; networks: { network_id: string; ip: string }[] }>(
+      `SELECT i.server_id, v.ipv6,
+              COALESCE((SELECT json_agg(json_build_object('network_id', a.network_id, 'ip', a.ip) ORDER BY a.network_id COLLATE "C")
+                          FROM provider_network_attachments a WHERE a.server_id = i.server_id), '[]'::json) AS networks
+         FROM provider_instances i LEFT JOIN provider_server_ipv6 v ON v.server_id = i.server_id
+        WHERE i.deleted_at IS NULL AND ($1::text IS NULL OR i.server_id = $1)
+        ORDER BY i.server_id COLLATE "C"`,
+      [serverId],
+      'provider_addresses',
+    );
+    return rows.map((r) => ({ serverId: r.server_id, ipv6: r.ipv6, networks: r.networks.map((n) => ({ networkId: n.network_id, ip: n.ip })) }));
+  }
+
+  /** The server's live instance, locked until the call's transaction ends; none: a final refusal. */
+  private async liveInstance(serverId: string): Promise<void> {
+    const row = await this.db.one('SELECT instance_id FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR UPDATE', [serverId], 'provider_instance_lock_live');
+    if (!row) throw invalidState(`The compute provider has no instance for server ${serverId}`);
+  }
+
+  /**
+   * An address call's effect and its record (provider_network_calls), in one short transaction of
+   * the provider's own, or the answer recorded already; faults as every call's.
+   */
+  private async addressCall(serverId: string, step: string, action: 'assign_ipv6' | 'attach_network' | 'detach_network', work: () => Promise<unknown>): Promise<unknown> {
+    const fault = await this.before();
+    let answer: unknown;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await this.uow.run(async () => {
+          const prior = await this.db.one<{ answer: unknown }>(
+            'SELECT answer FROM provider_network_calls WHERE server_id = $1 AND step = $2',
+            [serverId, step],
+            'provider_network_calls_find',
+          );
+          if (prior) return prior.answer;
+          const made = await work();
+          await this.db.query(
+            'INSERT INTO provider_network_calls (server_id, step, action, answer) VALUES ($1, $2, $3, $4)',
+            [serverId, step, action, made === null ? null : JSON.stringify(made)],
+            'provider_network_calls_insert',
+          );
+          return made;
+        });
+        break;
+      } catch (err) {
+        // The same call raced with this one and won: read its answer.
+        if (sqlState(err) === UNIQUE_VIOLATION && attempt < 3) continue;
+        throw err;
+      }
+    }
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
+    return answer;
+  }
+
+  /**
    * Routes a reserved address to the server's live instance (provider_addresses), recorded with
    * its answer in provider_address_calls in the same short transaction: the same (address, step)
    * again answers that. Faults as every call's.
    */
   async assignAddress(input: { addressId: string; step: string; ip: string; serverId: string }): Promise<ProviderAddress> {
-    return this.addressCall(input.addressId, input.step, async () => {
+    return this.reservedAddressCall(input.addressId, input.step, async () => {
       const instance = await this.db.one<{ instance_id: string }>(
         'SELECT instance_id FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR SHARE',
         [input.serverId],
@@ -302,7 +419,7 @@ export class SimulatedComputeProvider extends ComputeProvider {
   }
 
   async unassignAddress(input: { addressId: string; step: string; ip: string }): Promise<ProviderAddress> {
-    return this.addressCall(input.addressId, input.step, async () => null, input.ip);
+    return this.reservedAddressCall(input.addressId, input.step, async () => null, input.ip);
   }
 
   async getAddress(addressId: string): Promise<ProviderAddress | null> {
@@ -324,7 +441,7 @@ export class SimulatedComputeProvider extends ComputeProvider {
   }
 
   /** One address call: its effect (the server it routes to, from `target`) and its record, or the answer recorded already. */
-  private async addressCall(addressId: string, step: string, target: () => Promise<string | null>, ip: string): Promise<ProviderAddress> {
+  private async reservedAddressCall(addressId: string, step: string, target: () => Promise<string | null>, ip: string): Promise<ProviderAddress> {
     const fault = await this.before();
     let answer: ProviderAddress | undefined;
     for (let attempt = 1; answer === undefined; attempt++) {
@@ -440,6 +557,8 @@ export class SimulatedComputeProvider extends ComputeProvider {
             // A deleted instance's reserved addresses are routed to nothing (kept).
             await this.db.query('UPDATE provider_addresses SET server_id = NULL, updated_at = now() WHERE server_id = $1', [input.serverId], 'provider_addresses_unroute');
           }
+          // A deleted instance leaves every network.
+          if (input.action === 'delete') await this.db.query('DELETE FROM provider_network_attachments WHERE server_id = $1', [input.serverId], 'provider_attachments_drop');
           const answer = input.action === 'delete' ? undefined : after;
           await this.db.query(
             'INSERT INTO provider_compute_calls (server_id, step, action, answer) VALUES ($1, $2, $3, $4)',

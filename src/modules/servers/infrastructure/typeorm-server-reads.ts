@@ -20,6 +20,8 @@ interface ServerRow extends AutoRenewRow {
   disk_gb: number | null;
   image_id: string | null;
   ipv4: string | null;
+  ipv6: string | null;
+  private_networks: { network_id: string; ip: string }[];
   term_months: number | null;
   billing_currency: string | null;
   billing_amount: string | null;
@@ -44,9 +46,11 @@ interface ServerRow extends AutoRenewRow {
 
 /** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
 const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
-  s.ipv4, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
+  s.ipv4, s.ipv6, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
   s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.resize_reserved_vcpus, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
   ${autoRenewColumns('s')},
+  COALESCE((SELECT json_agg(json_build_object('network_id', sn.network_id, 'ip', host(sn.ip)) ORDER BY sn.network_id COLLATE "C")
+              FROM server_networks sn WHERE sn.server_id = s.id AND sn.status <> 'attaching'), '[]'::json) AS private_networks,
   ARRAY(SELECT v.id FROM volumes v WHERE v.server_id = s.id AND v.deleted_at IS NULL ORDER BY v.id COLLATE "C") AS volume_ids,
   (SELECT json_build_object('id', rip.id, 'ip', host(rip.ip)) FROM reserved_ips rip WHERE rip.server_id = s.id) AS reserved_ip,
   to_char(s.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text`;
@@ -66,6 +70,8 @@ export function toServer(r: ServerRow): Server {
     diskGb: r.disk_gb,
     image: r.image_id,
     ipv4: r.ipv4,
+    ipv6: r.ipv6,
+    privateNetworks: r.private_networks.map((n) => ({ networkId: n.network_id, ip: n.ip })),
     termMonths: r.term_months,
     billing: currency !== null && isCurrency(currency) && r.billing_amount !== null ? Money.ofMinor(currency, BigInt(r.billing_amount)) : null,
     price: r.price_usd_minor !== null && r.price_idr_minor !== null ? pricePairOfMinor(r.price_usd_minor, r.price_idr_minor) : null,

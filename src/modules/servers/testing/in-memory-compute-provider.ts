@@ -1,5 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance } from '../application/compute-provider.port';
+import {
+  ComputeProvider, ComputeUnavailable, InstancePage, ProviderAddress, ProviderAddresses, ProviderConsole, ProviderFirewallRule, ProviderImage, ProviderInstance, ProviderNetworkAttachment,
+} from '../application/compute-provider.port';
 import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { ComputeCallInput, SimulatedInstance, checkConsole, simulateComputeCall, simulatedConsoleUrl, userDataBytes } from '../domain/simulated-instance';
 
@@ -189,6 +191,77 @@ export class InMemoryComputeProvider extends ComputeProvider {
     this.before();
     return [...this.routed.values()].filter((a) => a.serverId !== null).map((a) => ({ ...a }));
   }
+  /** IPv6 addresses routed, by server; attachments by server, then network. */
+  readonly ipv6 = new Map<string, string>();
+  readonly attachments = new Map<string, Map<string, ProviderNetworkAttachment>>();
+
+  private live(serverId: string): SimulatedInstance | undefined {
+    const i = this.simulated(serverId);
+    return i && !i.deleted ? i : undefined;
+  }
+
+  /** A changing address call, idempotent by (server, step) like the instance calls. */
+  private addressCall<T>(serverId: string, step: string, action: string, work: () => T): T {
+    this.before();
+    const key = `${serverId}|${step}`;
+    let answer: T;
+    if (this.recordedAddresses.has(key)) {
+      answer = this.recordedAddresses.get(key) as T;
+    } else {
+      answer = work();
+      this.recordedAddresses.set(key, answer);
+      this.effective.push({ serverId, step, action });
+    }
+    if (this.loseAnswer) {
+      this.loseAnswer = false;
+      throw new ComputeUnavailable('answer lost (test)');
+    }
+    return answer;
+  }
+  private readonly recordedAddresses = new Map<string, unknown>();
+
+  async assignIpv6(input: { serverId: string; step: string; ipv6: string }): Promise<void> {
+    this.addressCall(input.serverId, input.step, 'assign_ipv6', () => {
+      if (!this.live(input.serverId)) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+      const held = this.ipv6.get(input.serverId);
+      if (held !== undefined && held !== input.ipv6) throw invalidState(`Server ${input.serverId} has ${held} routed already`);
+      this.ipv6.set(input.serverId, input.ipv6);
+    });
+  }
+  async attachNetwork(input: { serverId: string; step: string; networkId: string; ipRange: string; ip: string }): Promise<ProviderNetworkAttachment> {
+    return this.addressCall(input.serverId, input.step, 'attach_network', () => {
+      if (!this.live(input.serverId)) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+      const mine = this.attachments.get(input.serverId) ?? new Map<string, ProviderNetworkAttachment>();
+      const held = mine.get(input.networkId);
+      if (held) {
+        if (held.ip !== input.ip) throw invalidState(`Server ${input.serverId} is in network ${input.networkId} with ${held.ip} already`);
+        return { ...held };
+      }
+      for (const [serverId, nets] of this.attachments) {
+        if (serverId !== input.serverId && nets.get(input.networkId)?.ip === input.ip) throw invalidState(`${input.ip} is another server's in network ${input.networkId}`);
+      }
+      mine.set(input.networkId, { networkId: input.networkId, ip: input.ip });
+      this.attachments.set(input.serverId, mine);
+      return { networkId: input.networkId, ip: input.ip };
+    });
+  }
+  async detachNetwork(input: { serverId: string; step: string; networkId: string }): Promise<void> {
+    this.addressCall(input.serverId, input.step, 'detach_network', () => {
+      this.attachments.get(input.serverId)?.delete(input.networkId);
+    });
+  }
+  async getAddresses(serverId: string): Promise<ProviderAddresses | null> {
+    this.before();
+    if (!this.live(serverId)) return null;
+    const networks = [...(this.attachments.get(serverId)?.values() ?? [])].sort((a, b) => (a.networkId < b.networkId ? -1 : 1));
+    return { serverId, ipv6: this.ipv6.get(serverId) ?? null, networks: networks.map((n) => ({ ...n })) };
+  }
+  async listAddresses(): Promise<ProviderAddresses[]> {
+    this.before();
+    const ids = [...new Set([...this.ipv6.keys(), ...this.attachments.keys()])].filter((id) => this.live(id)).sort();
+    return (await Promise.all(ids.map((id) => this.getAddresses(id)))).filter((a): a is ProviderAddresses => a !== null);
+  }
+
   images: string[] | null = null;
   async listImages(): Promise<string[] | null> {
     return this.images;
@@ -222,6 +295,8 @@ export class InMemoryComputeProvider extends ComputeProvider {
       }
       const after = simulateComputeCall(current && copy(current), call);
       if (after) this.instances.set(after.instanceId, copy(after));
+      // A deleted instance leaves every network.
+      if (input.action === 'delete') this.attachments.delete(input.serverId);
       answer = input.action === 'delete' ? undefined : after && copy(after);
       this.recorded.set(key, answer);
       this.effective.push({ serverId: input.serverId, step, action: input.action });

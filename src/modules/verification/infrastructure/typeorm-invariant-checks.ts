@@ -23,6 +23,7 @@ import { WebhookDeliveriesOnScheduleCheck } from './webhook-deliveries-check';
 import { AdjustmentsInLedgerOnceCheck, RefundedWithinAmountCheck, RefundsDebitedOnceCheck } from './adjustments-and-refunds-check';
 import { TopUpsCreditedOnceCheck } from './top-ups-credited-once-check';
 import { WalletLedgerChainCheck } from './wallet-ledger-chain-check';
+import { NetworkAttachmentsCheck, ProviderAddressesCheck, ServerIpv6Check } from './network-checks';
 
 /**
  * An invariant checked by one SELECT that returns the rows breaking it. Every amount is NUMERIC
@@ -293,6 +294,9 @@ export class TypeOrmInvariantChecks extends InvariantChecks {
       new ReservedIpsChargedOnceCheck(db),
       new ProviderReservedIpsCheck(db, compute),
       new ResizeReservationsCheck(db),
+      new ServerIpv6Check(db),
+      new NetworkAttachmentsCheck(db),
+      new ProviderAddressesCheck(db, compute),
       ...(apps ? [new TemplateAppsCheck(db, apps)] : []),
     ];
   }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'org' | 'usr' | 'key' | 'vol' | 'vm' | 'op' | 'req' | 'ses' | 'aud' | 'quo' | 'ssh' | 'fwr' | 'inv' | 'we' | 'evt' | 'dlv' | 'tu' | 'dep' | 'stf' | 'stk' | 'sau' | 'adj' | 'rfd' | 'snap' | 'img' | 'rip';
+export type IdPrefix = 'org' | 'usr' | 'key' | 'vol' | 'vm' | 'op' | 'req' | 'ses' | 'aud' | 'quo' | 'ssh' | 'fwr' | 'inv' | 'we' | 'evt' | 'dlv' | 'tu' | 'dep' | 'stf' | 'stk' | 'sau' | 'adj' | 'rfd' | 'snap' | 'img' | 'rip' | 'net';
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 

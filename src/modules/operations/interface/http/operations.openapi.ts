@@ -9,7 +9,7 @@ const STEP_STATUSES = ['pending', 'running', 'succeeded', 'failed'];
 
 @ApiSchema({ name: 'OperationStep' })
 export class OperationStepResponse {
-  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing', example: 'renewing' })
+  @ApiProperty({ description: 'volume.create: payment_reserved, creating_volume, attaching (with a server), ready; volume.attach: attaching, mounting; volume.detach: unmounting, detaching; volume.delete: unmounting, detaching (when attached), deleting; volume.renew: renewing; vm.create: payment_reserved, creating_instance, booting, ready; vm.start: powering_on, booting; vm.stop: shutting_down or (force) powering_off; vm.reboot: rebooting or (hard) resetting, booting; vm.renew: renewing; vm.delete: detaching_volumes (with disks), deleting_instance; template.deploy: installing, configuring, starting_app; template.update: stopping_app, installing, configuring, starting_app; template.health: checking; template.remove: stopping_app, uninstalling; vm.suspend: powering_off; volume.suspend: unmounting, detaching (when attached) or suspending; volume.resize: payment_reserved, resizing; vm.resize: payment_reserved, resizing; vm.rebuild: rebuilding, booting; snapshot.create: payment_reserved, snapshotting; snapshot.renew: renewing; snapshot.delete: deleting; image.create: payment_reserved, imaging; image.renew: renewing; image.delete: deleting; ip.reserve: payment_reserved, allocating, assigning (with a server); ip.assign: assigning; ip.unassign: unassigning; ip.renew: renewing; ip.release: unassigning (when assigned), releasing; vm.attach_network: attaching_network; vm.detach_network: detaching_network', example: 'renewing' })
   name: string;
 
   @ApiProperty({ enum: STEP_STATUSES, example: 'running' })
@@ -399,6 +399,18 @@ export class VmResizeResultResponse {
   charged: ChargeResponse;
 }
 
+@ApiSchema({ name: 'VmNetworkResult', description: "result of a succeeded vm.attach_network (the server attached at `ip`) or vm.detach_network (the address `ip` it had is free)" })
+export class VmNetworkResultResponse {
+  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  server_id: string;
+
+  @ApiProperty({ example: 'net_8fKq2LmX9vR4tW7yZ3bN5cHd' })
+  network_id: string;
+
+  @ApiProperty({ example: '10.10.0.3' })
+  ip: string;
+}
+
 @ApiSchema({ name: 'VmRebuildResult', description: 'result of a succeeded vm.rebuild: the boot disk reinstalled from the image, the server running' })
 export class VmRebuildResultResponse {
   @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
@@ -448,6 +460,8 @@ export const OPERATION_RESULTS: { type: string; result: SchemaClass }[] = [
   { type: 'ip.unassign', result: IpAssignmentResultResponse },
   { type: 'ip.renew', result: IpRenewResultResponse },
   { type: 'ip.release', result: IpReleaseResultResponse },
+  { type: 'vm.attach_network', result: VmNetworkResultResponse },
+  { type: 'vm.detach_network', result: VmNetworkResultResponse },
 ];
 const RESULT_SCHEMAS = [...new Set(OPERATION_RESULTS.map((r) => r.result))];
 
@@ -486,7 +500,7 @@ export class OperationResponse {
 
   @ApiProperty({
     oneOf: [...RESULT_SCHEMAS.map((r) => ({ $ref: getSchemaPath(r) })), NULL_SCHEMA],
-    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; image.create: ImageCreateResult; image.renew: ImageRenewResult; image.delete: ImageDeleteResult; ip.reserve: IpReserveResult; ip.assign, ip.unassign: IpAssignmentResult; ip.renew: IpRenewResult; ip.release: IpReleaseResult); null until then and when failed',
+    description: 'Outcome once succeeded, by type (volume.create: VolumeCreateResult; volume.attach, volume.detach, volume.delete: VolumeActionResult; volume.renew: VolumeRenewResult; vm.create: VmCreateResult; vm.start: VmStartResult; vm.stop: VmStopResult; vm.reboot: VmRebootResult; vm.renew: VmRenewResult; vm.delete: VmDeleteResult; vm.suspend: VmSuspendResult; volume.suspend: VolumeSuspendResult; template.*: Template<Type>Result; volume.resize: VolumeResizeResult; vm.resize: VmResizeResult; vm.rebuild: VmRebuildResult; snapshot.create: SnapshotCreateResult; snapshot.renew: SnapshotRenewResult; snapshot.delete: SnapshotDeleteResult; image.create: ImageCreateResult; image.renew: ImageRenewResult; image.delete: ImageDeleteResult; ip.reserve: IpReserveResult; ip.assign, ip.unassign: IpAssignmentResult; ip.renew: IpRenewResult; ip.release: IpReleaseResult; vm.attach_network, vm.detach_network: VmNetworkResult); null until then and when failed',
     example: null,
   })
   result: Record<string, unknown> | null;
@@ -502,7 +516,7 @@ export class OperationResponse {
 }
 
 /** `volume.create` -> VolumeCreateOperation. */
-const variantName = (type: string): string => `${type.split('.').map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Operation`;
+const variantName = (type: string): string => `${type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Operation`;
 
 /** The Operation of one type: `type` fixed to it, `result` that type's result (or null). */
 function operationVariant(type: string, result: SchemaClass): SchemaClass {

@@ -16,6 +16,15 @@ export class ServerReservedIpResponse {
   ip: string;
 }
 
+@ApiSchema({ name: 'ServerPrivateNetwork', description: "A server's address in one of the organization's private networks" })
+export class ServerPrivateNetworkResponse {
+  @ApiProperty({ example: 'net_demoprivate1' })
+  network_id: string;
+
+  @ApiProperty({ description: "The server's private IPv4 address in the network's range", example: '10.10.0.4' })
+  ip: string;
+}
+
 @ApiExtraModels(BillingResponse, PricePerMonthSchema, ServerReservedIpResponse)
 @ApiSchema({ name: 'Server', description: 'A virtual private server. A seeded server shows null plan, specs, image, term, billing, price and expiry' })
 export class ServerResponse {
@@ -54,6 +63,17 @@ export class ServerResponse {
 
   @ApiProperty({ ...nullableRef(ServerReservedIpResponse), description: 'Its reserved address (POST /v1/reserved-ips/{id}/assign), reachable beside ipv4; null when none' })
   reserved_ip: ServerReservedIpResponse | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The first address (::1) of the server's own /64, taken from its region's IPv6 prefix when the server is created; the whole /64 is routed to it. Free; null after deletion",
+    example: '2001:db8:10:1::1',
+  })
+  ipv6: string | null;
+
+  @ApiProperty({ type: () => [ServerPrivateNetworkResponse], description: 'The private networks it is attached to, with its address in each (at most 3)' })
+  private_networks: ServerPrivateNetworkResponse[];
 
   @ApiProperty({ type: 'integer', nullable: true, description: 'The current term in months: 1, 3 or 12; null for a seeded server', example: 1 })
   term_months: number | null;
