@@ -48,6 +48,9 @@ const CHECKS = [
   'images.charged_once',
   'images.counts_match',
   'provider.images_match',
+  'reserved_ips.held_once',
+  'reserved_ips.charged_once',
+  'reserved_ips.assignments_match',
   'resizes.reservations_in_flight',
   'servers.ipv6_unique_in_region_prefix',
   'networks.attachments_valid',
@@ -191,6 +194,8 @@ describe('verify: invariants of money, operations and servers', () => {
         'snapshots.charged_once': 0, 'snapshots.counts_match': 0, 'provider.snapshots_match': 0,
         // Broken in images.e2e-spec (an image missing at the provider; the counter and charges are held by the database).
         'images.charged_once': 0, 'images.counts_match': 0, 'provider.images_match': 0,
+        // Broken in reserved-ips.e2e-spec (an address routed at the provider only); the unique indexes and the charges' checks hold the others.
+        'reserved_ips.held_once': 0, 'reserved_ips.charged_once': 0, 'reserved_ips.assignments_match': 0,
         // Broken in resize.e2e-spec.
         'resizes.reservations_in_flight': 0,
         // Broken in networks.e2e-spec (an attachment at the provider only); the unique indexes hold the others.
