@@ -778,6 +778,9 @@ async function main(): Promise<void> {
     const missing = accepted.filter((id) => !found.has(id));
     if (missing.length > 0) stats.problem(`${missing.length} accepted (202) operations do not exist: ${missing.slice(0, 10).join(', ')}`);
     await webhooks.check(own, live()[0].url, new Map(orgs.map((o) => [o.id, o.token])), waitMs);
+    const internalFailures = (await own.query(
+      `SELECT type, error->>'message' AS message, count(*)::int AS n FROM operations WHERE status = 'failed' AND error->>'code' = 'internal' GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10`,
+    )).rows as { type: string; message: string; n: number }[];
     const outcomes = (await own.query(
       `SELECT status, coalesce(error->>'code', '') AS code, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1, 2`,
     )).rows as { status: string; code: string; n: number }[];
@@ -806,6 +809,8 @@ async function main(): Promise<void> {
       connections_cut_by_kills: stats.cutByKill,
       accepted_operations: accepted.length,
       operations: outcomes.map((o) => ({ status: o.status, ...(o.code ? { error: o.code } : {}), count: o.n })),
+      // What an `internal` failure was (a type and message each), so a run's report says what to look at.
+      internal_failures: internalFailures,
       faults,
       invariants: report ? { ok: report.ok, checks: Object.fromEntries(report.checks.map((c) => [c.name, c.violations])), violations: report.violations.slice(0, 20) } : 'verify failed to run',
       webhooks: webhooks.summary(),

@@ -401,6 +401,9 @@ async function main(): Promise<void> {
       const e = err as Error & { cause?: { code?: string; message?: string } };
       stats.problem(`the webhook checks failed: ${e.message} ${e.cause?.code ?? ''} ${e.cause?.message ?? ''}`, true);
     });
+    const internalFailures = (await own!.query(
+      `SELECT type, error->>'message' AS message, count(*)::int AS n FROM operations WHERE status = 'failed' AND error->>'code' = 'internal' GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 10`,
+    )).rows as { type: string; message: string; n: number }[];
     const outcomes = (await own!.query(`SELECT status, coalesce(error->>'code', '') AS code, count(*)::int AS n FROM operations GROUP BY 1, 2 ORDER BY 1, 2`)).rows as {
       status: string;
       code: string;
@@ -438,6 +441,8 @@ async function main(): Promise<void> {
       accepted_operations: accepted.length,
       every_accepted_operation_ended: unfinished === 0 && missing.length === 0,
       operations: outcomes.map((o) => ({ status: o.status, ...(o.code ? { error: o.code } : {}), count: o.n })),
+      // What an `internal` failure was (a type and message each), so a run's report says what to look at.
+      internal_failures: internalFailures,
       verify_on_promoted: report ? { ok: report.ok, checks: Object.fromEntries(report.checks.map((c) => [c.name, c.violations])), violations: report.violations.slice(0, 20) } : 'verify failed to run',
       webhooks: webhooks.summary(),
       requests: Object.fromEntries([...stats.byAction].map(([a, m]) => [a, Object.fromEntries([...m].sort())])),
