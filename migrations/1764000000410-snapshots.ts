@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { editOperationTypes } from './support/operation-types';
 
 /** The operation types this migration adds to operations_type_check (whatever other migrations added stays). */
 const TYPES = ['snapshot.create', 'snapshot.renew', 'snapshot.delete'];
@@ -105,25 +106,13 @@ export class Snapshots1764000000410 implements MigrationInterface {
       UPDATE provider_disks SET data_marker = disk_id;
     `);
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, 'ARRAY[', 'ARRAY[${TYPES.map((t) => `''${t}''::text, `).join('')}');
-      END $do$;
+      ${editOperationTypes('add', TYPES)}
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, '${TYPES.map((t) => `''${t}''::text, `).join('')}', '');
-      END $do$;
+      ${editOperationTypes('remove', TYPES)}
       DROP TABLE provider_snapshots;
       ALTER TABLE provider_disks DROP COLUMN data_marker;
       DROP TRIGGER snapshots_count_live ON snapshots;

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { editOperationTypes } from './support/operation-types';
 
 /** The operation types this migration adds to operations_type_check (whatever other migrations added stays). */
 const TYPES = ['image.create', 'image.renew', 'image.delete'];
@@ -124,25 +125,13 @@ export class ServerImages1764000000460 implements MigrationInterface {
         FOR EACH ROW EXECUTE FUNCTION images_still_used();
     `);
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, 'ARRAY[', 'ARRAY[${TYPES.map((t) => `''${t}''::text, `).join('')}');
-      END $do$;
+      ${editOperationTypes('add', TYPES)}
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, '${TYPES.map((t) => `''${t}''::text, `).join('')}', '');
-      END $do$;
+      ${editOperationTypes('remove', TYPES)}
       DROP TRIGGER server_images_still_used ON server_images;
       DROP TRIGGER images_still_used ON images;
       DROP FUNCTION images_still_used();

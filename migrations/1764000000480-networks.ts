@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { editOperationTypes } from './support/operation-types';
 
 /** The operation types this migration adds to operations_type_check (whatever other migrations added stays). */
 const TYPES = ['vm.attach_network', 'vm.detach_network'];
@@ -177,25 +178,13 @@ export class Networks1764000000480 implements MigrationInterface {
         PRIMARY KEY (server_id, step)
       );
 
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, 'ARRAY[', 'ARRAY[${TYPES.map((t) => `''${t}''::text, `).join('')}');
-      END $do$;
+      ${editOperationTypes('add', TYPES)}
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, '${TYPES.map((t) => `''${t}''::text, `).join('')}', '');
-      END $do$;
+      ${editOperationTypes('remove', TYPES)}
       DROP TABLE provider_network_calls, provider_network_attachments;
       DROP TRIGGER servers_release_addresses ON servers;
       DROP TABLE server_networks, networks;

@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { editOperationTypes } from './support/operation-types';
 
 /** The operation types this migration adds to operations_type_check (whatever other migrations added stays). */
 const TYPES = ['ip.reserve', 'ip.assign', 'ip.unassign', 'ip.renew', 'ip.release'];
@@ -105,25 +106,13 @@ export class ReservedIps1764000000490 implements MigrationInterface {
       );
     `);
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, 'ARRAY[', 'ARRAY[${TYPES.map((t) => `''${t}''::text, `).join('')}');
-      END $do$;
+      ${editOperationTypes('add', TYPES)}
     `);
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`
-      DO $do$
-      DECLARE def text;
-      BEGIN
-        SELECT pg_get_constraintdef(oid) INTO def FROM pg_constraint WHERE conrelid = 'operations'::regclass AND conname = 'operations_type_check';
-        EXECUTE 'ALTER TABLE operations DROP CONSTRAINT operations_type_check, ADD CONSTRAINT operations_type_check '
-          || replace(def, '${TYPES.map((t) => `''${t}''::text, `).join('')}', '');
-      END $do$;
+      ${editOperationTypes('remove', TYPES)}
       DROP TABLE provider_address_calls, provider_addresses;
       DROP TRIGGER servers_deleted_free_reserved_ip ON servers;
       DROP FUNCTION servers_deleted_free_reserved_ip();

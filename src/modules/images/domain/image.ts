@@ -1,7 +1,7 @@
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money, PricePair, formatPricePair } from '../../../shared/kernel/money/money';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
 import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A server image of an organization (type `snapshot`): a copy of a server's boot disk, bought for
@@ -65,15 +65,7 @@ export function presentImage(i: ServerImage) {
     region: i.regionId,
     disk_gb: i.diskGb,
     os: i.os,
-    term_months: i.termMonths,
-    billing: { currency: i.billing.currency, amount: i.billing.format() },
-    price_per_gb_month: formatPricePair(i.price),
-    expires_at: i.expiresAt.toISOString(),
-    auto_renew: { enabled: i.autoRenew.enabled, term_months: i.autoRenew.termMonths },
-    labels: { ...i.labels },
-    created_at: i.createdAt.toISOString(),
-    suspended_at: i.suspendedAt ? i.suspendedAt.toISOString() : null,
-    release_at: i.releaseAt ? i.releaseAt.toISOString() : null,
+    ...presentTerm(i, 'price_per_gb_month'),
     deleted_at: i.deletedAt ? i.deletedAt.toISOString() : null,
     deleted_reason: i.deletedReason,
   };

@@ -3,7 +3,7 @@ import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/dat
 import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
-import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
+import { CopyReads, CopyRows } from '../../prepaid/infrastructure/copy-rows';
 import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
 import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
 import { CatalogImage, IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
@@ -71,9 +71,12 @@ const toImage = (r: ImageRow): ServerImage => ({
  */
 @Injectable()
 export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
-  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  /** Its reads by id (CopyReads) and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
+  private readonly reads: CopyReads<ImageRow, ServerImage>;
+
   constructor(db: Db) {
     super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images', idParam: 'image_id' });
+    this.reads = new CopyReads(db, { alias: 'i', select: SELECT, statements: 'server_images' }, toImage);
   }
 
   async create(i: NewImage): Promise<ServerImage> {
@@ -97,9 +100,8 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
     return (await this.findInOrg(i.orgId, i.id))!;
   }
 
-  async findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
-    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2`, [orgId, id], 'server_images_find_in_org');
-    return row && toImage(row);
+  findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
+    return this.reads.findInOrg(orgId, id);
   }
 
   async findCatalog(id: string): Promise<CatalogImage | undefined> {
@@ -111,14 +113,12 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
     return row && { id: row.id, name: row.name, type: row.type, createdAt: row.created_at };
   }
 
-  async lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
-    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.org_id = $1 AND i.id = $2 FOR UPDATE`, [orgId, id], 'server_images_lock_in_org');
-    return row && toImage(row);
+  lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
+    return this.reads.lockInOrg(orgId, id);
   }
 
-  async lock(id: string): Promise<ServerImage | undefined> {
-    const row = await this.db.one<ImageRow>(`${SELECT} WHERE i.id = $1 FOR UPDATE`, [id], 'server_images_lock');
-    return row && toImage(row);
+  lock(id: string): Promise<ServerImage | undefined> {
+    return this.reads.lock(id);
   }
 
   /**

@@ -1,5 +1,6 @@
 import { addMonthsClamped } from '../../../shared/kernel/clock/clock';
-import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
+import { Currency, Money, PricePair, formatPricePair } from '../../../shared/kernel/money/money';
+import { Labels } from './labels';
 
 /**
  * The prepaid term every resource sold here shares (disks, servers, and the resources to come):
@@ -72,4 +73,36 @@ export function proratedCharge(monthly: Money, expiresAt: Date, now: Date): Mone
   const numerator = monthly.minor * remainingSeconds(expiresAt, now);
   const minor = (numerator + PRORATION_MONTH_SECONDS - 1n) / PRORATION_MONTH_SECONDS;
   return Money.ofMinor(monthly.currency, minor);
+}
+
+/** What presentTerm reads of a prepaid resource (a snapshot, a server image, a reserved address). */
+export interface PrepaidTermView {
+  termMonths: TermMonths;
+  billing: Money;
+  price: PricePair;
+  expiresAt: Date;
+  autoRenew: { enabled: boolean; termMonths: TermMonths | null };
+  labels: Labels;
+  createdAt: Date;
+  suspendedAt: Date | null;
+  releaseAt: Date | null;
+}
+
+/**
+ * A prepaid resource's term as its JSON shows it, in this order: term_months, billing, its price
+ * under `priceKey` (price_per_month, price_per_gb_month), expires_at, auto_renew, labels,
+ * created_at, suspended_at, release_at.
+ */
+export function presentTerm<K extends string>(c: PrepaidTermView, priceKey: K) {
+  return {
+    term_months: c.termMonths,
+    billing: { currency: c.billing.currency, amount: c.billing.format() },
+    ...({ [priceKey]: formatPricePair(c.price) } as Record<K, ReturnType<typeof formatPricePair>>),
+    expires_at: c.expiresAt.toISOString(),
+    auto_renew: { enabled: c.autoRenew.enabled, term_months: c.autoRenew.termMonths },
+    labels: { ...c.labels },
+    created_at: c.createdAt.toISOString(),
+    suspended_at: c.suspendedAt ? c.suspendedAt.toISOString() : null,
+    release_at: c.releaseAt ? c.releaseAt.toISOString() : null,
+  };
 }

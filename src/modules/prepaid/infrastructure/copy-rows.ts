@@ -1,6 +1,7 @@
 import { goneAmong } from '../../../shared/database/gone-among';
 import { Db } from '../../../shared/database/transaction';
 import { PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { CopyChanges } from '../application/copy.use-cases';
 import { DeletedReason, RenewedTerms, TermMonths } from '../domain/term';
 
@@ -38,20 +39,8 @@ export class CopyRows {
     private readonly t: CopyTable,
   ) {}
 
-  async update(id: string, changes: CopyChanges): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown): void => {
-      sets.push(`${column} = $${params.push(value)}`);
-    };
-    if (changes.name !== undefined) set('name', changes.name);
-    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
-    if (changes.autoRenew !== undefined) {
-      set('auto_renew_enabled', changes.autoRenew.enabled);
-      set('auto_renew_term_months', changes.autoRenew.termMonths);
-    }
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE ${this.t.table} SET ${sets.join(', ')} WHERE id = $1`, params);
+  update(id: string, changes: CopyChanges): Promise<void> {
+    return updateCopy(this.db, this.t.table, id, changes);
   }
 
   /** Of these ids (copies the provider holds), those with no live row and no unfinished operation naming them (the orphan sweeps). */
@@ -97,31 +86,19 @@ export class CopyRows {
     );
   }
 
-  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    await this.db.query(
-      `UPDATE ${this.t.table} SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
-              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
-              suspended_at = NULL, release_at = NULL
-        WHERE id = $1`,
-      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
-      `${this.t.statements}_renewal`,
-    );
+  saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    return saveCopyRenewal(this.db, this.t.table, id, terms, `${this.t.statements}_renewal`);
   }
 
   /** The region's snapshot price (images are sold at it too): undefined for no region, null when it sells none. */
-  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
-      'SELECT snapshot_price_usd_minor::text AS usd, snapshot_price_idr_minor::text AS idr FROM regions WHERE id = $1',
-      [regionId],
-      `${this.t.statements}_region_price`,
-    );
-    if (!row) return undefined;
-    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    return regionPricePair(this.db, 'snapshot', regionId, `${this.t.statements}_region_price`);
   }
 
   claimExpired(now: Date, limit: number): Promise<ClaimedCopy[]> {
     const a = this.t.alias;
-    return this.claim(
+    return claimCopies(
+      this.db,
       `${this.t.select} WHERE ${a}.status = 'available' AND ${a}.expires_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
       `${this.t.statements}_claim_expired`,
@@ -130,20 +107,113 @@ export class CopyRows {
 
   claimReleasable(now: Date, limit: number): Promise<ClaimedCopy[]> {
     const a = this.t.alias;
-    return this.claim(
+    return claimCopies(
+      this.db,
       `${this.t.select} WHERE ${a}.status = 'suspended' AND ${a}.release_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
       `${this.t.statements}_claim_releasable`,
     );
   }
+}
 
-  private async claim(sql: string, params: unknown[], name: string): Promise<ClaimedCopy[]> {
-    const rows = await this.db.query<{
-      id: string; org_id: string; expires_at: Date; term_months: TermMonths; auto_renew_enabled: boolean; auto_renew_term_months: TermMonths | null;
-    }>(sql, params, name);
-    return rows.map((r) => ({
-      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
-      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-    }));
+/** Sets a prepaid row's changed name, labels and automatic renewal (nothing when nothing changed). */
+export async function updateCopy(db: Db, table: string, id: string, changes: CopyChanges): Promise<void> {
+  const sets: string[] = [];
+  const params: unknown[] = [id];
+  const set = (column: string, value: unknown): void => {
+    sets.push(`${column} = $${params.push(value)}`);
+  };
+  if (changes.name !== undefined) set('name', changes.name);
+  if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
+  if (changes.autoRenew !== undefined) {
+    set('auto_renew_enabled', changes.autoRenew.enabled);
+    set('auto_renew_term_months', changes.autoRenew.termMonths);
+  }
+  if (sets.length === 0) return;
+  await db.query(`UPDATE ${table} SET ${sets.join(', ')} WHERE id = $1`, params);
+}
+
+/** A prepaid row's renewed terms: its operation done, a suspended one available again. */
+export async function saveCopyRenewal(db: Db, table: string, id: string, terms: RenewedTerms, statement: string): Promise<void> {
+  await db.query(
+    `UPDATE ${table} SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
+              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END,
+              suspended_at = NULL, release_at = NULL
+        WHERE id = $1`,
+    [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
+    statement,
+  );
+}
+
+/** The region's price pair of columns `<prefix>_price_usd_minor` and `_idr_minor`: undefined for no region, null when it sells none. */
+export async function regionPricePair(db: Db, prefix: string, regionId: string, statement: string): Promise<PricePair | null | undefined> {
+  const row = await db.one<{ usd: string | null; idr: string | null }>(
+    `SELECT ${prefix}_price_usd_minor::text AS usd, ${prefix}_price_idr_minor::text AS idr FROM regions WHERE id = $1`,
+    [regionId],
+    statement,
+  );
+  if (!row) return undefined;
+  return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+}
+
+/** The rows a term sweep's claim (`sql`, selecting FOR UPDATE SKIP LOCKED) returns, as ClaimedCopy. */
+export async function claimCopies(db: Db, sql: string, params: unknown[], statement: string): Promise<ClaimedCopy[]> {
+  const rows = await db.query<{
+    id: string; org_id: string; expires_at: Date; term_months: TermMonths; auto_renew_enabled: boolean; auto_renew_term_months: TermMonths | null;
+  }>(sql, params, statement);
+  return rows.map((r) => ({
+    id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
+    autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+  }));
+}
+
+/**
+ * The reads a prepaid row's repository shares whatever the kind (snapshots, images, reserved
+ * addresses): one row by id (in an organization or not, locked or not) and an organization's page.
+ */
+export class CopyReads<R, T> {
+  constructor(
+    private readonly db: Db,
+    private readonly t: Pick<CopyTable, 'alias' | 'select' | 'statements'>,
+    private readonly to: (row: R) => T,
+  ) {}
+
+  async findInOrg(orgId: string, id: string): Promise<T | undefined> {
+    const a = this.t.alias;
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2`, [orgId, id], `${this.t.statements}_find_in_org`);
+    return row && this.to(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<T | undefined> {
+    const a = this.t.alias;
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2 FOR UPDATE`, [orgId, id], `${this.t.statements}_lock_in_org`);
+    return row && this.to(row);
+  }
+
+  async lock(id: string): Promise<T | undefined> {
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${this.t.alias}.id = $1 FOR UPDATE`, [id], `${this.t.statements}_lock`);
+    return row && this.to(row);
+  }
+
+  /**
+   * An organization's page, newest first (created_at DESC, id DESC): `filter` adds the kind's
+   * conditions, after the organization's and before the cursor's, naming its values with `param`.
+   */
+  async listInOrg(
+    orgId: string,
+    query: { limit: number; after?: PageCursor },
+    filter: (where: string[], param: (value: unknown) => string) => void,
+  ): Promise<Page<T>> {
+    const a = this.t.alias;
+    const params: unknown[] = [orgId, query.limit + 1];
+    const where = [`${a}.org_id = $1`];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    filter(where, param);
+    if (query.after) where.push(`(${a}.created_at, ${a}.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
+    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${this.t.select} WHERE ${where.join(' AND ')} ORDER BY ${a}.created_at DESC, ${a}.id DESC LIMIT $2) l
+        ORDER BY l.created_at DESC, l.id DESC`;
+    const rows = await this.db.query<R & { created_at_text: string; id: string }>(sql, params, this.db.statementName(`${this.t.statements}_list`, sql));
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), this.to);
   }
 }

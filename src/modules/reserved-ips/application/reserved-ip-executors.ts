@@ -47,6 +47,13 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     return r && r.operationId === op.id ? r : undefined;
   }
 
+  /** The `unassigning` step's call: the compute provider routes the address to nothing. */
+  protected async unassignAtProvider(op: Operation): Promise<JsonObject> {
+    const p = reservedIpParams.read(op.params);
+    await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'unassigning'), ip: p.ip });
+    return {};
+  }
+
   protected truth(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
     return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
   }
@@ -189,11 +196,7 @@ export class UnassignIpExecutor extends ReservedIpExecutor {
   readonly steps: readonly OperationStepExecutor[] = [
     {
       name: 'unassigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'unassigning'), ip: p.ip });
-        return {};
-      },
+      perform: (op) => this.unassignAtProvider(op),
       commit: async (op) => {
         const r = await this.locked(op);
         await this.unassigned(op, r);
@@ -272,11 +275,7 @@ export class ReleaseIpExecutor extends ReservedIpExecutor {
   readonly steps: readonly OperationStepExecutor[] = [
     {
       name: 'unassigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'unassigning'), ip: p.ip });
-        return {};
-      },
+      perform: (op) => this.unassignAtProvider(op),
       commit: async (op) => {
         const r = await this.locked(op);
         // Routed to nothing now: no longer the server's (the operation goes on).

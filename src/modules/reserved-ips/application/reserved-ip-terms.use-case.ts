@@ -2,10 +2,9 @@ import { Injectable } from '@nestjs/common';
 import { Settings } from '../../../shared/config/settings';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
-import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
-import { TERM_SWEEP_BATCH, byOrg } from '../../terms/application/expire-terms.use-case';
-import { SweepStep, inRounds } from '../../terms/application/sweep-rounds';
+import { CopyTerms } from '../../terms/application/copy-terms';
+import { ReservedIp } from '../domain/reserved-ip';
 import { ReleaseIp, RenewIp, UnassignIp } from './reserved-ip.use-cases';
 import { DueReservedIp, ReservedIpRepository } from './reserved-ips.port';
 
@@ -22,66 +21,27 @@ import { DueReservedIp, ReservedIpRepository } from './reserved-ips.port';
  * batch, so several processes share the work and each row moves once.
  */
 @Injectable()
-export class ReservedIpTerms {
+export class ReservedIpTerms extends CopyTerms<DueReservedIp, ReservedIp> {
+  /** CopyTerms' sweep; an assigned reservation is suspended through its unassignment, one its lock no longer finds is left. */
   constructor(
-    private readonly rows: ReservedIpRepository,
-    private readonly renewal: RenewIp,
-    private readonly unassign: UnassignIp,
-    private readonly release: ReleaseIp,
-    private readonly uow: UnitOfWork,
-    private readonly audit: AuditTrail,
-    private readonly settings: Settings,
-    private readonly clock: Clock,
-  ) {}
-
-  /** One sweep: how many reservations it renewed, suspended or released. */
-  execute(stopping: () => boolean = () => false, batch = TERM_SWEEP_BATCH): Promise<number> {
-    return inRounds([{ batch, steps: this.steps(batch) }], stopping);
-  }
-
-  /** Its transitions (release, then the end of the term), one batch each in a transaction: the term sweep's rounds. */
-  steps(batch = TERM_SWEEP_BATCH): SweepStep[] {
-    return [() => this.uow.run(() => this.releaseDue(batch)), () => this.uow.run(() => this.expireDue(batch))];
-  }
-
-  private async releaseDue(limit: number): Promise<number> {
-    const due = byOrg(await this.rows.claimReleasable(this.clock.now(), limit));
-    for (const d of due) {
-      const locked = await this.rows.lock(d.id);
-      if (locked) await this.release.releaseLocked({ kind: 'system', orgId: d.orgId }, locked, 'expired', null);
-    }
-    return due.length;
-  }
-
-  private async expireDue(limit: number): Promise<number> {
-    const now = this.clock.now();
-    const due = byOrg(await this.rows.claimExpired(now, limit));
-    for (const d of due) {
-      if (d.autoRenew.enabled && (await this.renewed(d))) continue;
-      const releaseAt = new Date(now.getTime() + this.settings.volumeRetentionS * 1000);
-      const r = await this.rows.lock(d.id);
-      if (!r) continue;
-      if (r.status === 'assigned') {
-        await this.unassign.suspendLocked({ kind: 'system', orgId: d.orgId }, r, now, releaseAt);
-        continue;
-      }
-      await this.rows.markSuspended(d.id, now, releaseAt);
-      await this.audit.record({
-        orgId: d.orgId, actorType: 'system', actorId: null, action: 'reserved_ip.suspend', targetId: d.id, ipAddress: null,
-        data: { suspended_at: now.toISOString(), release_at: releaseAt.toISOString() },
-      });
-    }
-    return due.length;
-  }
-
-  /** An automatic renewal in a savepoint: whether it was accepted (refused: nothing of it is left). */
-  private async renewed(d: DueReservedIp): Promise<boolean> {
-    try {
-      await this.uow.savepoint(() => this.renewal.execute({ kind: 'system', orgId: d.orgId }, { id: d.id, termMonths: d.autoRenew.termMonths ?? d.termMonths, auto: true }, null));
-      return true;
-    } catch (err) {
-      if (err instanceof DomainError) return false;
-      throw err;
-    }
+    rows: ReservedIpRepository, renewal: RenewIp, unassign: UnassignIp, release: ReleaseIp,
+    uow: UnitOfWork, audit: AuditTrail, settings: Settings, clock: Clock,
+  ) {
+    super(
+      {
+        kind: 'reserved_ip',
+        rows,
+        deleteLocked: (system, locked, reason, ip) => release.releaseLocked(system, locked, reason, ip),
+        renew: (system, due, termMonths) => renewal.execute(system, { id: due.id, termMonths, auto: true }, null),
+        suspend: async (system, due, at, releaseAt) => {
+          const r = await rows.lock(due.id);
+          if (!r) return true;
+          if (r.status !== 'assigned') return false;
+          await unassign.suspendLocked(system, r, at, releaseAt);
+          return true;
+        },
+      },
+      uow, audit, settings, clock,
+    );
   }
 }

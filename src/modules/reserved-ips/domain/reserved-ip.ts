@@ -1,7 +1,7 @@
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money, PricePair, formatPricePair } from '../../../shared/kernel/money/money';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
 import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A reserved IPv4 address: one address of its region's pool, held by an organization for a
@@ -51,15 +51,7 @@ export function presentReservedIp(r: ReservedIp) {
     region: r.regionId,
     server_id: r.serverId,
     status: r.status,
-    term_months: r.termMonths,
-    billing: { currency: r.billing.currency, amount: r.billing.format() },
-    price_per_month: formatPricePair(r.price),
-    expires_at: r.expiresAt.toISOString(),
-    auto_renew: { enabled: r.autoRenew.enabled, term_months: r.autoRenew.termMonths },
-    labels: { ...r.labels },
-    created_at: r.createdAt.toISOString(),
-    suspended_at: r.suspendedAt ? r.suspendedAt.toISOString() : null,
-    release_at: r.releaseAt ? r.releaseAt.toISOString() : null,
+    ...presentTerm(r, 'price_per_month'),
     released_at: r.releasedAt ? r.releasedAt.toISOString() : null,
     released_reason: r.releasedReason,
   };

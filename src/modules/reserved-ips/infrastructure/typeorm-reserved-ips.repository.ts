@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
 import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
-import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
+import { CopyReads, claimCopies, regionPricePair, saveCopyRenewal, updateCopy } from '../../prepaid/infrastructure/copy-rows';
 import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
 import { DueReservedIp, NewReservedIp, ReservedIpChanges, ReservedIpFilter, ReservedIpRepository, TargetServer } from '../application/reserved-ips.port';
 import { ReservedIp, ReservedIpStatus } from '../domain/reserved-ip';
@@ -69,18 +70,16 @@ const toReservedIp = (r: Row): ReservedIp => ({
  */
 @Injectable()
 export class TypeOrmReservedIpRepository extends ReservedIpRepository {
+  /** Its reads by id and its update, renewal, region price and claims are the prepaid copies' (CopyReads, copy-rows.ts). */
+  private readonly reads: CopyReads<Row, ReservedIp>;
+
   constructor(private readonly db: Db) {
     super();
+    this.reads = new CopyReads(db, { alias: 'r', select: SELECT, statements: 'reserved_ips' }, toReservedIp);
   }
 
-  async regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    const row = await this.db.one<{ usd: string | null; idr: string | null }>(
-      'SELECT reserved_ipv4_price_usd_minor::text AS usd, reserved_ipv4_price_idr_minor::text AS idr FROM regions WHERE id = $1',
-      [regionId],
-      'reserved_ips_region_price',
-    );
-    if (!row) return undefined;
-    return row.usd === null || row.idr === null ? null : pricePairOfMinor(row.usd, row.idr);
+  regionPrice(regionId: string): Promise<PricePair | null | undefined> {
+    return regionPricePair(this.db, 'reserved_ipv4', regionId, 'reserved_ips_region_price');
   }
 
   async allocate(regionId: string, id: string, now: Date): Promise<string | undefined> {
@@ -113,51 +112,30 @@ export class TypeOrmReservedIpRepository extends ReservedIpRepository {
     return (await this.findInOrg(r.orgId, r.id))!;
   }
 
-  async findInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
-    const row = await this.db.one<Row>(`${SELECT} WHERE r.org_id = $1 AND r.id = $2`, [orgId, id], 'reserved_ips_find_in_org');
-    return row && toReservedIp(row);
+  findInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
+    return this.reads.findInOrg(orgId, id);
   }
 
-  async lockInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
-    const row = await this.db.one<Row>(`${SELECT} WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE`, [orgId, id], 'reserved_ips_lock_in_org');
-    return row && toReservedIp(row);
+  lockInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
+    return this.reads.lockInOrg(orgId, id);
   }
 
-  async lock(id: string): Promise<ReservedIp | undefined> {
-    const row = await this.db.one<Row>(`${SELECT} WHERE r.id = $1 FOR UPDATE`, [id], 'reserved_ips_lock');
-    return row && toReservedIp(row);
+  lock(id: string): Promise<ReservedIp | undefined> {
+    return this.reads.lock(id);
   }
 
-  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ReservedIpFilter }): Promise<Page<ReservedIp>> {
-    const params: unknown[] = [orgId, query.limit + 1];
-    const where = ['r.org_id = $1'];
-    const param = (value: unknown): string => `$${params.push(value)}`;
+  listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ReservedIpFilter }): Promise<Page<ReservedIp>> {
     const f = query.filter;
-    if (f.status === undefined) where.push(`r.status <> 'released'`);
-    else where.push(`r.status = ${param(f.status)}`);
-    if (f.regionId !== undefined) where.push(`r.region_id = ${param(f.regionId)}`);
-    if (f.labels?.length) where.push(`r.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
-    if (query.after) where.push(`(r.created_at, r.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
-    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
-         FROM (${SELECT} WHERE ${where.join(' AND ')} ORDER BY r.created_at DESC, r.id DESC LIMIT $2) l
-        ORDER BY l.created_at DESC, l.id DESC`;
-    const rows = await this.db.query<Row & { created_at_text: string }>(sql, params, this.db.statementName('reserved_ips_list', sql));
-    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toReservedIp);
+    return this.reads.listInOrg(orgId, query, (where, param) => {
+      if (f.status === undefined) where.push(`r.status <> 'released'`);
+      else where.push(`r.status = ${param(f.status)}`);
+      if (f.regionId !== undefined) where.push(`r.region_id = ${param(f.regionId)}`);
+      if (f.labels?.length) where.push(`r.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
+    });
   }
 
-  async update(id: string, changes: ReservedIpChanges): Promise<void> {
-    const sets: string[] = [];
-    const params: unknown[] = [id];
-    const set = (column: string, value: unknown): void => {
-      sets.push(`${column} = $${params.push(value)}`);
-    };
-    if (changes.labels !== undefined) set('labels', JSON.stringify(changes.labels));
-    if (changes.autoRenew !== undefined) {
-      set('auto_renew_enabled', changes.autoRenew.enabled);
-      set('auto_renew_term_months', changes.autoRenew.termMonths);
-    }
-    if (sets.length === 0) return;
-    await this.db.query(`UPDATE reserved_ips SET ${sets.join(', ')} WHERE id = $1`, params);
+  update(id: string, changes: ReservedIpChanges): Promise<void> {
+    return updateCopy(this.db, 'reserved_ips', id, changes);
   }
 
   async setOperation(id: string, operationId: string | null, pendingServerId: string | null = null): Promise<void> {
@@ -244,18 +222,13 @@ export class TypeOrmReservedIpRepository extends ReservedIpRepository {
     );
   }
 
-  async saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    await this.db.query(
-      `UPDATE reserved_ips SET term_months = $2, billing_currency = $3, billing_amount = $4, expires_at = $5, operation_id = NULL,
-              status = CASE WHEN status = 'suspended' THEN 'available' ELSE status END, suspended_at = NULL, release_at = NULL
-        WHERE id = $1`,
-      [id, terms.termMonths, terms.billing.currency, terms.billing.minor.toString(), terms.expiresAt],
-      'reserved_ips_renewal',
-    );
+  saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
+    return saveCopyRenewal(this.db, 'reserved_ips', id, terms, 'reserved_ips_renewal');
   }
 
   claimExpired(now: Date, limit: number): Promise<DueReservedIp[]> {
-    return this.claim(
+    return claimCopies(
+      this.db,
       `${SELECT} WHERE r.status IN ('available', 'assigned') AND r.expires_at <= $1 AND r.operation_id IS NULL ORDER BY r.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
       'reserved_ips_claim_expired',
@@ -263,7 +236,8 @@ export class TypeOrmReservedIpRepository extends ReservedIpRepository {
   }
 
   claimReleasable(now: Date, limit: number): Promise<DueReservedIp[]> {
-    return this.claim(
+    return claimCopies(
+      this.db,
       `${SELECT} WHERE r.status = 'suspended' AND r.release_at <= $1 AND r.operation_id IS NULL ORDER BY r.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
       'reserved_ips_claim_releasable',
@@ -280,11 +254,4 @@ export class TypeOrmReservedIpRepository extends ReservedIpRepository {
     return rows.map((r) => ({ id: r.id, orgId: r.org_id, ip: r.ip, serverId: r.server_id }));
   }
 
-  private async claim(sql: string, params: unknown[], name: string): Promise<DueReservedIp[]> {
-    const rows = await this.db.query<Row>(sql, params, name);
-    return rows.map((r) => ({
-      id: r.id, orgId: r.org_id, expiresAt: r.expires_at, termMonths: r.term_months,
-      autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-    }));
-  }
 }

@@ -1,7 +1,7 @@
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
-import { Currency, Money, PricePair, formatPricePair } from '../../../shared/kernel/money/money';
+import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
 import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A volume snapshot: a point-in-time copy of a disk, bought for a prepaid term like a disk
@@ -51,15 +51,7 @@ export function presentSnapshot(s: Snapshot) {
     region: s.regionId,
     size_gb: s.sizeGb,
     type: s.type,
-    term_months: s.termMonths,
-    billing: { currency: s.billing.currency, amount: s.billing.format() },
-    price_per_gb_month: formatPricePair(s.price),
-    expires_at: s.expiresAt.toISOString(),
-    auto_renew: { enabled: s.autoRenew.enabled, term_months: s.autoRenew.termMonths },
-    labels: { ...s.labels },
-    created_at: s.createdAt.toISOString(),
-    suspended_at: s.suspendedAt ? s.suspendedAt.toISOString() : null,
-    release_at: s.releaseAt ? s.releaseAt.toISOString() : null,
+    ...presentTerm(s, 'price_per_gb_month'),
     deleted_at: s.deletedAt ? s.deletedAt.toISOString() : null,
     deleted_reason: s.deletedReason,
   };

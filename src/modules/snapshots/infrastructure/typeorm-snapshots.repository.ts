@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
-import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
+import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
 import { Labels } from '../../prepaid/domain/labels';
-import { CopyRows } from '../../prepaid/infrastructure/copy-rows';
+import { CopyReads, CopyRows } from '../../prepaid/infrastructure/copy-rows';
 import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
 import { NewSnapshot, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
 import { SNAPSHOTS_PER_ORGANIZATION, SNAPSHOTS_PER_VOLUME, Snapshot, SnapshotStatus, snapshotQuota } from '../domain/snapshot';
@@ -72,9 +72,12 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
  */
 @Injectable()
 export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepository {
-  /** Its update, operation, status transitions, renewal, region price and claims are CopyRows', shared with the other prepaid copies. */
+  /** Its reads by id (CopyReads) and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
+  private readonly reads: CopyReads<SnapshotRow, Snapshot>;
+
   constructor(db: Db) {
     super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots', idParam: 'snapshot_id' });
+    this.reads = new CopyReads(db, { alias: 's', select: SELECT, statements: 'snapshots' }, toSnapshot);
   }
 
   async create(s: NewSnapshot): Promise<Snapshot> {
@@ -99,36 +102,26 @@ export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepos
     return (await this.findInOrg(s.orgId, s.id))!;
   }
 
-  async findInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
-    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.org_id = $1 AND s.id = $2`, [orgId, id], 'snapshots_find_in_org');
-    return row && toSnapshot(row);
+  findInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
+    return this.reads.findInOrg(orgId, id);
   }
 
-  async lockInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
-    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.org_id = $1 AND s.id = $2 FOR UPDATE`, [orgId, id], 'snapshots_lock_in_org');
-    return row && toSnapshot(row);
+  lockInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
+    return this.reads.lockInOrg(orgId, id);
   }
 
-  async lock(id: string): Promise<Snapshot | undefined> {
-    const row = await this.db.one<SnapshotRow>(`${SELECT} WHERE s.id = $1 FOR UPDATE`, [id], 'snapshots_lock');
-    return row && toSnapshot(row);
+  lock(id: string): Promise<Snapshot | undefined> {
+    return this.reads.lock(id);
   }
 
-  async listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: SnapshotFilter }): Promise<Page<Snapshot>> {
-    const params: unknown[] = [orgId, query.limit + 1];
-    const where = ['s.org_id = $1'];
-    const param = (value: unknown): string => `$${params.push(value)}`;
+  listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: SnapshotFilter }): Promise<Page<Snapshot>> {
     const f = query.filter;
-    if (f.status === undefined) where.push(`s.status <> 'deleted'`);
-    else where.push(`s.status = ${param(f.status)}`);
-    if (f.volumeId !== undefined) where.push(`s.volume_id = ${param(f.volumeId)}`);
-    if (f.regionId !== undefined) where.push(`s.region_id = ${param(f.regionId)}`);
-    if (f.labels?.length) where.push(`s.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
-    if (query.after) where.push(`(s.created_at, s.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
-    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
-         FROM (${SELECT} WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $2) l
-        ORDER BY l.created_at DESC, l.id DESC`;
-    const rows = await this.db.query<SnapshotRow & { created_at_text: string }>(sql, params, this.db.statementName('snapshots_list', sql));
-    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toSnapshot);
+    return this.reads.listInOrg(orgId, query, (where, param) => {
+      if (f.status === undefined) where.push(`s.status <> 'deleted'`);
+      else where.push(`s.status = ${param(f.status)}`);
+      if (f.volumeId !== undefined) where.push(`s.volume_id = ${param(f.volumeId)}`);
+      if (f.regionId !== undefined) where.push(`s.region_id = ${param(f.regionId)}`);
+      if (f.labels?.length) where.push(`s.labels @> ${param(JSON.stringify(Object.fromEntries(f.labels)))}::jsonb`);
+    });
   }
 }

@@ -31,6 +31,12 @@ export interface CopyKind<D extends DueCopy, L> {
   deleteLocked(system: SystemActor, locked: L, reason: 'expired', ip: null): Promise<unknown>;
   /** The renewal use case for `termMonths`, by `system`, `auto`. */
   renew(system: SystemActor, due: D, termMonths: TermMonths): Promise<unknown>;
+  /**
+   * The kind's own suspension of a due copy not renewed, if it has one: true when it took care of
+   * it (suspended and audited it itself, or left it to the next sweep), false for the plain one
+   * (markSuspended, audited `<kind>.suspend`).
+   */
+  suspend?(system: SystemActor, due: D, at: Date, releaseAt: Date): Promise<boolean>;
 }
 
 /**
@@ -78,6 +84,7 @@ export class CopyTerms<D extends DueCopy, L> {
     for (const d of due) {
       if (d.autoRenew.enabled && (await this.renewed(d))) continue;
       const releaseAt = new Date(now.getTime() + this.settings.volumeRetentionS * 1000);
+      if (this.of.suspend && (await this.of.suspend({ kind: 'system', orgId: d.orgId }, d, now, releaseAt))) continue;
       await this.of.rows.markSuspended(d.id, now, releaseAt);
       await this.audit.record({
         orgId: d.orgId, actorType: 'system', actorId: null, action: `${this.of.kind}.suspend`, targetId: d.id, ipAddress: null,
