@@ -8,6 +8,7 @@ import type {
   VmRenewResult, VmStartResult, VmStopResult, VolumeActionResult, VolumeCreateResult, VolumeRenewResult, VmSuspendResult, VolumeSuspendResult,
   SnapshotCreateResult, SnapshotDeleteResult, SnapshotRenewResult, ImageCreateResult, ImageDeleteResult, ImageRenewResult,
   VolumeResizeResult, VmResizeResult, VmRebuildResult, IpReserveResult, IpAssignmentResult, IpRenewResult, IpReleaseResult,
+  VmNetworkResult,
 } from './generated/types.gen';
 
 /** The purchase's outcome (volume id, size, paid term, charge) once a volume.create operation succeeded. */
@@ -132,6 +133,14 @@ export function describeResult(operation: Operation): string {
     case 'ip.release': {
       const r: IpReleaseResult | null = operation.result;
       return r ? `released ${r.ip} at ${r.released_at}` : 'not released yet';
+    }
+    case 'vm.attach_network': {
+      const r: VmNetworkResult | null = operation.result;
+      return r ? `${r.server_id} joined ${r.network_id} at ${r.ip}` : 'not attached yet';
+    }
+    case 'vm.detach_network': {
+      const r: VmNetworkResult | null = operation.result;
+      return r ? `${r.server_id} left ${r.network_id}; ${r.ip} is free` : 'not detached yet';
     }
   }
 }

@@ -397,6 +397,7 @@ export function buildOpenApiDocument(app: INestApplication, options: { exclude?:
     .addTag('Volumes', 'Block disks and their renewal')
     .addTag('Snapshots', 'Point-in-time copies of disks, prepaid, restored as new disks')
     .addTag('Images', "The catalog's images and the organization's server images: copies of servers' boot disks, prepaid, to buy or rebuild servers from")
+    .addTag('Networks', "Private networks of the organization's servers in a region (an RFC 1918 range; free)")
     .addTag('Reserved IPs', "IPv4 addresses of a region's pool, prepaid, assigned to one server at a time and kept across servers")
     .addTag('API keys', 'Tokens for programs, created and revoked by admins and owners')
     .addTag('Members', 'Who belongs to the organization, and with which role')
