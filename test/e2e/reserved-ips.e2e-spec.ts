@@ -138,10 +138,10 @@ describe('reserved IPs', () => {
     expect(server.reserved_ip).toEqual({ id: first, ip: firstIp });
     expect(server.ipv4).toMatch(/^100\.64\./);
     expect(await routed(first)).toBe(ids.a);
-    // The server's firewall judges packets to the reserved address as to its own.
+    // The server's firewall judges packets to the reserved address as to its own: no rule, no packet in.
     const verdict = await t.http.get(`/v1/servers/${ids.a}/firewall?direction=in&protocol=tcp&address=192.0.2.1&port=22`).set(rw);
     expect(verdict.status).toBe(200);
-    expect(verdict.body.verdict).toBeDefined();
+    expect(verdict.body.verdict).toEqual({ allowed: false, rule_id: null });
     expect(await verify()).toEqual([]);
   });
 
