@@ -93,7 +93,7 @@ describe('operator CLI', () => {
   it('a second load of the same file exits 1 with code conflict and changes nothing', async () => {
     const before = await ok(['wallet:credit', '--org', 'org_acme', '--currency', 'IDR', '--amount', '1']);
     const error = await fails(['seed', EXAMPLE]);
-    expect(error).toEqual({ code: 'conflict', message: 'Region id-jkt, one of its zones or offers exists already' });
+    expect(error).toEqual({ code: 'conflict', message: 'Region id-jkt, one of its zones or offers, or its IPv6 prefix, exists already' });
     const after = await ok(['wallet:credit', '--org', 'org_acme', '--currency', 'IDR', '--amount', '1']);
     expect(before).toEqual({ org_id: 'org_acme', currency: 'IDR', available: '1500001', reserved: '0' });
     expect(after).toEqual({ org_id: 'org_acme', currency: 'IDR', available: '1500002', reserved: '0' });
