@@ -44,6 +44,11 @@ interface Started {
   operation: Operation;
 }
 
+/** A started step whose external part has run: its output, to be committed. */
+interface Performed extends Started {
+  performed: JsonObject;
+}
+
 const emptyReport = (): AdvanceReport => ({ claimed: 0, succeeded: 0, failed: 0, skipped: 0 });
 
 type StepTransaction =
@@ -188,7 +193,10 @@ export class AdvanceOperations {
           }
           const executor = this.executors.get(op.type);
           if (executor?.compensate || executor?.failed) {
-            // Their failure has its own transaction work (and calls outside it): one at a time.
+            // Their failure has its own transaction work (and calls outside it): never failed
+            // here, but a next step that calls out (a purchase's first) is started all the same.
+            startHere(op);
+            if (started.has(op.id)) changed.push(op);
             later.push(op.id);
             continue;
           }
@@ -233,23 +241,162 @@ export class AdvanceOperations {
       return outcomes;
     }
     for (const op of ended) this.reportEnded(op);
-    // Operations whose steps call out run side by side (each call waits on the provider, not on
+    // Operations whose step was started here go on together (stepTogether); the others (a step
+    // left to commit alone) one by one, side by side (each call waits on the provider, not on
     // this process or the database), at most STEPPING_AT_ONCE of a batch at a time.
+    const alone = oneByOne.filter((id) => !started.has(id));
     let next = 0;
     const stepper = async (): Promise<void> => {
-      while (next < oneByOne.length) {
-        const id = oneByOne[next++];
-        outcomes.set(id, await this.execute(id, started.get(id)));
+      while (next < alone.length) {
+        const id = alone[next++];
+        outcomes.set(id, await this.execute(id));
       }
     };
     const keeping = this.keepLeases(() => oneByOne.filter((id) => !outcomes.has(id)));
     try {
-      await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, oneByOne.length) }, stepper));
+      await Promise.all([
+        this.stepTogether(oneByOne.flatMap((id) => started.get(id) ?? []), outcomes),
+        ...Array.from({ length: Math.min(STEPPING_AT_ONCE, alone.length) }, stepper),
+      ]);
     } finally {
       keeping.stop();
     }
     for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
     return outcomes;
+  }
+
+  /**
+   * The operations of a batch whose step calling out was started, stepped together: each step's
+   * external part (`perform`) runs outside any transaction, at most STEPPING_AT_ONCE at a time;
+   * the steps performed meanwhile are then committed together in ONE transaction (commitSteps),
+   * which also starts their next step that calls out (performed next, as soon as it committed) or
+   * ends the operation (its hold captured). So a purchase's steps cost one provider call each
+   * plus their share of a transaction, not a transaction of their own each. A perform that fails
+   * is handled as in execute() (a DomainError fails that operation alone, with the provider read
+   * first; StepUnavailable defers it; anything else ends its lease).
+   */
+  private async stepTogether(initial: readonly Started[], outcomes: Map<string, ExecutionOutcome>): Promise<void> {
+    const waiting: Started[] = [...initial];
+    const performed: Performed[] = [];
+    let performing = 0;
+    let committing = false;
+    let wake: (() => void) | undefined;
+    const poke = (): void => {
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    const perform = async ({ step, operation }: Started): Promise<void> => {
+      try {
+        performed.push({ step, operation, performed: await step.perform!(operation) });
+      } catch (err) {
+        outcomes.set(operation.id, await this.afterPerformError(operation.id, err));
+      }
+    };
+    for (;;) {
+      while (waiting.length > 0 && performing < STEPPING_AT_ONCE) {
+        performing += 1;
+        void perform(waiting.shift()!).finally(() => {
+          performing -= 1;
+          poke();
+        });
+      }
+      if (performed.length > 0 && !committing) {
+        committing = true;
+        void this.commitSteps(performed.splice(0), outcomes)
+          .then((following) => waiting.push(...following))
+          .finally(() => {
+            committing = false;
+            poke();
+          });
+      }
+      if (waiting.length === 0 && performed.length === 0 && performing === 0 && !committing) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+    }
+  }
+
+  /**
+   * One transaction for performed steps of several operations: each still held by this worker
+   * has its step committed (`commit`, with perform's output), then the steps after it that do not
+   * call out, then either its next step started (returned, to be performed) or the operation
+   * succeeded. The operations are saved in one statement (their webhook events with it), and the
+   * holds of those that ended captured in one, last (settleMany: the wallets' rows locked in one
+   * order). When anything throws (a DomainError of a commit, a deadlock, a lost connection),
+   * nothing of it was written and each operation goes on alone (execute(), from its performed
+   * step: a DomainError then fails that operation only, through fail()). Never throws.
+   */
+  private async commitSteps(chunk: readonly Performed[], outcomes: Map<string, ExecutionOutcome>): Promise<Started[]> {
+    const byId = new Map(chunk.map((p) => [p.operation.id, p]));
+    let result: { following: Started[]; ended: Operation[]; elsewhere: string[] };
+    try {
+      result = await this.uow.run(async () => {
+        const ops = await this.operations.lockMany([...byId.keys()]);
+        const following: Started[] = [];
+        const changed: Operation[] = [];
+        const done: Operation[] = [];
+        const elsewhere: string[] = [];
+        const now = this.clock.now();
+        const leaseUntil = new Date(now.getTime() + this.settings.workerLeaseMs);
+        for (const op of ops) {
+          const step = byId.get(op.id)!;
+          if (!op.isHeldBy(this.workerId)) {
+            elsewhere.push(op.id);
+            continue;
+          }
+          // Not at the step this worker performed (never while it holds the lease): left to the lease takeover.
+          if (op.nextStep()?.name !== step.step.name) {
+            elsewhere.push(op.id);
+            continue;
+          }
+          let output = await step.step.commit(op, step.performed);
+          op.completeStep(step.step.name);
+          for (;;) {
+            if (!op.nextStep()) {
+              op.succeed(output ?? {}, now);
+              done.push(op);
+              break;
+            }
+            const next = this.nextStepOf(op);
+            if (next instanceof DomainError) throw next;
+            if (next.perform) {
+              op.startStep(next.name, leaseUntil);
+              following.push({ step: next, operation: op });
+              break;
+            }
+            output = await next.commit(op, undefined);
+            op.completeStep(next.name);
+          }
+          changed.push(op);
+        }
+        await this.operations.saveMany(changed, done.map(endedEvent));
+        await this.signals.announceEnded(done.map((op) => op.id));
+        // The holds last: the wallets' rows stay locked only for the end of the transaction.
+        await this.wallet.settleMany(done.map((op) => op.id), []);
+        return { following, ended: done, elsewhere };
+      });
+    } catch (err) {
+      // Nothing of it was written: each operation alone, from its performed step.
+      if (!(err instanceof DomainError)) {
+        this.logger.warn({ msg: 'a transaction of several operations\' steps was rolled back; each goes on alone', operations: chunk.length, err: describe(err) });
+      }
+      for (const p of chunk) outcomes.set(p.operation.id, await this.execute(p.operation.id, undefined, p.performed));
+      return [];
+    }
+    for (const id of result.elsewhere) outcomes.set(id, 'skipped');
+    for (const op of result.ended) {
+      outcomes.set(op.id, 'succeeded');
+      this.reportEnded(op);
+    }
+    const goingOn = new Set(result.following.map((f) => f.operation.id));
+    for (const id of byId.keys()) if (!outcomes.has(id) && !goingOn.has(id)) outcomes.set(id, 'skipped'); // vanished
+    return result.following;
+  }
+
+  /** A step's external part threw: as execute() decides. */
+  private afterPerformError(id: string, err: unknown): Promise<ExecutionOutcome> {
+    if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
+    if (err instanceof StepUnavailable) return this.retryStepLater(id, err);
+    return this.retryLater(id, err);
   }
 
   /**
@@ -296,8 +443,9 @@ export class AdvanceOperations {
    * Executes one claimed operation, step after step, until it ends or is no longer ours.
    * Never throws: a failure to record anything leaves the operation to the lease takeover.
    */
-  async execute(id: string, started?: Started): Promise<ExecutionOutcome> {
-    let performed: JsonObject | undefined;
+  async execute(id: string, started?: Started, alreadyPerformed?: JsonObject): Promise<ExecutionOutcome> {
+    // A step whose external part ran already (a transaction of several operations rolled back): committed first.
+    let performed: JsonObject | undefined = alreadyPerformed;
     // A step the batch's transaction started: its external part first, without a transaction of its own.
     let first = started;
     try {
@@ -322,9 +470,7 @@ export class AdvanceOperations {
         performed = await tx.step.perform!(tx.operation);
       }
     } catch (err) {
-      if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
-      if (err instanceof StepUnavailable) return this.retryStepLater(id, err);
-      return this.retryLater(id, err);
+      return this.afterPerformError(id, err);
     }
   }
 

@@ -32,6 +32,12 @@ export class StepUnavailable extends Error {
  *    `commit` and records the step `succeeded` (and, after the last step, the operation
  *    `succeeded` with the hold captured).
  *
+ * Steps 1 and 3 are usually shared: the start in the transaction of the step before (or of the
+ * worker's batch), and the commits of the steps several operations performed meanwhile in one
+ * transaction (AdvanceOperations.commitSteps). So `commit` must not assume it is the only step
+ * of its transaction; a DomainError it throws rolls the shared transaction back, and the
+ * operation commits alone afterwards.
+ *
  * A DomainError thrown by `perform` or `commit` fails the operation (its hold released, the
  * failed transaction's writes rolled back). Any other error is taken as transient: the
  * operation's lease ends and a worker retries the step, within the attempt limit.
@@ -65,7 +71,10 @@ export interface OperationExecutor {
    * Undoes, outside any transaction, what earlier steps did outside the database (the provider's
    * disk of a failed purchase), once the operation is recorded failed. Best effort: an error is
    * logged (what is left over, `cli verify` reports).
-   * Executors with `compensate` or `failed` run one operation at a time, never in the worker's batch transaction.
+   * An operation of an executor with `compensate` or `failed` is never failed in a transaction of
+   * several operations: its steps may commit together with others' (the worker's batches), but a
+   * failure rolls that transaction back and the operation goes on alone, through `observe`,
+   * `failed` and `compensate`.
    */
   compensate?(operation: Operation): Promise<void>;
   /**

@@ -260,14 +260,17 @@ export class TypeOrmOperationRepository extends OperationRepository {
     const params = [
       column('id'), column('status'), all.map((o) => json(o.steps)), all.map((o) => json(o.result)), all.map((o) => json(o.error)),
       column('attempts'), column('lockedBy'), column('lockedUntil'), column('startedAt'), column('finishedAt'),
+      column('stepFailures'), column('stepFailingSince'),
     ];
     const update = `UPDATE operations AS o
           SET status = v.status, steps = v.steps::jsonb, result = v.result::jsonb, error = v.error::jsonb, attempts = v.attempts,
-              locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at
+              locked_by = v.locked_by, locked_until = v.locked_until, started_at = v.started_at, finished_at = v.finished_at,
+              step_failures = v.step_failures, step_failing_since = v.step_failing_since
          FROM (SELECT v.*, t.ctid AS target
                  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::timestamptz[],
-                             $9::timestamptz[], $10::timestamptz[])
-                      AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at)
+                             $9::timestamptz[], $10::timestamptz[], $11::int[], $12::timestamptz[])
+                      AS v(id, status, steps, result, error, attempts, locked_by, locked_until, started_at, finished_at,
+                           step_failures, step_failing_since)
                 CROSS JOIN LATERAL (SELECT ctid FROM operations WHERE id = v.id LIMIT 1) t) AS v
         WHERE o.ctid = v.target`;
     if (events.length === 0) {
@@ -276,7 +279,7 @@ export class TypeOrmOperationRepository extends OperationRepository {
       return;
     }
     const { rows } = await this.db.exec<{ saved: number; wanted: number[] }>(
-      `WITH saved AS (${update} RETURNING 1), ${subscriberCheckCte(11)}
+      `WITH saved AS (${update} RETURNING 1), ${subscriberCheckCte(13)}
        SELECT (SELECT count(*) FROM saved)::int AS saved, ARRAY(SELECT n FROM wanted ORDER BY n) AS wanted`,
       [...params, ...subscriberCheckParams(events)],
       'operations_save_many_checking_events',
