@@ -288,16 +288,41 @@ export class SimulatedComputeProvider extends ComputeProvider {
 
   /**
    * Routes the server's /64 (provider_server_ipv6: one address per server, unique); the same
-   * address again changes nothing. Recorded in provider_network_calls by (server, step).
+   * address again changes nothing. Recorded in provider_network_calls by (server, step). Two
+   * statements: the recorded call, the instance (locked) and the address it has, read together;
+   * then the address and the call's record written together.
    */
   async assignIpv6(input: { serverId: string; step: string; ipv6: string }): Promise<void> {
-    await this.addressCall(input.serverId, input.step, 'assign_ipv6', async () => {
-      await this.liveInstance(input.serverId);
-      const held = await this.db.one<{ ipv6: string }>('SELECT ipv6 FROM provider_server_ipv6 WHERE server_id = $1', [input.serverId], 'provider_ipv6_find');
-      if (held && held.ipv6 !== input.ipv6) throw invalidState(`Server ${input.serverId} has ${held.ipv6} routed already`);
-      if (!held) await this.db.query('INSERT INTO provider_server_ipv6 (server_id, ipv6) VALUES ($1, $2)', [input.serverId, input.ipv6], 'provider_ipv6_assign');
-      return null;
-    });
+    const fault = await this.before();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.uow.run(async () => {
+          const found = await this.db.one<{ called: boolean; live: boolean; held: string | null }>(
+            `SELECT EXISTS (SELECT 1 FROM provider_network_calls WHERE server_id = $1 AND step = $2) AS called,
+                    i.instance_id IS NOT NULL AS live, (SELECT ipv6 FROM provider_server_ipv6 WHERE server_id = $1) AS held
+               FROM (SELECT 1) AS one
+               LEFT JOIN LATERAL (SELECT instance_id FROM provider_instances WHERE server_id = $1 AND deleted_at IS NULL FOR UPDATE) i ON true`,
+            [input.serverId, input.step],
+            'provider_ipv6_find_locking',
+          );
+          if (found!.called) return;
+          if (!found!.live) throw invalidState(`The compute provider has no instance for server ${input.serverId}`);
+          if (found!.held !== null && found!.held !== input.ipv6) throw invalidState(`Server ${input.serverId} has ${found!.held} routed already`);
+          await this.db.query(
+            `WITH routed AS (INSERT INTO provider_server_ipv6 (server_id, ipv6) SELECT $1, $3 WHERE NOT $4::boolean)
+             INSERT INTO provider_network_calls (server_id, step, action, answer) VALUES ($1, $2, 'assign_ipv6', NULL)`,
+            [input.serverId, input.step, input.ipv6, found!.held !== null],
+            'provider_ipv6_assign_recorded',
+          );
+        });
+        break;
+      } catch (err) {
+        // The same call raced with this one and won: read its answer.
+        if (sqlState(err) === UNIQUE_VIOLATION && attempt < 3) continue;
+        throw err;
+      }
+    }
+    if (fault === 'after') throw new ComputeUnavailable('The compute provider took the call but its answer was lost (PROVIDER_FAULTS)');
   }
 
   /** provider_network_attachments: one address per (network, ip); the instance's row locked while it is judged. */
@@ -502,25 +527,27 @@ export class SimulatedComputeProvider extends ComputeProvider {
     return answer;
   }
 
-  /** The call's effect and its record, in one short transaction of the provider's own; or the answer recorded already. */
+  /**
+   * The call's effect and its record, in one short transaction of the provider's own; or the
+   * answer recorded already. The recorded answer is looked up with the instance's row locked, in
+   * one statement; the instance's change and the call's record are written by one statement.
+   */
   private async record(step: string, input: ComputeCallInput): Promise<SimulatedInstance | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.uow.run(async () => {
-          const prior = await this.db.one<{ answer: SimulatedInstance | null }>(
-            'SELECT answer FROM provider_compute_calls WHERE server_id = $1 AND step = $2',
-            [input.serverId, step],
-            'provider_compute_calls_find',
-          );
-          if (prior) return prior.answer ?? undefined;
           // The server's live instance, else its latest deleted one (a server is never created twice).
-          const row = await this.db.one<InstanceRow>(
-            `SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE server_id = $1
-              ORDER BY deleted_at DESC NULLS FIRST, created_at DESC LIMIT 1 FOR UPDATE`,
-            [input.serverId],
-            'provider_instances_lock',
+          const found = await this.db.one<Partial<InstanceRow> & { called: boolean; answer: SimulatedInstance | null }>(
+            `SELECT EXISTS (SELECT 1 FROM provider_compute_calls WHERE server_id = $1 AND step = $2) AS called,
+                    (SELECT answer FROM provider_compute_calls WHERE server_id = $1 AND step = $2) AS answer, i.*
+               FROM (SELECT 1) AS one
+               LEFT JOIN LATERAL (SELECT ${INSTANCE_COLUMNS} FROM provider_instances WHERE server_id = $1
+                                   ORDER BY deleted_at DESC NULLS FIRST, created_at DESC LIMIT 1 FOR UPDATE) i ON true`,
+            [input.serverId, step],
+            'provider_compute_calls_find_locking',
           );
-          const before = row && toSimulated(row);
+          if (found!.called) return found!.answer ?? undefined;
+          const before = found!.instance_id == null ? undefined : toSimulated(found as InstanceRow);
           let call = input;
           if (call.action === 'create' && !(before && !before.deleted)) {
             const ip = await this.db.one<{ ipv4: string }>('SELECT next_server_ipv4() AS ipv4', [], 'provider_instances_next_ipv4');
@@ -537,22 +564,6 @@ export class SimulatedComputeProvider extends ComputeProvider {
             if (!held) throw invalidState(`The compute provider has no image ${fromImage} to install`);
           }
           const after = simulateComputeCall(before, call);
-          if (after && call.action === 'create' && after !== before) {
-            await this.db.query(
-              `INSERT INTO provider_instances (instance_id, server_id, zone_id, vcpus, memory_gb, disk_gb, image, ipv4, power,
-                                               ssh_key_count, user_data_bytes, ignores_acpi)
-               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-              [after.instanceId, after.serverId, after.zoneId, after.vcpus, after.memoryGb, after.diskGb, after.image, after.ipv4, after.power,
-                after.sshKeyCount, after.userDataBytes, after.ignoresAcpi],
-            );
-          } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
-            await this.db.query(
-              `UPDATE provider_instances SET power = $2, deleted_at = CASE WHEN $3::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END,
-                      vcpus = $4, memory_gb = $5, disk_gb = $6, image = $7, ssh_key_count = $8, user_data_bytes = $9
-                WHERE instance_id = $1`,
-              [after.instanceId, after.power, after.deleted, after.vcpus, after.memoryGb, after.diskGb, after.image, after.sshKeyCount, after.userDataBytes],
-            );
-          }
           if (after && after.deleted && before && !before.deleted) {
             // A deleted instance's reserved addresses are routed to nothing (kept).
             await this.db.query('UPDATE provider_addresses SET server_id = NULL, updated_at = now() WHERE server_id = $1', [input.serverId], 'provider_addresses_unroute');
@@ -560,10 +571,33 @@ export class SimulatedComputeProvider extends ComputeProvider {
           // A deleted instance leaves every network.
           if (input.action === 'delete') await this.db.query('DELETE FROM provider_network_attachments WHERE server_id = $1', [input.serverId], 'provider_attachments_drop');
           const answer = input.action === 'delete' ? undefined : after;
-          await this.db.query(
-            'INSERT INTO provider_compute_calls (server_id, step, action, answer) VALUES ($1, $2, $3, $4)',
-            [input.serverId, step, input.action satisfies ComputeAction, answer ? JSON.stringify(answer) : null],
-          );
+          // The call's record ($1 to $4), written by the same statement as the instance's change.
+          const params: unknown[] = [input.serverId, step, input.action satisfies ComputeAction, answer ? JSON.stringify(answer) : null];
+          const recordCall = 'INSERT INTO provider_compute_calls (server_id, step, action, answer) VALUES ($1, $2, $3, $4)';
+          if (after && call.action === 'create' && after !== before) {
+            await this.db.query(
+              `WITH made AS (
+                 INSERT INTO provider_instances (instance_id, server_id, zone_id, vcpus, memory_gb, disk_gb, image, ipv4, power,
+                                                 ssh_key_count, user_data_bytes, ignores_acpi)
+                 VALUES ($5, $1, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15))
+               ${recordCall}`,
+              [...params, after.instanceId, after.zoneId, after.vcpus, after.memoryGb, after.diskGb, after.image, after.ipv4, after.power,
+                after.sshKeyCount, after.userDataBytes, after.ignoresAcpi],
+              'provider_compute_calls_record_creating',
+            );
+          } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
+            await this.db.query(
+              `WITH changed AS (
+                 UPDATE provider_instances SET power = $6, deleted_at = CASE WHEN $7::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END,
+                        vcpus = $8, memory_gb = $9, disk_gb = $10, image = $11, ssh_key_count = $12, user_data_bytes = $13
+                  WHERE instance_id = $5)
+               ${recordCall}`,
+              [...params, after.instanceId, after.power, after.deleted, after.vcpus, after.memoryGb, after.diskGb, after.image, after.sshKeyCount, after.userDataBytes],
+              'provider_compute_calls_record_changing',
+            );
+          } else {
+            await this.db.query(recordCall, params, 'provider_compute_calls_record');
+          }
           return answer;
         });
       } catch (err) {

@@ -226,24 +226,30 @@ export class SimulatedBlockStorage extends BlockStorage {
     return answer;
   }
 
-  /** The call's effect and its record, in one short transaction of the provider's own; or the answer recorded already. */
+  /**
+   * The call's effect and its record, in one short transaction of the provider's own; or the
+   * answer recorded already. Two statements: the recorded answer looked up with the disk's row
+   * locked, then the disk's change and the call's record together.
+   */
   private async record(step: string, input: ProviderCallInput): Promise<SimulatedDisk | undefined> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.uow.run(async () => {
-          const prior = await this.db.one<{ response: SimulatedDisk | null }>(
-            'SELECT response FROM provider_calls WHERE volume_id = $1 AND step = $2',
+          const found = await this.db.one<Partial<DiskRow> & { called: boolean; response: SimulatedDisk | null }>(
+            `SELECT EXISTS (SELECT 1 FROM provider_calls WHERE volume_id = $1 AND step = $2) AS called,
+                    (SELECT response FROM provider_calls WHERE volume_id = $1 AND step = $2) AS response, d.*
+               FROM (SELECT 1) AS one
+               LEFT JOIN LATERAL (SELECT ${DISK_COLUMNS} FROM provider_disks WHERE volume_id = $1 FOR UPDATE) d ON true`,
             [input.volumeId, step],
-            'provider_calls_find',
+            'provider_calls_find_locking_disk',
           );
-          if (prior) return prior.response ?? undefined;
-          const row = await this.db.one<DiskRow>(
-            `SELECT ${DISK_COLUMNS} FROM provider_disks WHERE volume_id = $1 FOR UPDATE`,
-            [input.volumeId],
-            'provider_disks_lock',
-          );
-          const before = row && toSimulated(row);
+          if (found!.called) return found!.response ?? undefined;
+          const before = found!.disk_id == null ? undefined : toSimulated(found as DiskRow);
           const after = simulateCall(before, input);
+          const answer = input.action === 'delete' ? undefined : after;
+          // The call's record ($1 to $4), written by the same statement as the disk's change.
+          const params: unknown[] = [input.volumeId, step, input.action satisfies ProviderAction, answer ? JSON.stringify(answer) : null];
+          const recordCall = 'INSERT INTO provider_calls (volume_id, step, action, response) VALUES ($1, $2, $3, $4)';
           if (after && !before) {
             // A restore: the new disk holds the snapshot's data (its marker); a snapshot gone is a final refusal.
             const from = input.action === 'create' ? (input.fromSnapshotId ?? null) : null;
@@ -253,22 +259,24 @@ export class SimulatedBlockStorage extends BlockStorage {
             );
             if (from !== null && !source) throw invalidState(`The storage provider has no snapshot ${from} to restore from`);
             await this.db.query(
-              `INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, data_marker) VALUES ($1, $2, $3, $4, $5, $6)`,
-              [after.diskId, after.volumeId, after.zoneId, after.sizeGb, after.type, source?.data_marker ?? after.diskId],
+              `WITH disk AS (INSERT INTO provider_disks (disk_id, volume_id, zone_id, size_gb, type, data_marker) VALUES ($5, $1, $6, $7, $8, $9))
+               ${recordCall}`,
+              [...params, after.diskId, after.zoneId, after.sizeGb, after.type, source?.data_marker ?? after.diskId],
+              'provider_calls_record_creating',
             );
           } else if (after && before && JSON.stringify(after) !== JSON.stringify(before)) {
             await this.db.query(
-              `UPDATE provider_disks SET server_id = $2, mount_path = $3, mounted = $4,
-                      deleted_at = CASE WHEN $5::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END, size_gb = $6
-                WHERE volume_id = $1`,
-              [after.volumeId, after.serverId, after.mountPath, after.mounted, after.deleted, after.sizeGb],
+              `WITH disk AS (
+                 UPDATE provider_disks SET server_id = $5, mount_path = $6, mounted = $7,
+                        deleted_at = CASE WHEN $8::boolean THEN COALESCE(deleted_at, now()) ELSE NULL END, size_gb = $9
+                  WHERE volume_id = $1)
+               ${recordCall}`,
+              [...params, after.serverId, after.mountPath, after.mounted, after.deleted, after.sizeGb],
+              'provider_calls_record_changing',
             );
+          } else {
+            await this.db.query(recordCall, params, 'provider_calls_record');
           }
-          const answer = input.action === 'delete' ? undefined : after;
-          await this.db.query(
-            'INSERT INTO provider_calls (volume_id, step, action, response) VALUES ($1, $2, $3, $4)',
-            [input.volumeId, step, input.action satisfies ProviderAction, answer ? JSON.stringify(answer) : null],
-          );
           return answer;
         });
       } catch (err) {
