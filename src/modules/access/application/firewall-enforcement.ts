@@ -39,7 +39,8 @@ export class FirewallEnforcement {
 
   /** The server's rules in force, pushed now (a step of vm.create: a failure is the step's). */
   async applyNow(orgId: string, serverId: string): Promise<void> {
-    const rules = await this.uow.run(() => this.rules.inForce(orgId, serverId));
+    // One statement (its own snapshot): no transaction of its own, no BEGIN and COMMIT around it.
+    const rules = await this.rules.inForce(orgId, serverId);
     await this.compute.applyFirewall({ serverId, rules: rules.map(providerRule) });
   }
 
