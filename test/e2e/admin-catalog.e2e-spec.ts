@@ -524,6 +524,28 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       }
       // Both kinds of answer were reached: some bodies were accepted, most refused.
       expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 400]));
+      // The networking members (IPv6 prefix, reserved IPv4 pool and price) likewise: never a 5xx, a 400 names its member.
+      const networking = [
+        {
+          path: '/admin/v1/regions/sg-sin',
+          body: fc.record(
+            {
+              ipv6_prefix: fc.oneof(value, fc.constantFrom('2001:db8:40::/48', '2001:DB8:41::/48', '2001:db8:10::/48', '2001:db8::/64', '2001:db8:40::1/48')),
+              reserved_ipv4_pool_add: fc.oneof(value, fc.array(fc.oneof(value, fc.constantFrom('192.0.2.0/30', '192.0.2.8/29', '203.0.113.0/30', '192.0.2.1/30', '::/0', '10.0.0.0/8')), { maxLength: 3 })),
+            },
+            { requiredKeys: [] },
+          ),
+        },
+        { path: '/admin/v1/regions/sg-sin/prices', body: fc.record({ reserved_ipv4: fc.oneof(price, value, fc.constant({ USD: '2.5', IDR: '40000' })) }, { requiredKeys: [] }) },
+      ] as const;
+      const more = fc.sample(fc.nat(networking.length - 1).chain((i) => networking[i].body.map((body) => ({ path: networking[i].path, body }))), { numRuns: 60, seed: 20261129 });
+      for (const { path, body } of more) {
+        const res = await a.admin.patch(path).set(as('operator')).set(key()).send(body);
+        const where = `PATCH ${path} ${JSON.stringify(body)}: ${res.status} ${JSON.stringify(res.body)}`;
+        if (res.status === 200) continue;
+        expect([where, res.status < 500, res.body.error?.request_id]).toEqual([where, true, res.headers['x-request-id']]);
+        if (res.status === 400) expect([where, typeof res.body.error.details.field]).toEqual([where, 'string']);
+      }
       expect(await region()).toMatchObject({ id: 'id-jkt', disk_used_gb: expect.any(Number) });
       const [row] = await t.sql<{ ok: boolean }>("SELECT used_gb <= capacity_gb AND vcpus_used <= vcpu_capacity AS ok FROM regions WHERE id = 'id-jkt'");
       expect(row.ok).toBe(true);
