@@ -43,7 +43,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
     await t.seed({
       server_plans: SERVER_PLANS,
       images: IMAGES,
-      regions: [serverRegion('id-jkt', 256)],
+      regions: [serverRegion('id-jkt', 256, { ipv6_prefix: '2001:db8:10::/48' }), serverRegion('sg-sin', 16, { name: 'Singapore', ipv6_prefix: '2001:db8:11::/48' })],
       organizations: [
         {
           ...base,
@@ -89,7 +89,30 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
               prices: {
                 volumes: { premium: { USD: '0.02000', IDR: '320' }, ssd: { USD: '0.01250', IDR: '200' } },
                 plans: { cx1: { USD: '4.50000', IDR: '72000' }, cx2: { USD: '9.00000', IDR: '144000' }, cx4: { USD: '18.00000', IDR: '288000' } },
+                reserved_ipv4: null,
               },
+              // The seeded server's /64 and the bought one's.
+              ipv6_prefix: '2001:db8:10::/48',
+              ipv6_subnets_used: 2,
+              reserved_ipv4_pool: { addresses: 0, held: 0 },
+            },
+            {
+              id: 'sg-sin',
+              name: 'Singapore',
+              disk_capacity_gb: 20000,
+              disk_used_gb: 0,
+              vcpu_capacity: 16,
+              vcpus_used: 0,
+              purchases_paused: false,
+              zones: [{ id: 'sg-sin-a', available: true }, { id: 'sg-sin-b', available: false }],
+              prices: {
+                volumes: { premium: { USD: '0.02000', IDR: '320' }, ssd: { USD: '0.01250', IDR: '200' } },
+                plans: { cx1: { USD: '4.50000', IDR: '72000' }, cx2: { USD: '9.00000', IDR: '144000' }, cx4: { USD: '18.00000', IDR: '288000' } },
+                reserved_ipv4: null,
+              },
+              ipv6_prefix: '2001:db8:11::/48',
+              ipv6_subnets_used: 0,
+              reserved_ipv4_pool: { addresses: 0, held: 0 },
             },
           ],
           global_purchases_paused: false,
@@ -108,7 +131,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       expect(noKey.status).toBe(400);
       expect(noKey.body.error.details).toEqual({ field: 'Idempotency-Key' });
       for (const [body, field, message] of [
-        [{}, 'disk_capacity_gb', 'Give at least one of disk_capacity_gb, vcpu_capacity, purchases_paused'],
+        [{}, 'disk_capacity_gb', 'Give at least one of disk_capacity_gb, vcpu_capacity, purchases_paused, ipv6_prefix, reserved_ipv4_pool_add'],
         [{ disk_capacity_gb: -1 }, 'disk_capacity_gb', 'disk_capacity_gb must be a whole number of GB, 0 or more'],
         [{ disk_capacity_gb: '500' }, 'disk_capacity_gb', 'disk_capacity_gb must be a whole number of GB, 0 or more'],
         [{ vcpu_capacity: 1.5 }, 'vcpu_capacity', 'vcpu_capacity must be a whole number of vCPUs, 0 or more'],
@@ -204,6 +227,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       expect(res.body.region.prices).toEqual({
         volumes: { premium: { USD: '0.04000', IDR: '640' }, ssd: { USD: '0.01250', IDR: '200' } },
         plans: { cx1: { USD: '5.25000', IDR: '80000' }, cx2: { USD: '9.00000', IDR: '144000' }, cx4: { USD: '18.00000', IDR: '288000' } },
+        reserved_ipv4: null,
       });
       const changes = {
         before: { volumes: { premium: { USD: '0.02000', IDR: '320' } }, plans: { cx1: { USD: '4.50000', IDR: '72000' } } },
@@ -237,6 +261,125 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       expect(Number(before) - Number(await usd())).toBeCloseTo(6.5, 5);
       expect((await t.http.get('/v1/volumes/vol_acatdata1').set(rw)).body.price_per_gb_month).toEqual({ USD: '0.02000', IDR: '320' });
       expect((await t.http.get(`/v1/servers/${boughtServer}`).set(rw)).body.price_per_month).toEqual({ USD: '4.50000', IDR: '72000' });
+    });
+  });
+
+  describe('networking: IPv6 prefix, reserved IPv4 pool and price (what the seed file sets)', () => {
+    const patch = (id: string, body: object, role = 'operator') => call(adminApi.updateRegion({ client, path: { id }, headers: { ...as(role), ...key() }, body: body as never }));
+    const prices = (id: string, body: object) => call(adminApi.setRegionPrices({ client, path: { id }, headers: { ...as('operator'), ...key() }, body: body as never }));
+    const regionOf = async (id: string) =>
+      ((await call(adminApi.listAdminRegions({ client, headers: { ...as('support') } }))).body.regions as { id: string; ipv6_prefix: string; reserved_ipv4_pool: object }[]).find((r) => r.id === id)!;
+
+    it("sets a region's IPv6 prefix: bad forms 400, another region's or one its live servers hold 409; servers bought afterwards get its /64s; audited", async () => {
+      const form = 'ipv6_prefix must be an IPv6 /48 given as its network address, e.g. 2001:db8:10::/48';
+      for (const value of [5, '2001:db8:20::/64', '2001:db8:20::1/48', '10.0.0.0/8', 'x']) {
+        const res = await patch('sg-sin', { ipv6_prefix: value });
+        expect({ value, status: res.status, body: res.body }).toEqual({ value, status: 400, body: errorBody(res, 'invalid_request', form, { field: 'ipv6_prefix' }) });
+      }
+      expect((await patch('sg-sin', { ipv6_prefix: '2001:db8:20::/48' }, 'support')).status).toBe(403);
+      const taken = await patch('sg-sin', { ipv6_prefix: '2001:db8:10::/48' });
+      expect({ status: taken.status, body: taken.body }).toEqual({
+        status: 409,
+        body: errorBody(taken, 'conflict', "ipv6_prefix 2001:db8:10::/48 is region id-jkt's; give a /48 no other region has", { field: 'ipv6_prefix', existing_id: 'id-jkt' }),
+      });
+      const [{ live }] = await t.sql<{ live: number }>("SELECT count(*)::int AS live FROM servers WHERE region_id = 'id-jkt' AND deleted_at IS NULL");
+      // With another member: nothing of the request is changed.
+      const inUse = await patch('id-jkt', { vcpu_capacity: 100, ipv6_prefix: '2001:db8:30::/48' });
+      expect({ status: inUse.status, body: inUse.body }).toEqual({
+        status: 409,
+        body: errorBody(inUse, 'conflict', `Region id-jkt has ${live} live server(s) with addresses of 2001:db8:10::/48; its prefix cannot change while they live`, { field: 'ipv6_prefix', in_use: live }),
+      });
+      expect(await regionOf('id-jkt')).toMatchObject({ vcpu_capacity: 256, ipv6_prefix: '2001:db8:10::/48' });
+
+      // Given in any spelling of the same /48: stored canonical.
+      const res = await patch('sg-sin', { ipv6_prefix: '2001:DB8:20:0::/48' });
+      expect(res.status).toBe(200);
+      expect(res.body.region).toEqual({ ...(await regionOf('sg-sin')), ipv6_prefix: '2001:db8:20::/48', ipv6_subnets_used: 0 });
+      expect(await staffAudit(res.headers['x-request-id'])).toMatchObject({
+        route: '/admin/v1/regions/:id', target_type: 'region', target_id: 'sg-sin',
+        changes: { before: { ipv6_prefix: '2001:db8:11::/48' }, after: { ipv6_prefix: '2001:db8:20::/48' } },
+      });
+      expect(await t.sql("SELECT actor_type, actor_id, target_id, data FROM audit_log WHERE action = 'catalog.region_ipv6_prefix_set'")).toEqual([
+        { actor_type: 'staff', actor_id: 'operator', target_id: 'sg-sin', data: { ipv6_prefix: { old: '2001:db8:11::/48', new: '2001:db8:20::/48' } } },
+      ]);
+      // A server bought there now gets the first /64 of the new prefix; while it lives the prefix stays.
+      const bought = await t.http.post('/v1/servers').set(rw).send({ name: 'sin-1', region: 'sg-sin', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+      expect(bought.status).toBe(202);
+      expect(bought.body.server.ipv6).toBe('2001:db8:20:1::1');
+      await advance.runUntilIdle();
+      expect((await patch('sg-sin', { ipv6_prefix: '2001:db8:21::/48' })).body.error.details).toEqual({ field: 'ipv6_prefix', in_use: 1 });
+      expect((await t.http.delete(`/v1/servers/${bought.body.server.id}`).set(rw)).status).toBe(202);
+      await advance.runUntilIdle();
+      expect(await regionOf('sg-sin')).toMatchObject({ ipv6_prefix: '2001:db8:20::/48', ipv6_subnets_used: 1 });
+    });
+
+    it("adds CIDR blocks to a region's reserved IPv4 pool and sets its price: bad blocks and prices 400 naming them, an address a pool holds 409; the region then sells them; audited", async () => {
+      const list = 'reserved_ipv4_pool_add must be a list of 1 to 100 IPv4 blocks in CIDR form, such as ["203.0.113.0/27"]';
+      const cidr = (i: number) => `reserved_ipv4_pool_add[${i}] must be an IPv4 block in CIDR form, such as 203.0.113.0/27`;
+      for (const [value, field, message] of [
+        [[], 'reserved_ipv4_pool_add', list],
+        ['203.0.113.0/28', 'reserved_ipv4_pool_add', list],
+        [['x'], 'reserved_ipv4_pool_add[0]', cidr(0)],
+        [['203.0.113.0/28', 7], 'reserved_ipv4_pool_add[1]', cidr(1)],
+        [['2001:db8::/64'], 'reserved_ipv4_pool_add[0]', cidr(0)],
+        [['203.0.113.1/28'], 'reserved_ipv4_pool_add[0]', 'reserved_ipv4_pool_add[0] must name a block at its first address (203.0.113.1/28 has host bits set)'],
+        [['203.0.113.0/28', '203.0.113.8/29'], 'reserved_ipv4_pool_add[1]', 'reserved_ipv4_pool_add[1] overlaps another block of the pool'],
+        [['10.0.0.0/8'], 'reserved_ipv4_pool_add[0]', 'reserved_ipv4_pool_add may hold at most 65536 addresses'],
+      ] as const) {
+        const res = await patch('id-jkt', { reserved_ipv4_pool_add: value });
+        expect({ value, status: res.status, body: res.body }).toEqual({ value, status: 400, body: errorBody(res, 'invalid_request', message, { field }) });
+      }
+      // No price before the region has a pool; a price is a {USD, IDR} pair of decimal strings, more than 0.
+      const early = await prices('id-jkt', { reserved_ipv4: { USD: '1.5', IDR: '24000' } });
+      expect({ status: early.status, body: early.body }).toEqual({
+        status: 400,
+        body: errorBody(early, 'invalid_request', 'Region id-jkt has no reserved IPv4 pool; add addresses (PATCH /admin/v1/regions/id-jkt reserved_ipv4_pool_add) before its price', { field: 'reserved_ipv4' }),
+      });
+      for (const [body, field] of [
+        [{ reserved_ipv4: { USD: '0', IDR: '1' } }, 'reserved_ipv4.USD'],
+        [{ reserved_ipv4: { USD: '1.000001', IDR: '1' } }, 'reserved_ipv4.USD'],
+        [{ reserved_ipv4: { USD: '1' } }, 'reserved_ipv4.IDR'],
+        [{ reserved_ipv4: '1.00' }, 'reserved_ipv4'],
+      ] as const) {
+        const res = await prices('id-jkt', body);
+        expect([res.status, res.body.error?.code, res.body.error?.details]).toEqual([400, 'invalid_request', { field }]);
+      }
+      expect(await regionOf('id-jkt')).toMatchObject({ prices: { reserved_ipv4: null }, reserved_ipv4_pool: { addresses: 0, held: 0 } });
+
+      const added = await patch('id-jkt', { reserved_ipv4_pool_add: ['203.0.113.0/29', '198.51.100.7/32'] });
+      expect(added.status).toBe(200);
+      expect(added.body.region).toEqual({ ...(await regionOf('id-jkt')), reserved_ipv4_pool: { addresses: 9, held: 0 } });
+      expect(await staffAudit(added.headers['x-request-id'])).toMatchObject({
+        target_id: 'id-jkt', changes: { before: { reserved_ipv4_pool_addresses: 0 }, after: { reserved_ipv4_pool_addresses: 9 } },
+      });
+      expect(await t.sql("SELECT actor_type, actor_id, target_id, data FROM audit_log WHERE action = 'catalog.reserved_ipv4_pool_added'")).toEqual([
+        { actor_type: 'staff', actor_id: 'operator', target_id: 'id-jkt', data: { blocks: ['203.0.113.0/29', '198.51.100.7/32'], addresses: 9 } },
+      ]);
+      // An address a pool holds already (here id-jkt's): 409 naming its block; nothing of the request is added.
+      const overlap = await patch('sg-sin', { reserved_ipv4_pool_add: ['198.51.100.0/30', '203.0.113.4/30'] });
+      expect({ status: overlap.status, body: overlap.body }).toEqual({
+        status: 409,
+        body: errorBody(overlap, 'conflict', "reserved_ipv4_pool_add[1]: 203.0.113.4 is in region id-jkt's pool already", { field: 'reserved_ipv4_pool_add[1]', existing_id: 'id-jkt' }),
+      });
+      expect(await t.sql("SELECT region_id, count(*)::int AS n FROM reserved_ip_pool GROUP BY region_id")).toEqual([{ region_id: 'id-jkt', n: 9 }]);
+
+      // The price: the region sells reserved addresses at it.
+      const priced = await prices('id-jkt', { reserved_ipv4: { USD: '1.5', IDR: '24000' } });
+      expect(priced.status).toBe(200);
+      expect(priced.body.region.prices.reserved_ipv4).toEqual({ USD: '1.50000', IDR: '24000' });
+      const changes = { before: { volumes: {}, plans: {}, reserved_ipv4: null }, after: { volumes: {}, plans: {}, reserved_ipv4: { USD: '1.50000', IDR: '24000' } } };
+      expect(await staffAudit(priced.headers['x-request-id'])).toMatchObject({ route: '/admin/v1/regions/:id/prices', target_id: 'id-jkt', changes });
+      expect(await t.sql("SELECT data FROM audit_log WHERE action = 'catalog.prices_set' AND data->'after' ? 'reserved_ipv4'")).toEqual([{ data: changes }]);
+      const regions = (await t.http.get('/v1/regions').set(rw)).body.regions as { id: string; reserved_ipv4_price_per_month: object | null }[];
+      expect(regions.map((r) => [r.id, r.reserved_ipv4_price_per_month])).toEqual([['id-jkt', { USD: '1.50000', IDR: '24000' }], ['sg-sin', null]]);
+      const reserved = await t.http.post('/v1/reserved-ips').set(rw).send({ region: 'id-jkt', term_months: 1, currency: 'USD' });
+      expect(reserved.status).toBe(202);
+      expect(reserved.body.reserved_ip).toMatchObject({ ip: '198.51.100.7', region: 'id-jkt', billing: { currency: 'USD', amount: '1.50000' } });
+      await advance.runUntilIdle();
+      expect(await regionOf('id-jkt')).toMatchObject({ reserved_ipv4_pool: { addresses: 9, held: 1 } });
+      // Released again (its term would run into the retention tests' clock).
+      expect((await t.http.delete(`/v1/reserved-ips/${reserved.body.reserved_ip.id}`).set(rw)).status).toBe(202);
+      await advance.runUntilIdle();
     });
   });
 
@@ -381,6 +524,28 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
       }
       // Both kinds of answer were reached: some bodies were accepted, most refused.
       expect([...statuses.keys()].sort()).toEqual(expect.arrayContaining([200, 400]));
+      // The networking members (IPv6 prefix, reserved IPv4 pool and price) likewise: never a 5xx, a 400 names its member.
+      const networking = [
+        {
+          path: '/admin/v1/regions/sg-sin',
+          body: fc.record(
+            {
+              ipv6_prefix: fc.oneof(value, fc.constantFrom('2001:db8:40::/48', '2001:DB8:41::/48', '2001:db8:10::/48', '2001:db8::/64', '2001:db8:40::1/48')),
+              reserved_ipv4_pool_add: fc.oneof(value, fc.array(fc.oneof(value, fc.constantFrom('192.0.2.0/30', '192.0.2.8/29', '203.0.113.0/30', '192.0.2.1/30', '::/0', '10.0.0.0/8')), { maxLength: 3 })),
+            },
+            { requiredKeys: [] },
+          ),
+        },
+        { path: '/admin/v1/regions/sg-sin/prices', body: fc.record({ reserved_ipv4: fc.oneof(price, value, fc.constant({ USD: '2.5', IDR: '40000' })) }, { requiredKeys: [] }) },
+      ] as const;
+      const more = fc.sample(fc.nat(networking.length - 1).chain((i) => networking[i].body.map((body) => ({ path: networking[i].path, body }))), { numRuns: 60, seed: 20261129 });
+      for (const { path, body } of more) {
+        const res = await a.admin.patch(path).set(as('operator')).set(key()).send(body);
+        const where = `PATCH ${path} ${JSON.stringify(body)}: ${res.status} ${JSON.stringify(res.body)}`;
+        if (res.status === 200) continue;
+        expect([where, res.status < 500, res.body.error?.request_id]).toEqual([where, true, res.headers['x-request-id']]);
+        if (res.status === 400) expect([where, typeof res.body.error.details.field]).toEqual([where, 'string']);
+      }
       expect(await region()).toMatchObject({ id: 'id-jkt', disk_used_gb: expect.any(Number) });
       const [row] = await t.sql<{ ok: boolean }>("SELECT used_gb <= capacity_gb AND vcpus_used <= vcpu_capacity AS ok FROM regions WHERE id = 'id-jkt'");
       expect(row.ok).toBe(true);

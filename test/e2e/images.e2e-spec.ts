@@ -493,5 +493,15 @@ describe('server images', () => {
       { check: 'images.counts_match', subject: 'org_imo', message: '1 live image(s), counter 2', details: { scope: 'org_imo', counted: 2, live: 1 } },
     ]);
     await t.sql(`UPDATE org_image_counts SET live = live - 1 WHERE org_id = 'org_imo'`);
+    // Left suspended past its release_at (the term sweep missed it): named by terms.deadlines_met.
+    await t.sql(`UPDATE server_images SET status = 'suspended', suspended_at = '2026-01-01T00:00:00Z', release_at = '2026-01-02T00:00:00Z' WHERE id = $1`, [live]);
+    expect(await verify()).toEqual([
+      {
+        check: 'terms.deadlines_met', subject: live, message: 'suspended past its release_at (2026-01-02T00:00:00.000Z) by more than 65 s',
+        details: { org_id: 'org_imo', status: 'suspended', release_at: '2026-01-02T00:00:00.000Z' },
+      },
+    ]);
+    await t.sql(`UPDATE server_images SET status = 'available', suspended_at = NULL, release_at = NULL WHERE id = $1`, [live]);
+    expect(await verify()).toEqual([]);
   });
 });

@@ -288,6 +288,35 @@ describe('networks', () => {
     await t.sql("DELETE FROM provider_network_attachments WHERE server_id = 'vm_ghost'");
   });
 
+  it('a region whose /48 has handed out its last /64 refuses a server purchase 409 out_of_stock naming the region; nothing is written', async () => {
+    const [{ used }] = await t.sql<{ used: number }>("SELECT ipv6_subnets_used AS used FROM regions WHERE id = 'sg-sin'");
+    // The last /64 of the prefix taken (the counter at its CHECK's limit), as a region that sold 65535 servers.
+    await t.sql("UPDATE regions SET ipv6_subnets_used = 65535 WHERE id = 'sg-sin'");
+    const count = async () =>
+      (await t.sql<{ servers: number; operations: number; holds: number; audits: number; reserved: string }>(
+        `SELECT (SELECT count(*)::int FROM servers) AS servers, (SELECT count(*)::int FROM operations) AS operations,
+                (SELECT count(*)::int FROM wallet_ledger WHERE kind = 'hold') AS holds, (SELECT count(*)::int FROM audit_log) AS audits,
+                (SELECT reserved::text FROM wallet_balances WHERE org_id = 'org_nw' AND currency = 'USD') AS reserved`,
+      ))[0];
+    const before = await count();
+    try {
+      const res = await t.http.post('/v1/servers').set(rw).send({ name: 'sin-1', region: 'sg-sin', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 409,
+        body: errorBody(res, 'out_of_stock', 'Region sg-sin has no IPv6 /64 left for a new server; nothing was reserved. Choose another region'),
+      });
+      expect(await count()).toEqual(before);
+      expect(await t.sql("SELECT ipv6_subnets_used AS used, vcpus_used::int AS vcpus_used FROM regions WHERE id = 'sg-sin'")).toEqual([{ used: 65535, vcpus_used: 0 }]);
+    } finally {
+      await t.sql("UPDATE regions SET ipv6_subnets_used = $1 WHERE id = 'sg-sin'", [used]);
+    }
+    // With its /64s back, the region sells again: the next /64.
+    const ok = await t.http.post('/v1/servers').set(rw).send({ name: 'sin-1', region: 'sg-sin', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });
+    expect(ok.status).toBe(202);
+    expect(ok.body.server.ipv6).toBe(`2001:db8:1:${(used + 1).toString(16)}::1`);
+    await advance.runUntilIdle();
+  });
+
   it('deleting a server detaches it; then the network can be deleted', async () => {
     for (const id of [web, db]) {
       const res = await t.http.delete(`/v1/servers/${id}`).set(rw);

@@ -160,10 +160,20 @@ describe('reserved IPs', () => {
     expect((await get(first)).body).toMatchObject({ status: 'assigned', server_id: ids.b, ip: firstIp });
     expect(await serverIp(ids.b)).toEqual({ id: first, ip: firstIp });
     expect(await routed(first)).toBe(ids.b);
+    // The unassignment the server's deletion made is audited, by the service (actor system), naming the deletion.
     expect(await t.sql(`SELECT action, actor_type FROM audit_log WHERE target_id = $1 ORDER BY seq`, [first])).toEqual([
       { action: 'reserved_ip.reserve', actor_type: 'api_key' },
       { action: 'reserved_ip.assign', actor_type: 'api_key' },
+      { action: 'reserved_ip.unassign', actor_type: 'system' },
       { action: 'reserved_ip.assign', actor_type: 'api_key' },
+    ]);
+    expect(
+      await t.sql(`SELECT org_id, actor_id, target_type, ip_address, request_id, data FROM audit_log WHERE target_id = $1 AND action = 'reserved_ip.unassign'`, [first]),
+    ).toEqual([
+      {
+        org_id: 'org_rip', actor_id: null, target_type: 'reserved_ip', ip_address: null, request_id: null,
+        data: { operation_id: del.body.operation.id, ip: firstIp, server_id: ids.a, reason: 'server_deleted' },
+      },
     ]);
   });
 
@@ -331,6 +341,39 @@ describe('reserved IPs', () => {
     ]);
     expect(await verify()).toEqual([]);
     expect(await t.app.get(ReconcileReservedIps).execute()).toBe(0);
+  });
+
+  it('cli verify names an address the term sweep left past its deadline (expires_at assigned or available, release_at suspended); clean otherwise', async () => {
+    const deadlines = async () => (await verify()).filter((v) => v.check === 'terms.deadlines_met');
+    expect(await deadlines()).toEqual([]);
+    const [sin] = await t.sql<{ id: string; expires_at: Date }>(`SELECT id, expires_at FROM reserved_ips WHERE region_id = 'sg-sin' AND status = 'available'`);
+    const [{ expires_at: secondExpires }] = await t.sql<{ expires_at: Date }>(`SELECT expires_at FROM reserved_ips WHERE id = $1`, [ids.second]);
+    // TERM_SWEEP_MS (5 s by default) + 60 s of grace.
+    const grace = 65;
+    await t.sql(`UPDATE reserved_ips SET expires_at = '2026-01-01T00:00:00Z' WHERE id = $1`, [ids.second]);
+    await t.sql(`UPDATE reserved_ips SET status = 'suspended', suspended_at = '2026-01-01T00:00:00Z', release_at = '2026-01-02T00:00:00Z' WHERE id = $1`, [sin.id]);
+    try {
+      const found = await deadlines();
+      expect([...found].sort((x, y) => (x.subject < y.subject ? -1 : 1))).toEqual(
+        [
+          {
+            check: 'terms.deadlines_met', subject: ids.second, message: `assigned past its expires_at (2026-01-01T00:00:00.000Z) by more than ${grace} s`,
+            details: { org_id: 'org_rip', status: 'assigned', expires_at: '2026-01-01T00:00:00.000Z' },
+          },
+          {
+            check: 'terms.deadlines_met', subject: sin.id, message: `suspended past its release_at (2026-01-02T00:00:00.000Z) by more than ${grace} s`,
+            details: { org_id: 'org_rip', status: 'suspended', release_at: '2026-01-02T00:00:00.000Z' },
+          },
+        ].sort((x, y) => (x.subject < y.subject ? -1 : 1)),
+      );
+      // An address with an operation in flight is the operation's to settle: not named.
+      await t.sql(`UPDATE reserved_ips SET operation_id = 'op_inflight' WHERE id = $1`, [sin.id]);
+      expect((await deadlines()).map((v) => v.subject)).toEqual([ids.second]);
+    } finally {
+      await t.sql(`UPDATE reserved_ips SET expires_at = $2 WHERE id = $1`, [ids.second, secondExpires]);
+      await t.sql(`UPDATE reserved_ips SET status = 'available', suspended_at = NULL, release_at = NULL, operation_id = NULL WHERE id = $1`, [sin.id]);
+    }
+    expect(await verify()).toEqual([]);
   });
 
   it('at the end of its term an assigned address is unassigned and suspended (ip.unassign by system), refuses assignment, then is released (expired)', async () => {

@@ -281,5 +281,19 @@ describe('seed files: bought servers (terms.md)', () => {
     await expect(refusal(() => t.seed({ regions: [], organizations: [server({ plan: 'cx2', image: 'debian-12', term_months: 1, currency: 'USD' })] }))).resolves.toMatchObject({ code: 'out_of_stock' });
     expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_sbad'")).toEqual([]);
     expect(await t.sql("SELECT vcpus_used::int FROM regions WHERE id = 'sv-jkt'")).toEqual([{ vcpus_used: 3 }]);
+    // No IPv6 /64 left in the region's prefix: a server, seeded or bought, is refused as a purchase is (409 out_of_stock), nothing written.
+    const [{ used }] = await t.sql<{ used: number }>("SELECT ipv6_subnets_used AS used FROM regions WHERE id = 'sv-jkt'");
+    await t.sql("UPDATE regions SET ipv6_subnets_used = 65535 WHERE id = 'sv-jkt'");
+    try {
+      for (const extra of [{}, { plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' }]) {
+        const err = await t.seed({ regions: [], organizations: [server(extra)] }).then(() => undefined, (e: DomainError) => e);
+        expect(err && { code: err.code, message: err.message, details: err.details }).toEqual({
+          code: 'out_of_stock', message: 'Region sv-jkt has no IPv6 /64 left for a new server; nothing was reserved. Choose another region', details: undefined,
+        });
+      }
+      expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_sbad'")).toEqual([]);
+    } finally {
+      await t.sql("UPDATE regions SET ipv6_subnets_used = $1 WHERE id = 'sv-jkt'", [used]);
+    }
   });
 });

@@ -483,6 +483,17 @@ describe('volume snapshots', () => {
       { check: 'provider.snapshots_match', subject: live.id, message: 'available snapshot is missing at the storage provider', details: { org_id: 'org_snp' } },
     ]);
     await t.sql(`UPDATE provider_snapshots SET deleted_at = NULL WHERE snapshot_id = $1`, [live.id]);
+    // Left available past its expires_at (the term sweep missed it): named by terms.deadlines_met.
+    const [{ expires_at: liveExpires }] = await t.sql<{ expires_at: Date }>(`SELECT expires_at FROM snapshots WHERE id = $1`, [live.id]);
+    await t.sql(`UPDATE snapshots SET expires_at = '2026-01-01T00:00:00Z' WHERE id = $1`, [live.id]);
+    expect((await verify.execute()).violations).toEqual([
+      {
+        check: 'terms.deadlines_met', subject: live.id, message: 'available past its expires_at (2026-01-01T00:00:00.000Z) by more than 65 s',
+        details: { org_id: 'org_snp', status: 'available', expires_at: '2026-01-01T00:00:00.000Z' },
+      },
+    ]);
+    await t.sql(`UPDATE snapshots SET expires_at = $2 WHERE id = $1`, [live.id, liveExpires]);
+    expect((await verify.execute()).violations).toEqual([]);
     // A counter off by one, and a snapshot that was never bought (no snapshot.create, nothing at the provider).
     await t.sql(`UPDATE volume_snapshot_counts SET live = live + 1 WHERE volume_id = 'vol_snpfree1'`);
     await t.sql(

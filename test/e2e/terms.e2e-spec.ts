@@ -119,7 +119,8 @@ describe('terms: expiry and suspension', () => {
       finished_at: null,
     });
 
-    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 2 });
+    // The available volume's volume.suspend ended in the sweep itself: the worker runs the attached one's only.
+    expect(await advance.runUntilIdle()).toMatchObject({ claimed: 1, succeeded: 1 });
     const done = await t.http.get(`/v1/operations/${op.id}`).set(rw);
     expect(done.body).toMatchObject({
       status: 'succeeded',
@@ -134,12 +135,22 @@ describe('terms: expiry and suspension', () => {
 
     const [free] = await operationsOf('volume_id', 'vol_trmfree1', 'volume.suspend');
     const freeOp = (await t.http.get(`/v1/operations/${free.id}`).set(rw)).body;
-    expect(freeOp).toMatchObject({
+    expect(freeOp).toEqual({
+      id: free.id,
+      type: 'volume.suspend',
       status: 'succeeded',
       vm_id: null,
+      volume_id: 'vol_trmfree1',
       steps: [{ name: 'suspending', status: 'succeeded' }],
       result: { volume_id: 'vol_trmfree1', suspended_at: now, release_at: at(now, 120), previous_server_id: null },
+      error: null,
+      created_at: now,
+      finished_at: now,
     });
+    // Its operation.succeeded event, recorded by the sweep as the worker records the others'.
+    const succeeded = (await events('operation.succeeded')).map((e) => JSON.parse(e.body)).filter((e) => e.data.type === 'volume.suspend');
+    expect(succeeded.map((e) => [e.data.id, e.data.status]).sort()).toEqual([[free.id, 'succeeded'], [op.id, 'succeeded']].sort());
+    expect(succeeded.find((e) => e.data.id === free.id)).toMatchObject({ type: 'operation.succeeded', created_at: now, data: freeOp });
     expect(await volume('vol_trmfree1')).toMatchObject({ status: 'suspended', previous_server_id: null });
     expect(await volume('vol_trmlater1')).toMatchObject({ status: 'available', suspended_at: null });
 
@@ -201,7 +212,8 @@ describe('terms: expiry and suspension', () => {
     expect(await volume('vol_trmfree1')).toMatchObject({ status: 'deleting', suspended_at: at(NOW, 3600) });
     expect(await server()).toMatchObject({ status: 'suspended', suspended_at: now, release_at: at(now, 60), ipv4: expect.any(String) });
     const [op] = await operationsOf('vm_id', serverId, 'vm.suspend');
-    expect(await advance.runUntilIdle()).toMatchObject({ succeeded: 4 });
+    // vm.suspend twice and vol_trmfree1's volume.delete (vol_trmlater1, available, ended its volume.suspend in the sweep).
+    expect(await advance.runUntilIdle()).toMatchObject({ claimed: 3, succeeded: 3 });
     expect(await volume('vol_trmfree1')).toMatchObject({ status: 'deleted', deleted_reason: 'expired', deleted_at: now, suspended_at: null, release_at: null });
     const done = (await t.http.get(`/v1/operations/${op.id}`).set(rw)).body;
     expect(done).toEqual({

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { ComputeProviderModule } from '../servers/compute-provider.module';
 import {
-  ListRegionDetails, SetPurchasesPaused, SetRegionCapacity, SetRegionPrices, SetRegionVcpus, SetZoneAvailability, UpdateRegion,
+  AddReservedIpv4Pool, ListRegionDetails, SetPurchasesPaused, SetRegionIpv6Prefix, SetRegionCapacity, SetRegionPrices, SetRegionVcpus, SetZoneAvailability, UpdateRegion,
 } from './application/catalog-admin.use-cases';
 import { Catalog } from './application/catalog.port';
 import { CatalogQueries } from './application/catalog-queries.port';
@@ -31,6 +31,8 @@ import { VolumeOptionsController } from './interface/http/volume-options.control
     ListRegionDetails,
     UpdateRegion,
     SetRegionPrices,
+    SetRegionIpv6Prefix,
+    AddReservedIpv4Pool,
     { provide: ServerCatalogQueries, useClass: TypeOrmServerCatalogQueries },
     GetServerOptions,
   ],

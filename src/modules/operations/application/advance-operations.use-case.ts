@@ -241,10 +241,38 @@ export class AdvanceOperations {
       return outcomes;
     }
     for (const op of ended) this.reportEnded(op);
-    // Operations whose step was started here go on together (stepTogether); the others (a step
-    // left to commit alone) one by one, side by side (each call waits on the provider, not on
-    // this process or the database), at most STEPPING_AT_ONCE of a batch at a time.
-    const alone = oneByOne.filter((id) => !started.has(id));
+    const keeping = this.keepLeases(() => oneByOne.filter((id) => !outcomes.has(id)));
+    try {
+      // Operations whose started step calls out and commits set-based (a suspension): performed
+      // side by side, then committed together (performTogether). The others, and what that
+      // leaves, go on in onward(): together when their step was started (stepTogether), else one
+      // by one.
+      // (Never an operation whose failure has hooks of its own: performTogether fails one in its transaction.)
+      const setBased = oneByOne.filter((id) => {
+        const s = started.get(id);
+        const executor = s && this.executors.get(s.operation.type);
+        return s?.step.commitMany !== undefined && !executor?.compensate && !executor?.failed;
+      });
+      const inSet = new Set(setBased);
+      await Promise.all([
+        this.onward(oneByOne.filter((id) => !inSet.has(id)), started, outcomes),
+        this.performTogether(setBased, started, outcomes).then((rest) => this.onward(rest, started, outcomes)),
+      ]);
+    } finally {
+      keeping.stop();
+    }
+    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
+    return outcomes;
+  }
+
+  /**
+   * Operations of a batch that go on without a set-based step: those whose step calling out was
+   * started (in the batch's transaction or performTogether's) together (stepTogether), the others
+   * one by one (execute()), side by side (each call waits on the provider, not on this process or
+   * the database), at most STEPPING_AT_ONCE of them at a time.
+   */
+  private async onward(ids: readonly string[], started: Map<string, Started>, outcomes: Map<string, ExecutionOutcome>): Promise<void> {
+    const alone = ids.filter((id) => !started.has(id));
     let next = 0;
     const stepper = async (): Promise<void> => {
       while (next < alone.length) {
@@ -252,17 +280,10 @@ export class AdvanceOperations {
         outcomes.set(id, await this.execute(id));
       }
     };
-    const keeping = this.keepLeases(() => oneByOne.filter((id) => !outcomes.has(id)));
-    try {
-      await Promise.all([
-        this.stepTogether(oneByOne.flatMap((id) => started.get(id) ?? []), outcomes),
-        ...Array.from({ length: Math.min(STEPPING_AT_ONCE, alone.length) }, stepper),
-      ]);
-    } finally {
-      keeping.stop();
-    }
-    for (const id of ids) if (!outcomes.has(id)) outcomes.set(id, 'skipped'); // vanished
-    return outcomes;
+    await Promise.all([
+      this.stepTogether(ids.flatMap((id) => started.get(id) ?? []), outcomes),
+      ...Array.from({ length: Math.min(STEPPING_AT_ONCE, alone.length) }, stepper),
+    ]);
   }
 
   /**
@@ -290,7 +311,7 @@ export class AdvanceOperations {
       try {
         performed.push({ step, operation, performed: await step.perform!(operation) });
       } catch (err) {
-        outcomes.set(operation.id, await this.afterPerformError(operation.id, err));
+        outcomes.set(operation.id, await this.stepFailed(operation.id, err));
       }
     };
     for (;;) {
@@ -392,11 +413,136 @@ export class AdvanceOperations {
     return result.following;
   }
 
-  /** A step's external part threw: as execute() decides. */
-  private afterPerformError(id: string, err: unknown): Promise<ExecutionOutcome> {
-    if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
-    if (err instanceof StepUnavailable) return this.retryStepLater(id, err);
-    return this.retryLater(id, err);
+  /**
+   * Operations of a batch whose started step calls out (`perform`) and can commit set-based
+   * (`commitMany`): every external part runs first, side by side (at most STEPPING_AT_ONCE at a
+   * time, outside any transaction), then the steps of all those that performed commit in ONE
+   * transaction, as executeBatch's commit-only steps do: commitMany for each step's operations
+   * (what it leaves out commit() decides alone, in a savepoint), the operations saved in one
+   * statement with their webhook events, the holds settled in one. An operation whose next step
+   * calls out and commits set-based too has that step started in the same transaction and goes
+   * round again. A failed external part is handled as execute() handles it (a DomainError fails
+   * the operation, an unavailable provider defers the step, anything else ends the lease); an
+   * error of the transaction (not a DomainError) rolls it back and ends the leases, so the
+   * steps are performed again (they are idempotent by operation and step). The operations left
+   * to continue one by one (a next step that does not commit set-based), in `started` when that
+   * step was started here.
+   */
+  private async performTogether(ids: readonly string[], started: Map<string, Started>, outcomes: Map<string, ExecutionOutcome>): Promise<string[]> {
+    const rest: string[] = [];
+    let current = [...ids];
+    while (current.length > 0) {
+      const performed = new Map<string, JsonObject>();
+      let next = 0;
+      const performer = async (): Promise<void> => {
+        while (next < current.length) {
+          const id = current[next++];
+          const { step, operation } = started.get(id)!;
+          try {
+            performed.set(id, await step.perform!(operation));
+          } catch (err) {
+            started.delete(id);
+            outcomes.set(id, await this.stepFailed(id, err));
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(STEPPING_AT_ONCE, current.length) }, performer));
+      current = await this.commitPerformed(performed, started, outcomes, rest);
+    }
+    return rest;
+  }
+
+  /** performTogether's transaction: commits the performed steps; the operations to go round again (their next step started). */
+  private async commitPerformed(
+    performed: Map<string, JsonObject>,
+    started: Map<string, Started>,
+    outcomes: Map<string, ExecutionOutcome>,
+    rest: string[],
+  ): Promise<string[]> {
+    if (performed.size === 0) return [];
+    const ids = [...performed.keys()];
+    let ended: Operation[];
+    let again: string[];
+    let alone: string[];
+    try {
+      ({ ended, again, alone } = await this.uow.run(async () => {
+        const ops = (await this.operations.lockMany(ids)).sort((a, b) => (a.orgId < b.orgId ? -1 : a.orgId > b.orgId ? 1 : 0));
+        const changed: Operation[] = [];
+        const done: Operation[] = [];
+        const round: string[] = [];
+        const later: string[] = [];
+        const leaseUntil = new Date(this.clock.now().getTime() + this.settings.workerLeaseMs);
+        const groups = new Map<OperationStepExecutor, Operation[]>();
+        for (const op of ops) {
+          const step = started.get(op.id)?.step;
+          started.delete(op.id);
+          // Another worker took it over (our lease ended) or it ended meanwhile: not ours to run.
+          if (!op.isHeldBy(this.workerId)) {
+            outcomes.set(op.id, 'skipped');
+            continue;
+          }
+          const expected = this.nextStepOf(op);
+          if (!step || expected !== step) {
+            // Not the step performed (cannot happen while we hold it): one by one, from what it records.
+            later.push(op.id);
+            continue;
+          }
+          groups.set(step, [...(groups.get(step) ?? []), op]);
+        }
+        const stepDone = (op: Operation, result: JsonObject | void): void => {
+          op.completeStep(op.nextStep()!.name);
+          changed.push(op);
+          if (!op.nextStep()) {
+            op.succeed(result ?? {}, this.clock.now());
+            outcomes.set(op.id, 'succeeded');
+            done.push(op);
+            return;
+          }
+          const following = this.nextStepOf(op);
+          if (!(following instanceof DomainError) && following.perform) {
+            op.startStep(following.name, leaseUntil);
+            started.set(op.id, { step: following, operation: op });
+            (following.commitMany ? round : later).push(op.id);
+          } else later.push(op.id);
+        };
+        for (const [step, group] of groups) {
+          const results = await step.commitMany!(group, performed);
+          for (const op of group) {
+            const result = results.get(op.id);
+            if (result !== undefined) {
+              stepDone(op, result);
+              continue;
+            }
+            try {
+              stepDone(op, await this.uow.savepoint(() => step.commit(op, performed.get(op.id))));
+            } catch (err) {
+              if (!(err instanceof DomainError)) throw err;
+              op.fail({ code: err.code, message: err.message }, this.clock.now());
+              outcomes.set(op.id, 'failed');
+              done.push(op);
+              changed.push(op);
+            }
+          }
+        }
+        await this.operations.saveMany(changed, done.map(endedEvent));
+        await this.signals.announceEnded(done.map((op) => op.id));
+        await this.wallet.settleMany(
+          done.filter((op) => op.status === 'succeeded').map((op) => op.id),
+          done.filter((op) => op.status === 'failed').map((op) => op.id),
+        );
+        return { ended: done, again: round, alone: later };
+      }));
+    } catch (err) {
+      // Nothing was committed: the leases end, and the next claim performs the steps again.
+      for (const id of ids) {
+        started.delete(id);
+        outcomes.set(id, await this.retryLater(id, err));
+      }
+      return [];
+    }
+    for (const op of ended) this.reportEnded(op);
+    rest.push(...alone);
+    return again;
   }
 
   /**
@@ -470,8 +616,15 @@ export class AdvanceOperations {
         performed = await tx.step.perform!(tx.operation);
       }
     } catch (err) {
-      return this.afterPerformError(id, err);
+      return this.stepFailed(id, err);
     }
+  }
+
+  /** A step of the operation threw: a DomainError fails it, an unavailable service defers the step, anything else ends the lease. */
+  private stepFailed(id: string, err: unknown): Promise<ExecutionOutcome> {
+    if (err instanceof DomainError) return this.fail(id, { code: err.code, message: err.message });
+    if (err instanceof StepUnavailable) return this.retryStepLater(id, err);
+    return this.retryLater(id, err);
   }
 
   /**
@@ -626,7 +779,7 @@ export class AdvanceOperations {
 }
 
 /** The event of an ended operation: operation.succeeded or operation.failed, its data the Operation as GET returns it. */
-function endedEvent(op: Operation): EventRecord {
+export function endedEvent(op: Operation): EventRecord {
   const presented = presentOperation(op);
   // result and error as GET reads them back from their jsonb columns.
   const data = { ...presented, result: inJsonbOrder(presented.result), error: inJsonbOrder(presented.error) };

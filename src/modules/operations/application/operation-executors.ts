@@ -48,15 +48,17 @@ export interface OperationStepExecutor {
   /** Writes the step's effects; the last step returns the operation's result. `performed` is perform's output. */
   commit(operation: Operation, performed: JsonObject | undefined): Promise<JsonObject | void>;
   /**
-   * Optional set-based commit() of a step without `perform`, for a claimed batch: writes the
-   * step's effects of many operations in a few multi-row statements, in the active transaction.
+   * Optional set-based commit() for a claimed batch: writes the step's effects of many operations
+   * in a few multi-row statements, in the active transaction. For a step with `perform`, the
+   * worker first performs it for every operation of the batch, then commits those that performed
+   * together, `performed` holding each one's output.
    * Returns the result of every operation it committed (`{}` for a step that is not the last);
    * an operation it leaves out must be left untouched (nothing written for it): the worker then
    * runs commit() for it alone, in a savepoint, which decides (a DomainError fails it alone).
    * So it leaves out whatever breaks a domain rule instead of throwing; any error it throws is
    * taken as transient (the whole batch is rolled back and retried).
    */
-  commitMany?(operations: readonly Operation[]): Promise<Map<string, JsonObject>>;
+  commitMany?(operations: readonly Operation[], performed?: ReadonlyMap<string, JsonObject>): Promise<Map<string, JsonObject>>;
 }
 
 /**

@@ -50,4 +50,14 @@ export abstract class Catalog {
   abstract setVolumePrice(regionId: string, type: VolumeType, price: PricePair): Promise<boolean>;
   /** Sets the monthly price of a plan the region sells; false when it does not sell that plan. */
   abstract setPlanPrice(regionId: string, planId: string, price: PricePair): Promise<boolean>;
+  /**
+   * Sets the region's IPv6 /48 (its row locked by the caller): `taken` when another region has it
+   * (by id), `in_use` when live servers of the region hold addresses of its current prefix (how
+   * many); the /64 counter stays (an address is never handed out twice). The same prefix: nothing.
+   */
+  abstract setIpv6Prefix(regionId: string, prefix: string): Promise<{ set: true } | { set: false; takenBy: string } | { set: false; inUse: number }>;
+  /** Adds addresses to the region's reserved IPv4 pool: `taken` names one that a pool holds already (and its region). */
+  abstract addReservedIpv4Addresses(regionId: string, addresses: readonly string[]): Promise<{ added: number } | { taken: { ip: string; regionId: string } }>;
+  /** Sets the monthly price of a reserved IPv4 address in the region; false when its pool holds no address (nothing set). */
+  abstract setReservedIpv4Price(regionId: string, price: PricePair): Promise<boolean>;
 }

@@ -84,4 +84,11 @@ export interface RegionDetail {
   volumePrices: { type: VolumeType; price: PricePair }[];
   /** Each server plan it sells: the price per month. */
   planPrices: { planId: string; price: PricePair }[];
+  /** Its IPv6 /48 (servers get the /64s inside it), canonical (2001:db8:10::/48), and how many /64s it has handed out. */
+  ipv6Prefix: string;
+  ipv6SubnetsUsed: number;
+  /** The monthly price of a reserved IPv4 address; null: it sells none. */
+  reservedIpv4Price: PricePair | null;
+  /** Its pool of reservable IPv4 addresses: how many, and how many a live reservation holds. */
+  reservedIpv4Pool: { addresses: number; held: number };
 }

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { Db, UNIQUE_VIOLATION, sqlState } from '../../../shared/database/transaction';
-import { conflict } from '../../../shared/kernel/errors/domain-error';
+import { Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
+import { DomainError, conflict } from '../../../shared/kernel/errors/domain-error';
 import { Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { CapacityChange, Catalog } from '../application/catalog.port';
 import { Image, PurchaseSwitches, RegionDefinition, RegionDetail, ServerPlan, VolumeOffer, VolumeType, Zone } from '../domain/catalog';
@@ -193,6 +193,7 @@ export class TypeOrmCatalog extends Catalog {
       zones: { id: string; available: boolean }[];
       volume_prices: { type: VolumeType; usd: string; idr: string }[];
       plan_prices: { plan_id: string; usd: string; idr: string }[];
+      ipv6_prefix: string; ipv6_subnets_used: number; rip_usd: string | null; rip_idr: string | null; pool_addresses: number; pool_held: number;
     }>(
       `SELECT r.id, r.name, r.capacity_gb::text, r.used_gb::text, r.vcpu_capacity::text, r.vcpus_used::text, r.purchases_paused,
               COALESCE((SELECT json_agg(json_build_object('id', z.id, 'available', z.available) ORDER BY z.id COLLATE "C")
@@ -200,7 +201,11 @@ export class TypeOrmCatalog extends Catalog {
               COALESCE((SELECT json_agg(json_build_object('type', o.type, 'usd', o.price_usd_minor::text, 'idr', o.price_idr_minor::text) ORDER BY o.type COLLATE "C")
                           FROM volume_offers o WHERE o.region_id = r.id), '[]'::json) AS volume_prices,
               COALESCE((SELECT json_agg(json_build_object('plan_id', p.plan_id, 'usd', p.price_usd_minor::text, 'idr', p.price_idr_minor::text) ORDER BY p.plan_id COLLATE "C")
-                          FROM server_offer_plans p WHERE p.region_id = r.id), '[]'::json) AS plan_prices
+                          FROM server_offer_plans p WHERE p.region_id = r.id), '[]'::json) AS plan_prices,
+              r.ipv6_prefix::text AS ipv6_prefix, r.ipv6_subnets_used,
+              r.reserved_ipv4_price_usd_minor::text AS rip_usd, r.reserved_ipv4_price_idr_minor::text AS rip_idr,
+              (SELECT count(*) FROM reserved_ip_pool p WHERE p.region_id = r.id)::int AS pool_addresses,
+              (SELECT count(*) FROM reserved_ip_pool p WHERE p.region_id = r.id AND p.reserved_ip_id IS NOT NULL)::int AS pool_held
          FROM regions r
         WHERE $1::text IS NULL OR r.id = $1
         ORDER BY r.id COLLATE "C"`,
@@ -217,6 +222,10 @@ export class TypeOrmCatalog extends Catalog {
       zones: r.zones.map((z) => ({ id: z.id, available: z.available })),
       volumePrices: r.volume_prices.map((o) => ({ type: o.type, price: pricePairOfMinor(o.usd, o.idr) })),
       planPrices: r.plan_prices.map((p) => ({ planId: p.plan_id, price: pricePairOfMinor(p.usd, p.idr) })),
+      ipv6Prefix: r.ipv6_prefix,
+      ipv6SubnetsUsed: Number(r.ipv6_subnets_used),
+      reservedIpv4Price: r.rip_usd === null || r.rip_idr === null ? null : pricePairOfMinor(r.rip_usd, r.rip_idr),
+      reservedIpv4Pool: { addresses: Number(r.pool_addresses), held: Number(r.pool_held) },
     }));
   }
 
@@ -228,6 +237,55 @@ export class TypeOrmCatalog extends Catalog {
     const row = await this.db.one(
       'UPDATE volume_offers SET price_usd_minor = $3, price_idr_minor = $4 WHERE region_id = $1 AND type = $2 RETURNING 1',
       [regionId, type, price.USD.minor.toString(), price.IDR.minor.toString()],
+    );
+    return row !== undefined;
+  }
+
+  async setIpv6Prefix(regionId: string, prefix: string): Promise<{ set: true } | { set: false; takenBy: string } | { set: false; inUse: number }> {
+    const holder = await this.db.one<{ id: string }>('SELECT id FROM regions WHERE ipv6_prefix = $2::cidr AND id <> $1', [regionId, prefix]);
+    if (holder) return { set: false, takenBy: holder.id };
+    const current = await this.db.one<{ same: boolean }>('SELECT ipv6_prefix = $2::cidr AS same FROM regions WHERE id = $1', [regionId, prefix]);
+    if (!current || current.same) return { set: true };
+    const live = await this.db.one<{ n: number }>(
+      'SELECT count(*)::int AS n FROM servers WHERE region_id = $1 AND deleted_at IS NULL AND ipv6 IS NOT NULL',
+      [regionId],
+    );
+    if (live && live.n > 0) return { set: false, inUse: live.n };
+    try {
+      await this.db.query('UPDATE regions SET ipv6_prefix = $2::cidr WHERE id = $1', [regionId, prefix]);
+    } catch (err) {
+      // Another region took it meanwhile (the unique index decides a race).
+      if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === 'regions_ipv6_prefix_key') {
+        throw new DomainError('conflict', `ipv6_prefix ${prefix} was given to another region meanwhile; nothing was changed`, { field: 'ipv6_prefix' });
+      }
+      throw err;
+    }
+    return { set: true };
+  }
+
+  async addReservedIpv4Addresses(regionId: string, addresses: readonly string[]): Promise<{ added: number } | { taken: { ip: string; regionId: string } }> {
+    const held = await this.db.one<{ ip: string; region_id: string }>(
+      'SELECT host(ip) AS ip, region_id FROM reserved_ip_pool WHERE ip = ANY($1::inet[]) ORDER BY ip LIMIT 1',
+      [[...addresses]],
+    );
+    if (held) return { taken: { ip: held.ip, regionId: held.region_id } };
+    try {
+      await this.db.query('INSERT INTO reserved_ip_pool (ip, region_id) SELECT unnest($2::inet[]), $1', [regionId, [...addresses]]);
+    } catch (err) {
+      // Added to a pool meanwhile (the primary key decides a race).
+      if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === 'reserved_ip_pool_pkey') {
+        throw new DomainError('conflict', 'reserved_ipv4_pool_add: an address was added to a pool meanwhile; nothing was changed', { field: 'reserved_ipv4_pool_add' });
+      }
+      throw err;
+    }
+    return { added: addresses.length };
+  }
+
+  async setReservedIpv4Price(regionId: string, price: PricePair): Promise<boolean> {
+    const row = await this.db.one(
+      `UPDATE regions SET reserved_ipv4_price_usd_minor = $2, reserved_ipv4_price_idr_minor = $3
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM reserved_ip_pool p WHERE p.region_id = $1) RETURNING 1`,
+      [regionId, price.USD.minor.toString(), price.IDR.minor.toString()],
     );
     return row !== undefined;
   }

@@ -37,7 +37,8 @@ export interface DeletionTruth {
  *   `data.reason: "server_deleted"`. A refused unmount is final: never a forced detach.
  * - `deleting_instance`: the instance is deleted at the compute provider (ComputeGateway), then
  *   the server is `deleted` with deleted_at (the row's triggers clear its ipv4 and give its vCPUs
- *   back), its own firewall rules deleted (each audited firewall_rule.delete, reason
+ *   back; its reserved address, if any, is left `available`, audited `reserved_ip.unassign` by
+ *   actor system with `data.reason: "server_deleted"`), its own firewall rules deleted (each audited firewall_rule.delete, reason
  *   server_deleted), the event server.deleted (the Server as GET returns it). No refund.
  *
  * Provider calls run outside any transaction; the worker retries a step whose provider is
@@ -133,7 +134,15 @@ export class DeleteServerExecutor implements OperationExecutor, OnModuleInit {
     const serverId = this.serverId(op);
     const p = this.params(op);
     await this.writesLock(op);
+    const reserved = await this.deletions.lockReservedIp(serverId);
     if (await this.deletions.markDeleted(serverId, this.clock.now())) {
+      // The row's trigger left its reserved address `available`: the service unassigned it (actor system, as the term sweep's changes).
+      if (reserved) {
+        await this.audit.record({
+          orgId: op.orgId, actorType: 'system', actorId: null, ipAddress: null, requestId: null, action: 'reserved_ip.unassign', targetId: reserved.id,
+          data: { operation_id: op.id, ip: reserved.ip, server_id: serverId, reason: 'server_deleted' },
+        });
+      }
       await this.access.deleteServerRules(op.orgId, serverId, p.actor);
       await this.deployments.removeAllForServer(serverId);
       const server = (await this.reads.findInOrg(op.orgId, serverId))!;

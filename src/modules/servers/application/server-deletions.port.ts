@@ -27,6 +27,12 @@ export abstract class ServerDeletions {
   abstract attachedDisks(serverId: string): Promise<AttachedDisk[]>;
   /** Locks the server's row (FOR UPDATE) until the transaction ends. */
   abstract lockServer(serverId: string): Promise<void>;
+  /**
+   * The reserved address assigned to the server (its id and address), its reservation's row
+   * locked after the server's (the order an assignment and an unassignment take); undefined when
+   * none. Marking the server deleted frees it (a trigger leaves it `available`).
+   */
+  abstract lockReservedIp(serverId: string): Promise<{ id: string; ip: string } | undefined>;
   /** The deletion was accepted: `deleting` at once; a release (terms.md) records its reason now. */
   abstract markDeleting(serverId: string, reason?: 'expired'): Promise<void>;
   /** A failed deletion gives the server its former status back (only while it is still `deleting`). */

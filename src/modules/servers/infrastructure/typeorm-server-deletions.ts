@@ -32,6 +32,14 @@ export class TypeOrmServerDeletions extends ServerDeletions {
     await this.db.query('SELECT id FROM servers WHERE id = $1 FOR UPDATE', [serverId], 'servers_lock_for_deletion');
   }
 
+  async lockReservedIp(serverId: string): Promise<{ id: string; ip: string } | undefined> {
+    return this.db.one<{ id: string; ip: string }>(
+      'SELECT id, host(ip) AS ip FROM reserved_ips WHERE server_id = $1 FOR UPDATE',
+      [serverId],
+      'servers_lock_reserved_ip',
+    );
+  }
+
   async markDeleting(serverId: string, reason?: 'expired'): Promise<void> {
     const { affected } = await this.db.exec(
       `UPDATE servers SET status = 'deleting', deleted_reason = $2 WHERE id = $1 AND deleted_at IS NULL`,

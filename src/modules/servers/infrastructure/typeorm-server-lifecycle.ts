@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { outOfVcpus } from '../domain/server-actions';
+import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../domain/network';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../../operations/application/operation-signals.port';
 import { Operation } from '../../operations/domain/operation';
@@ -42,6 +43,8 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
       if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === 'regions_vcpus_within_capacity') {
         throw outOfVcpus(s.regionId, s.vcpus, s.planId);
       }
+      // The region's /48 has handed out its last /64 (the IPv6 trigger's counter at its CHECK).
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === IPV6_SUBNETS_CHECK) throw ipv6Exhausted(s.regionId);
       throw err;
     }
   }

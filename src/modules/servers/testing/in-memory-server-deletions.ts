@@ -34,6 +34,10 @@ export class InMemoryServerDeletions extends ServerDeletions {
 
   async lockServer(): Promise<void> {}
 
+  async lockReservedIp(): Promise<undefined> {
+    return undefined;
+  }
+
   async markDeleting(serverId: string): Promise<void> {
     this.set(serverId, { status: 'deleting' });
   }

@@ -4,6 +4,7 @@ import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock } from '../../../shared/kernel/clock/clock';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
+import { endedEvent } from '../../operations/application/advance-operations.use-case';
 import { OperationRepository } from '../../operations/application/operations.port';
 import { Operation } from '../../operations/domain/operation';
 import { ServerReads } from '../../servers/application/servers.port';
@@ -14,7 +15,7 @@ import { deleteParams } from '../../volumes/application/volume-action-params';
 import { presentVolume } from '../../volumes/domain/volume-json';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
 import { EventRecord, EventType } from '../../webhooks/domain/events';
-import { after, suspendParams } from '../domain/suspension';
+import { after, suspendParams, suspendVolumeResult } from '../domain/suspension';
 import { SweepStep, inRounds } from './sweep-rounds';
 import { DueResource, TermStore } from './term-store.port';
 
@@ -29,6 +30,8 @@ export const byOrg = <T extends { orgId: string; id: string }>(rows: T[]): T[] =
 export const TERM_SWEEP_BATCH = 100;
 /** Resources a set-based suspension or release claims at a time in the worker's sweep (a handful of statements whatever their number). */
 export const SUSPEND_BATCH = 500;
+/** The `locked_by` of the operations the sweep ends itself (a detached volume's volume.suspend): the worker that finished them. */
+export const TERM_SWEEP_WORKER = 'term-sweep';
 
 /**
  * terms.md "Expiry: suspension": every live, settled server and volume whose `expires_at` has
@@ -112,13 +115,17 @@ export class ExpireTerms {
    * terms.md "Expiry: suspension" of a batch of volumes, set-based: their operations, their rows,
    * their audit entries, one statement each; the `volume.suspended` events of the organizations
    * whose endpoints subscribe to it (asked in one statement), each with the volume as it is now.
+   * A detached volume's volume.suspend (one step, `suspending`, no provider call) ends here, in
+   * the same transaction as its suspension (written succeeded with its result, its
+   * `operation.succeeded` event recorded as the worker would): nothing is left for the worker. An
+   * attached volume's (unmounting, detaching) is pending for the worker.
    */
   private async suspendVolumes(limit: number): Promise<number> {
     const now = this.clock.now();
     const releaseAt = after(now, this.settings.volumeRetentionS);
     const due = byOrg(await this.store.claimExpiredVolumes(now, limit));
-    const operations = due.map((v) =>
-      Operation.create({
+    const operations = due.map((v) => {
+      const op = Operation.create({
         id: newId('op'),
         orgId: v.orgId,
         type: 'volume.suspend',
@@ -127,8 +134,13 @@ export class ExpireTerms {
         steps: (v.serverId !== null ? ['unmounting', 'detaching'] : ['suspending']).map((name) => ({ name, status: 'pending' as const })),
         params: suspendParams.write({ suspendedAt: now, releaseAt, previousServerId: v.serverId }),
         createdAt: now,
-      }),
-    );
+      });
+      if (v.serverId === null) {
+        op.claim(TERM_SWEEP_WORKER, now, now);
+        op.succeed(suspendVolumeResult(op), now);
+      }
+      return op;
+    });
     await this.operations.createMany(operations);
     await this.store.markVolumesSuspended(due.map((v) => ({ id: v.id, previousServerId: v.serverId })), now, releaseAt);
     await this.audit.recordMany(due.map((v, i) => this.entry(v, 'volume.suspend', operations[i].id, now, releaseAt)));
@@ -136,6 +148,9 @@ export class ExpireTerms {
       const volume = await this.volumes.findInOrg(v.orgId, v.id);
       return volume && presentVolume(volume);
     });
+    const ended = operations.filter((op) => op.isFinished()).map(endedEvent);
+    const wanted = await this.outbox.wanted(ended);
+    await this.outbox.recordMany(wanted.map((i) => ended[i]));
     return due.length;
   }
 

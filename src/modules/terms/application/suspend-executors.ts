@@ -1,12 +1,10 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
-import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
-import { ProviderInstance } from '../../servers/application/compute-provider.port';
 import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
-import { suspendParams } from '../domain/suspension';
+import { suspendParams, suspendVolumeResult } from '../domain/suspension';
 import { TermStore } from './term-store.port';
 
 /** The provider's idempotency key of a step's call: `<operation id>/<step>[/<part>]`. */
@@ -27,9 +25,13 @@ const volumeIdOf = (op: Operation): string => {
  * from acceptance; the guest gets an ACPI shutdown (the provider gives it 120 s), and when it
  * does not halt the power is cut. An instance already off (or gone) needs nothing. The call is
  * idempotent by its key, so a step run again after a lost answer asks the provider again, which
- * answers what it holds; the step is retried while the provider is unavailable. Result
+ * answers what it holds (the step reads the instance first: the provider's truth decides what is
+ * left to do); the step is retried while the provider is unavailable. Result
  * `{server_id, suspended_at, release_at, power_before}`. A failure leaves the server suspended
- * (`cli verify` reports a suspended server whose instance still runs).
+ * whatever the provider holds (a suspended server is resumed only by a renewal; `cli verify`
+ * reports one whose instance still runs). It has no failure hook, so the worker runs its
+ * operations in its batches: their steps started in the batch's transaction, the instances
+ * powered off side by side, the steps committed together (commitMany).
  */
 @Injectable()
 export class SuspendServerExecutor implements OperationExecutor, OnModuleInit {
@@ -51,9 +53,23 @@ export class SuspendServerExecutor implements OperationExecutor, OnModuleInit {
         return {};
       },
       commit: async (op) => {
-        const p = suspendParams.read(op.params);
         await this.store.lockServer(serverIdOf(op));
-        return { server_id: serverIdOf(op), suspended_at: p.suspendedAt, release_at: p.releaseAt, power_before: p.powerBefore };
+        return this.result(op);
+      },
+      // commit() of a batch (the worker powers their instances off side by side, then commits
+      // them together): the servers locked in one statement.
+      commitMany: async (ops) => {
+        const results = new Map<string, JsonObject>();
+        const named = ops.filter((op) => op.snapshot().vmId);
+        await this.store.lockServers(named.map(serverIdOf));
+        for (const op of named) {
+          try {
+            results.set(op.id, this.result(op));
+          } catch {
+            // Unreadable parameters: commit() decides alone.
+          }
+        }
+        return results;
       },
     },
   ];
@@ -68,12 +84,9 @@ export class SuspendServerExecutor implements OperationExecutor, OnModuleInit {
     this.executors.register(this);
   }
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderInstance | null>> {
-    return readProviderTruth(() => this.compute.getInstance(serverIdOf(op)));
-  }
-
-  async failed(): Promise<void> {
-    // The server stays suspended whatever the provider holds: a suspended server is never resumed but by a renewal.
+  private result(op: Operation): JsonObject {
+    const p = suspendParams.read(op.params);
+    return { server_id: serverIdOf(op), suspended_at: p.suspendedAt, release_at: p.releaseAt, power_before: p.powerBefore };
   }
 }
 
@@ -83,7 +96,8 @@ export class SuspendServerExecutor implements OperationExecutor, OnModuleInit {
  * server and no mount path; `previous_server_id` was set at acceptance). Available: one step,
  * `suspending`, with no provider call. Result `{volume_id, suspended_at, release_at,
  * previous_server_id}`. A failure leaves it suspended, still on its server as the provider holds
- * it (the reconciliation sweep and `cli verify` see it).
+ * it (the reconciliation sweep and `cli verify` see it). It has no failure hook, so the worker runs
+ * its operations in its batches, their steps committed together (commitMany).
  */
 @Injectable()
 export class SuspendVolumeExecutor implements OperationExecutor, OnModuleInit {
@@ -99,6 +113,11 @@ export class SuspendVolumeExecutor implements OperationExecutor, OnModuleInit {
         await this.lockLive(op);
         await this.store.volumeUnmounted(volumeIdOf(op));
       },
+      commitMany: async (ops) => {
+        const live = await this.lockLiveMany(ops);
+        await this.store.volumesUnmounted(live.map(volumeIdOf));
+        return new Map(live.map((op) => [op.id, {}]));
+      },
     },
     {
       name: 'detaching',
@@ -111,13 +130,21 @@ export class SuspendVolumeExecutor implements OperationExecutor, OnModuleInit {
         await this.store.volumeDetached(volumeIdOf(op));
         return this.result(op);
       },
+      commitMany: async (ops) => {
+        const live = await this.lockLiveMany(ops);
+        await this.store.volumesDetached(live.map(volumeIdOf));
+        return new Map(live.map((op) => [op.id, this.result(op)]));
+      },
     },
     {
+      // The term sweep ends the operations it creates with this step itself; the step is here for
+      // those accepted pending.
       name: 'suspending',
       commit: async (op) => {
         await this.lockLive(op);
         return this.result(op);
       },
+      commitMany: async (ops) => new Map((await this.lockLiveMany(ops)).map((op) => [op.id, this.result(op)])),
     },
   ];
 
@@ -136,12 +163,26 @@ export class SuspendVolumeExecutor implements OperationExecutor, OnModuleInit {
     if (!volume || volume.deleted) throw invalidState(`Volume ${volumeIdOf(op)} no longer exists`);
   }
 
-  private result(op: Operation): JsonObject {
-    const p = suspendParams.read(op.params);
-    return { volume_id: volumeIdOf(op), suspended_at: p.suspendedAt, release_at: p.releaseAt, previous_server_id: p.previousServerId };
+  /**
+   * lockLive() of a batch, one statement: the operations whose volume exists, is not deleted and
+   * whose parameters read; the others are left out (commit() fails them alone).
+   */
+  private async lockLiveMany(ops: readonly Operation[]): Promise<Operation[]> {
+    const named = ops.filter((op) => op.volumeId !== null);
+    const locked = await this.store.lockVolumes(named.map(volumeIdOf));
+    return named.filter((op) => {
+      const volume = locked.get(volumeIdOf(op));
+      if (!volume || volume.deleted) return false;
+      try {
+        suspendParams.read(op.params);
+        return true;
+      } catch {
+        return false;
+      }
+    });
   }
 
-  async failed(): Promise<void> {
-    // The volume stays suspended; its disk is wherever the provider left it.
+  private result(op: Operation): JsonObject {
+    return suspendVolumeResult(op);
   }
 }

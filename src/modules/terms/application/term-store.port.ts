@@ -76,6 +76,14 @@ export abstract class TermStore {
   /** Locks the volume's row; its status and server, or undefined when it does not exist. */
   abstract lockVolume(id: string): Promise<{ status: string; serverId: string | null; deleted: boolean } | undefined>;
   abstract lockServer(id: string): Promise<{ status: string; deleted: boolean } | undefined>;
+  /** Locks these volumes' rows (in id order): whether each is deleted, by id; the ids that do not exist are absent. */
+  abstract lockVolumes(ids: readonly string[]): Promise<Map<string, { deleted: boolean }>>;
+  /** Locks these servers' rows (in id order); the ids found. */
+  abstract lockServers(ids: readonly string[]): Promise<Set<string>>;
+  /** volumeUnmounted() of several volumes, one statement. */
+  abstract volumesUnmounted(ids: readonly string[]): Promise<void>;
+  /** volumeDetached() of several volumes, one statement. */
+  abstract volumesDetached(ids: readonly string[]): Promise<void>;
   /** volume.suspend's unmounting step done: mounted false. */
   abstract volumeUnmounted(id: string): Promise<void>;
   /** volume.suspend's detaching step done: no server, no mount path. */

@@ -1,4 +1,4 @@
-import { JsonObject } from '../../operations/domain/operation';
+import { JsonObject, Operation } from '../../operations/domain/operation';
 
 /** What the term sweep stores in vm.suspend's params: whether the server ran when its term ended. */
 export type PowerBefore = 'running' | 'stopped';
@@ -26,3 +26,9 @@ export const suspendParams = {
 
 /** The deadline `seconds` after `from`. */
 export const after = (from: Date, seconds: number): Date => new Date(from.getTime() + seconds * 1000);
+
+/** volume.suspend's result: `{volume_id, suspended_at, release_at, previous_server_id}` from its params. */
+export function suspendVolumeResult(op: Operation): JsonObject {
+  const p = suspendParams.read(op.params);
+  return { volume_id: op.volumeId, suspended_at: p.suspendedAt, release_at: p.releaseAt, previous_server_id: p.previousServerId };
+}

@@ -205,6 +205,41 @@ export class TypeOrmTermStore extends TermStore {
     return row;
   }
 
+  /** One probe of the primary key per id (LATERAL, as OperationRepository.lockMany), locked in id order. */
+  async lockVolumes(ids: readonly string[]): Promise<Map<string, { deleted: boolean }>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.query<{ id: string; deleted: boolean }>(
+      `SELECT v.id, v.deleted FROM unnest($1::text[]) AS r(id)
+         CROSS JOIN LATERAL (SELECT id, deleted_at IS NOT NULL AS deleted FROM volumes WHERE id = r.id LIMIT 1 FOR UPDATE) v
+        ORDER BY v.id`,
+      [[...new Set(ids)].sort()],
+      'terms_lock_volumes',
+    );
+    return new Map(rows.map((r) => [r.id, { deleted: r.deleted }]));
+  }
+
+  async lockServers(ids: readonly string[]): Promise<Set<string>> {
+    if (ids.length === 0) return new Set();
+    const rows = await this.db.query<{ id: string }>(
+      `SELECT s.id FROM unnest($1::text[]) AS r(id)
+         CROSS JOIN LATERAL (SELECT id FROM servers WHERE id = r.id LIMIT 1 FOR UPDATE) s
+        ORDER BY s.id`,
+      [[...new Set(ids)].sort()],
+      'terms_lock_servers',
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  async volumesUnmounted(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE volumes SET mounted = false WHERE id = ANY($1::text[])', [ids], 'terms_volumes_unmounted');
+  }
+
+  async volumesDetached(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('UPDATE volumes SET server_id = NULL, mount_path = NULL, mounted = false WHERE id = ANY($1::text[])', [ids], 'terms_volumes_detached');
+  }
+
   async volumeUnmounted(id: string): Promise<void> {
     await this.db.query('UPDATE volumes SET mounted = false WHERE id = $1', [id]);
   }

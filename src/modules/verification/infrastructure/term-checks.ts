@@ -5,15 +5,20 @@ import { Finding, InvariantCheck } from '../application/invariant-checks.port';
 /** Unfinished operations of a volume / of a server (vm.* and template.*). */
 const VOLUME_BUSY = `EXISTS (SELECT 1 FROM operations o WHERE o.volume_id = r.id AND o.status IN ('pending', 'running'))`;
 const SERVER_BUSY = `EXISTS (SELECT 1 FROM operations o WHERE o.vm_id = r.id AND o.status IN ('pending', 'running') AND (o.type LIKE 'vm.%' OR o.type LIKE 'template.%'))`;
+/** A reserved address's unfinished operation, or one of the server it is assigned to (its suspension waits for that server). */
+const RESERVED_IP_BUSY = `(r.operation_id IS NOT NULL OR EXISTS (SELECT 1 FROM operations o WHERE o.vm_id = r.server_id AND o.status IN ('pending', 'running')))`;
 
 /**
- * terms.md "verify": the term sweep meets its deadlines. No live resource is more than
- * TERM_SWEEP_MS + 60 s past its `expires_at` while neither suspended nor under an operation (a
- * renewal decides first), and no suspended one more than that past its `release_at`.
+ * terms.md "verify": the term sweep meets its deadlines, for every prepaid kind that has terms
+ * (servers, volumes, snapshots, server images, reserved IPv4 addresses). No live resource is more
+ * than TERM_SWEEP_MS + 60 s past its `expires_at` while neither suspended nor under an operation
+ * (a renewal decides first), and no suspended one more than that past its `release_at`. A
+ * reserved address assigned to a server with an unfinished operation waits for it (its
+ * suspension is an ip.unassign of that server, accepted once the server is free).
  */
 export class TermDeadlinesCheck implements InvariantCheck {
   readonly name = 'terms.deadlines_met';
-  readonly description = 'No live server or volume is left unsuspended past expires_at, nor suspended past release_at, by more than TERM_SWEEP_MS + 60 s';
+  readonly description = 'No live server, volume, snapshot, image or reserved IP is left unsuspended past expires_at, nor suspended past release_at, by more than TERM_SWEEP_MS + 60 s';
 
   constructor(
     private readonly db: Db,
@@ -34,6 +39,21 @@ export class TermDeadlinesCheck implements InvariantCheck {
        UNION ALL
        SELECT r.id, r.org_id, r.status, r.release_at, 'release_at' FROM servers r
         WHERE r.status = 'suspended' AND r.release_at < now() - make_interval(secs => $1::int) AND NOT ${SERVER_BUSY}
+       UNION ALL
+       SELECT r.id, r.org_id, r.status, CASE WHEN r.status = 'suspended' THEN r.release_at ELSE r.expires_at END,
+              CASE WHEN r.status = 'suspended' THEN 'release_at' ELSE 'expires_at' END FROM snapshots r
+        WHERE ((r.status = 'available' AND r.expires_at < now() - make_interval(secs => $1::int))
+               OR (r.status = 'suspended' AND r.release_at < now() - make_interval(secs => $1::int))) AND r.operation_id IS NULL
+       UNION ALL
+       SELECT r.id, r.org_id, r.status, CASE WHEN r.status = 'suspended' THEN r.release_at ELSE r.expires_at END,
+              CASE WHEN r.status = 'suspended' THEN 'release_at' ELSE 'expires_at' END FROM server_images r
+        WHERE ((r.status = 'available' AND r.expires_at < now() - make_interval(secs => $1::int))
+               OR (r.status = 'suspended' AND r.release_at < now() - make_interval(secs => $1::int))) AND r.operation_id IS NULL
+       UNION ALL
+       SELECT r.id, r.org_id, r.status, CASE WHEN r.status = 'suspended' THEN r.release_at ELSE r.expires_at END,
+              CASE WHEN r.status = 'suspended' THEN 'release_at' ELSE 'expires_at' END FROM reserved_ips r
+        WHERE ((r.status IN ('available', 'assigned') AND r.expires_at < now() - make_interval(secs => $1::int))
+               OR (r.status = 'suspended' AND r.release_at < now() - make_interval(secs => $1::int))) AND NOT ${RESERVED_IP_BUSY}
        ORDER BY 1 LIMIT 1000`,
       [grace],
     );

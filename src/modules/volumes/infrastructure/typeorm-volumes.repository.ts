@@ -10,6 +10,7 @@ import { Server } from '../domain/server';
 import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
 import { nameTaken, regionFull } from '../domain/volume-attributes';
+import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../../servers/domain/network';
 import { Labels } from '../../prepaid/domain/labels';
 import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
@@ -312,6 +313,8 @@ export class TypeOrmServerRepository extends ServerRepository {
         throw conflict(`Server name ${s.name} is taken in organization ${s.orgId}`);
       }
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Server ${s.id} exists already`);
+      // The region's IPv6 prefix has no /64 left for it (the IPv6 trigger's counter at its CHECK).
+      if (sqlState(err) === CHECK_VIOLATION && constraintOf(err) === IPV6_SUBNETS_CHECK) throw ipv6Exhausted(s.regionId);
       throw err;
     }
   }

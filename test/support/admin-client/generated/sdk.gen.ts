@@ -267,7 +267,7 @@ export const verifyInvariants = <ThrowOnError extends boolean = false>(options?:
 });
 
 /**
- * Every region: capacity and use, the purchase switch, zones and prices
+ * Every region: capacity and use, the purchase switch, zones, prices, IPv6 prefix and reserved IPv4 pool
  */
 export const listAdminRegions = <ThrowOnError extends boolean = false>(options?: Options<ListAdminRegionsData, ThrowOnError>): RequestResult<ListAdminRegionsResponses, unknown, ThrowOnError> => (options?.client ?? client).get<ListAdminRegionsResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -276,9 +276,9 @@ export const listAdminRegions = <ThrowOnError extends boolean = false>(options?:
 });
 
 /**
- * Set a region's disk capacity, vCPU capacity or purchase switch
+ * Set a region's disk capacity, vCPU capacity, purchase switch, IPv6 prefix, or add to its reserved IPv4 pool
  *
- * Operator. All members given are changed in one transaction, or none. A capacity below what is in use: 409 conflict naming the member (`details.field`, `details.in_use`).
+ * Operator. All members given are changed in one transaction, or none. A capacity below what is in use: 409 conflict naming the member (`details.field`, `details.in_use`). An IPv6 prefix another region has, or a pool address a pool holds already: 409 conflict naming the member.
  */
 export const updateRegion = <ThrowOnError extends boolean = false>(options: Options<UpdateRegionData, ThrowOnError>): RequestResult<UpdateRegionResponses, unknown, ThrowOnError> => (options.client ?? client).patch<UpdateRegionResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],
@@ -306,7 +306,7 @@ export const updateZone = <ThrowOnError extends boolean = false>(options: Option
 /**
  * Set a region's prices for new quotes and purchases
  *
- * Operator. A bought resource keeps the price frozen on it (its renewals too), and a quote keeps its own. The staff audit keeps the old and new prices.
+ * Operator. A bought resource keeps the price frozen on it (its renewals too), and a quote keeps its own. The staff audit keeps the old and new prices. `reserved_ipv4` sets a reserved IPv4 address's monthly price (the region then sells them; its pool must hold addresses).
  */
 export const setRegionPrices = <ThrowOnError extends boolean = false>(options: Options<SetRegionPricesData, ThrowOnError>): RequestResult<SetRegionPricesResponses, unknown, ThrowOnError> => (options.client ?? client).patch<SetRegionPricesResponses, unknown, ThrowOnError>({
     security: [{ scheme: 'bearer', type: 'http' }],

@@ -85,6 +85,14 @@ export type UpdateRegionDto = {
      * Refuse new server purchases in the region (503 purchases_paused); disks and renewals are unaffected
      */
     purchases_paused?: boolean;
+    /**
+     * The region's IPv6 /48, given as its network address: servers created afterwards get /64s of it. Another region's: 409 conflict (`details.existing_id`); while live servers of the region hold addresses of the current prefix: 409 conflict (`details.in_use`)
+     */
+    ipv6_prefix?: string;
+    /**
+     * IPv4 blocks in CIDR form (each at its first address, not overlapping) whose every address joins the region's pool of reservable addresses; an address a pool holds already: 409 conflict naming its block (`details.field`, `details.existing_id` the region); at most 65536 addresses a region
+     */
+    reserved_ipv4_pool_add?: Array<string>;
 };
 
 export type UpdateZoneDto = {
@@ -112,6 +120,13 @@ export type SetRegionPricesDto = {
             USD: string;
             IDR: string;
         };
+    };
+    /**
+     * A reserved IPv4 address's price per month; the region's pool must hold addresses (else 400 naming reserved_ipv4)
+     */
+    reserved_ipv4?: {
+        USD?: string;
+        IDR?: string;
     };
 };
 

@@ -28,7 +28,11 @@ export function presentRegionDetail(r: RegionDetail) {
     prices: {
       volumes: Object.fromEntries(r.volumePrices.map((v) => [v.type, formatPricePair(v.price)])),
       plans: Object.fromEntries(r.planPrices.map((p) => [p.planId, formatPricePair(p.price)])),
+      reserved_ipv4: r.reservedIpv4Price && formatPricePair(r.reservedIpv4Price),
     },
+    ipv6_prefix: r.ipv6Prefix,
+    ipv6_subnets_used: r.ipv6SubnetsUsed,
+    reserved_ipv4_pool: { addresses: r.reservedIpv4Pool.addresses, held: r.reservedIpv4Pool.held },
   };
 }
 
@@ -43,6 +47,20 @@ export class UpdateRegionDto {
   @IsOptional() @IsInt({ message: VCPUS }) @Min(0, { message: VCPUS }) vcpu_capacity?: number;
   @ApiPropertyOptional({ type: 'boolean', description: 'Refuse new server purchases in the region (503 purchases_paused); disks and renewals are unaffected', example: true })
   @IsOptional() @IsBoolean({ message: 'purchases_paused must be true or false' }) purchases_paused?: boolean;
+  @ApiPropertyOptional({
+    type: 'string',
+    description: "The region's IPv6 /48, given as its network address: servers created afterwards get /64s of it. Another region's: 409 conflict " +
+      '(`details.existing_id`); while live servers of the region hold addresses of the current prefix: 409 conflict (`details.in_use`)',
+    example: '2001:db8:20::/48',
+  })
+  @Allow() ipv6_prefix?: string;
+  @ApiPropertyOptional({
+    type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 100,
+    description: 'IPv4 blocks in CIDR form (each at its first address, not overlapping) whose every address joins the region\'s pool of reservable addresses; ' +
+      "an address a pool holds already: 409 conflict naming its block (`details.field`, `details.existing_id` the region); at most 65536 addresses a region",
+    example: ['203.0.113.0/28'],
+  })
+  @Allow() reserved_ipv4_pool_add?: string[];
 }
 
 export class UpdateZoneDto {
@@ -64,6 +82,12 @@ export class SetRegionPricesDto {
   @Allow() volumes?: Record<string, { USD: string; IDR: string }>;
   @ApiPropertyOptional({ ...PRICE_PAIRS, description: 'Per server plan the region sells: the price per month', example: { cx1: { USD: '6.50', IDR: '99000' } } })
   @Allow() plans?: Record<string, { USD: string; IDR: string }>;
+  @ApiPropertyOptional({
+    type: 'object', required: ['USD', 'IDR'], properties: { USD: { type: 'string', example: '1.00000' }, IDR: { type: 'string', example: '16000' } },
+    description: "A reserved IPv4 address's price per month; the region's pool must hold addresses (else 400 naming reserved_ipv4)",
+    example: { USD: '1.50', IDR: '24000' },
+  })
+  @Allow() reserved_ipv4?: { USD: string; IDR: string };
 }
 
 /**
@@ -85,7 +109,7 @@ export class AdminCatalogController {
 
   @Get('regions')
   @AdminRoute({ roles: ALL_STAFF })
-  @ApiOperation({ operationId: 'listAdminRegions', summary: 'Every region: capacity and use, the purchase switch, zones and prices' })
+  @ApiOperation({ operationId: 'listAdminRegions', summary: 'Every region: capacity and use, the purchase switch, zones, prices, IPv6 prefix and reserved IPv4 pool' })
   async list(): Promise<unknown> {
     const { regions, globalPurchasesPaused } = await this.listRegions.execute();
     return { regions: regions.map(presentRegionDetail), global_purchases_paused: globalPurchasesPaused };
@@ -95,8 +119,9 @@ export class AdminCatalogController {
   @AdminRoute({ roles: OPERATOR })
   @ApiOperation({
     operationId: 'updateRegion',
-    summary: "Set a region's disk capacity, vCPU capacity or purchase switch",
-    description: 'Operator. All members given are changed in one transaction, or none. A capacity below what is in use: 409 conflict naming the member (`details.field`, `details.in_use`).',
+    summary: "Set a region's disk capacity, vCPU capacity, purchase switch, IPv6 prefix, or add to its reserved IPv4 pool",
+    description: 'Operator. All members given are changed in one transaction, or none. A capacity below what is in use: 409 conflict naming the member (`details.field`, `details.in_use`). ' +
+      'An IPv6 prefix another region has, or a pool address a pool holds already: 409 conflict naming the member.',
   })
   async update(@Param('id') id: string, @Body() body: UpdateRegionDto, @CurrentStaff() staff: Staff, @Req() req: Request, @Res() res: Response): Promise<void> {
     await this.write(req, res, async () => {
@@ -124,7 +149,8 @@ export class AdminCatalogController {
   @ApiOperation({
     operationId: 'setRegionPrices',
     summary: "Set a region's prices for new quotes and purchases",
-    description: 'Operator. A bought resource keeps the price frozen on it (its renewals too), and a quote keeps its own. The staff audit keeps the old and new prices.',
+    description: 'Operator. A bought resource keeps the price frozen on it (its renewals too), and a quote keeps its own. The staff audit keeps the old and new prices. ' +
+      "`reserved_ipv4` sets a reserved IPv4 address's monthly price (the region then sells them; its pool must hold addresses).",
   })
   async prices(@Param('id') id: string, @Body() body: SetRegionPricesDto, @CurrentStaff() staff: Staff, @Req() req: Request, @Res() res: Response): Promise<void> {
     await this.write(req, res, async () => {
