@@ -373,7 +373,9 @@ export class AdvanceOperations {
           op.completeStep(step.step.name);
           for (;;) {
             if (!op.nextStep()) {
-              op.succeed(output ?? {}, now);
+              // Its own time, after the commits above: a step's commit may compute from the clock
+              // (a purchase's expires_at = now + term), and finished_at is never before it.
+              op.succeed(output ?? {}, this.clock.now());
               done.push(op);
               break;
             }

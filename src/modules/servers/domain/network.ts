@@ -101,13 +101,6 @@ export const rangeOverlaps = (range: string, other: { id: string; ipRange: strin
 export const addressTaken = (ip: string, networkId: string): DomainError =>
   new DomainError('conflict', `${ip} is taken in network ${networkId} by another server; ask for another address or leave ip out`, { field: 'ip', network_id: networkId });
 
-/** The CHECK on `regions.ipv6_subnets_used` (at most 65535 /64s out of a region's /48): a server inserted past it is refused. */
-export const IPV6_SUBNETS_CHECK = 'regions_ipv6_subnets_used_check';
-
-/** 409 out_of_stock: the region's IPv6 prefix has no /64 left for a new server (as an exhausted address pool answers). */
-export const ipv6Exhausted = (regionId: string): DomainError =>
-  new DomainError('out_of_stock', `Region ${regionId} has no IPv6 /64 left for a new server; nothing was reserved. Choose another region`);
-
 /**
  * A region's IPv6 prefix in the seed file: a /48 (servers get the /64s inside it). Answers its
  * canonical form (e.g. 2001:db8:10::/48); anything else is 400 naming `field`.

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, UNIQUE_VIOLATION, constraintOf, sqlState } from '../../../shared/database/transaction';
 import { DomainError } from '../../../shared/kernel/errors/domain-error';
 import { outOfVcpus } from '../domain/server-actions';
-import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../domain/network';
+import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../../options/domain/region-ipv6';
 import { Money, PricePair } from '../../../shared/kernel/money/money';
 import { OperationSignals } from '../../operations/application/operation-signals.port';
 import { Operation } from '../../operations/domain/operation';

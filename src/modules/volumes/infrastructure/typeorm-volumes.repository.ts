@@ -10,7 +10,7 @@ import { Server } from '../domain/server';
 import { Volume, VolumeFilter, VolumeStatus } from '../domain/volume';
 import { TermMonths } from '../../prepaid/domain/term';
 import { nameTaken, regionFull } from '../domain/volume-attributes';
-import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../../servers/domain/network';
+import { IPV6_SUBNETS_CHECK, ipv6Exhausted } from '../../options/domain/region-ipv6';
 import { Labels } from '../../prepaid/domain/labels';
 import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
