@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
-import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
@@ -11,7 +11,7 @@ import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy } from '../../prepaid/application/copy.use-cases';
 import { Operation } from '../../operations/domain/operation';
-import { TermMonths } from '../../prepaid/domain/term';
+import { TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { suspendedError } from '../../prepaid/domain/suspension';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
@@ -94,14 +94,7 @@ export class CreateImage {
         regionId: server.regionId,
         diskGb: server.diskGb,
         os: server.image,
-        termMonths: input.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, input.termMonths),
-        autoRenew: { enabled: false, termMonths: null },
-        labels,
-        operationId: operation.id,
-        createdAt: now,
+        ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
       const outcome = await this.acceptance.accept({
         operation,

@@ -97,6 +97,19 @@ export interface PrepaidTerm extends PrepaidTermView {
 }
 
 /**
+ * The term of a prepaid resource bought at `now` (its row written with its purchase): `termMonths`
+ * at the monthly `price` frozen, `billing` charged, `expires_at` = now + term (counted again
+ * when the purchase succeeds), automatic renewal off, `operationId` its purchase.
+ */
+export function purchasedTerm(
+  termMonths: TermMonths, billing: Money, price: PricePair, labels: Labels, operationId: string, now: Date,
+): Omit<PrepaidTerm, 'suspendedAt' | 'releaseAt'> {
+  return {
+    termMonths, billing, price, expiresAt: addMonthsClamped(now, termMonths), autoRenew: { enabled: false, termMonths: null }, labels, operationId, createdAt: now,
+  };
+}
+
+/**
  * A prepaid resource's term as its JSON shows it, in this order: term_months, billing, its price
  * under `priceKey` (price_per_month, price_per_gb_month), expires_at, auto_renew, labels,
  * created_at, suspended_at, release_at.

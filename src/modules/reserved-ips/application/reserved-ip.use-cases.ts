@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
-import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
@@ -12,7 +12,7 @@ import { OperationAcceptance } from '../../operations/application/operation-acce
 import { Operation, OperationStep, OperationType } from '../../operations/domain/operation';
 import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Labels, checkLabels, parseLabelSelector, sameLabels } from '../../prepaid/domain/labels';
-import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
+import { RENEWAL_TERMS, TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import {
@@ -103,14 +103,7 @@ export class ReserveIp {
         regionId: input.region,
         status: 'allocating',
         pendingServerId: serverId,
-        termMonths: input.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, input.termMonths),
-        autoRenew: { enabled: false, termMonths: null },
-        labels,
-        operationId: operation.id,
-        createdAt: now,
+        ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
       const outcome = await this.acceptance.accept({
         operation,
