@@ -5,6 +5,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
+import { announceCopy, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { renewedTerms } from '../../prepaid/domain/term';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
 import { ProviderAddress } from '../../servers/application/compute-provider.port';
@@ -16,7 +17,11 @@ import { ReservedIpRepository } from './reserved-ips.port';
 /** The provider's idempotency key of a step's call: `<operation id>/<step>`. */
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
-/** The executors' shared plumbing: the reservation of an operation, locked; the provider's truth about its address; its release. */
+/**
+ * The executors' shared plumbing: the reservation of an operation, locked; the provider's truth
+ * about its address; its release. (Injectable: its constructor's types are the subclasses'.)
+ */
+@Injectable()
 abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
   abstract readonly type: 'ip.reserve' | 'ip.assign' | 'ip.unassign' | 'ip.renew' | 'ip.release';
   abstract readonly steps: readonly OperationStepExecutor[];
@@ -35,10 +40,7 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
   }
 
   protected async locked(op: Operation): Promise<ReservedIp> {
-    const { reservedIpId } = reservedIpParams.read(op.params);
-    const r = await this.rows.lock(reservedIpId);
-    if (!r || r.orgId !== op.orgId) throw invalidState(`Reserved IP ${reservedIpId} no longer exists`);
-    return r;
+    return lockOperationCopy(this.rows, op, reservedIpParams.read(op.params).reservedIpId, 'Reserved IP');
   }
 
   /** The reservation of the operation, locked, when the operation is still its own (undefined otherwise). */
@@ -63,8 +65,7 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     const now = this.clock.now();
     await this.rows.markReleased(r.id, now, reason, new Date(now.getTime() + cooldownS * 1000));
     if (reason === 'purchase_failed') return;
-    const after = await this.rows.findInOrg(r.orgId, r.id);
-    if (after) await this.outbox.record({ orgId: r.orgId, type: 'reserved_ip.released', createdAt: now, data: presentReservedIp(after) });
+    await announceCopy(this.rows, this.outbox, r, { type: 'reserved_ip.released', now, present: presentReservedIp });
   }
 }
 
@@ -97,10 +98,6 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
       },
     },
   ];
-
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
 
   private async allocated(op: Operation): Promise<JsonObject | void> {
     const p = reservedIpParams.read(op.params);
@@ -166,10 +163,6 @@ export class AssignIpExecutor extends ReservedIpExecutor {
     },
   ];
 
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
   observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
     return this.truth(op);
   }
@@ -206,10 +199,6 @@ export class UnassignIpExecutor extends ReservedIpExecutor {
     },
   ];
 
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
   private async unassigned(op: Operation, r: ReservedIp): Promise<void> {
     const p = reservedIpParams.read(op.params);
     if (p.suspend) await this.rows.markSuspended(r.id, p.suspend.at, p.suspend.releaseAt);
@@ -237,10 +226,6 @@ export class UnassignIpExecutor extends ReservedIpExecutor {
 export class RenewIpExecutor extends ReservedIpExecutor {
   readonly type = 'ip.renew' as const;
   readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
-
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
 
   private async renew(op: Operation): Promise<JsonObject> {
     const p = reservedIpParams.read(op.params);
@@ -293,10 +278,6 @@ export class ReleaseIpExecutor extends ReservedIpExecutor {
       },
     },
   ];
-
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
 
   observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
     return this.truth(op);
