@@ -9,7 +9,7 @@ import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { JsonObject, Operation, OperationType } from '../../operations/domain/operation';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
-import { checkAutoRenew } from '../domain/auto-renew';
+import { AutoRenewInput, checkAutoRenew } from '../domain/auto-renew';
 import { Labels, checkLabels, sameLabels } from '../domain/labels';
 import { DeletedReason, RENEWAL_TERMS, RenewalQuote, TermMonths } from '../domain/term';
 
@@ -170,6 +170,37 @@ export class DeleteCopy<C extends PrepaidCopy> {
   }
 }
 
+/**
+ * What an update of a prepaid copy `c` (its name, labels, automatic renewal: each undefined when
+ * not asked) changes: the changes to store and, for the audit, `{old, new}` of each member that
+ * differs (name, labels, auto_renew; none: nothing changes). A left-out `term_months` of
+ * auto_renew keeps the current one.
+ */
+export function copyChanges(
+  c: { name?: string; labels: Labels; autoRenew: { enabled: boolean; termMonths: TermMonths | null } },
+  input: { name?: string; labels?: Labels; autoRenew?: AutoRenewInput },
+): { changes: CopyChanges; changed: Record<string, { old: unknown; new: unknown }> } {
+  const { name, labels, autoRenew } = input;
+  const changes: CopyChanges = {};
+  const changed: Record<string, { old: unknown; new: unknown }> = {};
+  if (name !== undefined && name !== c.name) {
+    changes.name = name;
+    changed.name = { old: c.name, new: name };
+  }
+  if (labels !== undefined && !sameLabels(labels, c.labels)) {
+    changes.labels = labels;
+    changed.labels = { old: c.labels, new: labels };
+  }
+  if (autoRenew !== undefined) {
+    const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? c.autoRenew.termMonths : autoRenew.termMonths };
+    if (next.enabled !== c.autoRenew.enabled || next.termMonths !== c.autoRenew.termMonths) {
+      changes.autoRenew = next;
+      changed.auto_renew = { old: { enabled: c.autoRenew.enabled, term_months: c.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
+    }
+  }
+  return { changes, changed };
+}
+
 /** The update of a prepaid copy's name, labels or automatic renewal: synchronous; audited `<kind>.update` with what changed. */
 export class UpdateCopy<C extends PrepaidCopy> {
   constructor(
@@ -186,23 +217,7 @@ export class UpdateCopy<C extends PrepaidCopy> {
       const c = await this.of.rows.lockInOrg(principal.orgId, input.id);
       if (!c) throw notFound(`${this.of.noun} ${input.id} not found`);
       if (c.status === 'deleted') throw invalidState(`${this.of.noun} ${c.id} is deleted`);
-      const changes: CopyChanges = {};
-      const changed: Record<string, { old: unknown; new: unknown }> = {};
-      if (name !== undefined && name !== c.name) {
-        changes.name = name;
-        changed.name = { old: c.name, new: name };
-      }
-      if (labels !== undefined && !sameLabels(labels, c.labels)) {
-        changes.labels = labels;
-        changed.labels = { old: c.labels, new: labels };
-      }
-      if (autoRenew !== undefined) {
-        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? c.autoRenew.termMonths : autoRenew.termMonths };
-        if (next.enabled !== c.autoRenew.enabled || next.termMonths !== c.autoRenew.termMonths) {
-          changes.autoRenew = next;
-          changed.auto_renew = { old: { enabled: c.autoRenew.enabled, term_months: c.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
-        }
-      }
+      const { changes, changed } = copyChanges(c, { name, labels, autoRenew });
       if (Object.keys(changed).length === 0) return c;
       await this.of.rows.update(c.id, changes);
       await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: `${this.of.kind}.update`, targetId: c.id, ipAddress: ip, data: { changes: changed } });
