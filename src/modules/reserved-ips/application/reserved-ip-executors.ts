@@ -49,6 +49,27 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     return r && r.operationId === op.id ? r : undefined;
   }
 
+  /**
+   * The `assigning` step: the compute provider routes the address to the operation's server;
+   * committed, the reservation is `assigned` to it and `result` gives the operation's result.
+   */
+  protected assigning(result: (op: Operation, r: ReservedIp) => JsonObject): OperationStepExecutor {
+    return {
+      name: 'assigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
+        return { server_id: a.serverId };
+      },
+      commit: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const r = await this.locked(op);
+        await this.rows.markAssigned(r.id, p.serverId!);
+        return result(op, r);
+      },
+    };
+  }
+
   /** The `unassigning` step's call: the compute provider routes the address to nothing. */
   protected async unassignAtProvider(op: Operation): Promise<JsonObject> {
     const p = reservedIpParams.read(op.params);
@@ -83,20 +104,7 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
   readonly steps: readonly OperationStepExecutor[] = [
     { name: 'payment_reserved', commit: async () => undefined },
     { name: 'allocating', commit: (op) => this.allocated(op) },
-    {
-      name: 'assigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
-        return { server_id: a.serverId };
-      },
-      commit: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const r = await this.locked(op);
-        await this.rows.markAssigned(r.id, p.serverId!);
-        return this.result(op, r.expiresAt);
-      },
-    },
+    this.assigning((op, r) => this.result(op, r.expiresAt)),
   ];
 
   private async allocated(op: Operation): Promise<JsonObject | void> {
@@ -147,20 +155,7 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
 export class AssignIpExecutor extends ReservedIpExecutor {
   readonly type = 'ip.assign' as const;
   readonly steps: readonly OperationStepExecutor[] = [
-    {
-      name: 'assigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
-        return { server_id: a.serverId };
-      },
-      commit: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const r = await this.locked(op);
-        await this.rows.markAssigned(r.id, p.serverId!);
-        return { reserved_ip_id: r.id, ip: r.ip, server_id: p.serverId, assigned: true };
-      },
-    },
+    this.assigning((op, r) => ({ reserved_ip_id: r.id, ip: r.ip, server_id: reservedIpParams.read(op.params).serverId, assigned: true })),
   ];
 
   observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
