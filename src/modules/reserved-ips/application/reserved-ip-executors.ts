@@ -18,8 +18,8 @@ import { ReservedIpRepository } from './reserved-ips.port';
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
 /**
- * The executors' shared plumbing: the reservation of an operation, locked; the provider's truth
- * about its address; its release. (Injectable: its constructor's types are the subclasses'.)
+ * The executors' shared plumbing: the reservation of an operation, locked; the provider's calls;
+ * its release. (Injectable: its constructor's types are the subclasses'.)
  */
 @Injectable()
 abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
@@ -77,9 +77,6 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     return {};
   }
 
-  protected truth(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
-  }
 
   /** Released (its address back in the pool after `cooldownS`) and announced: reserved_ip.released with its released_reason. */
   protected async released(r: ReservedIp, reason: 'customer' | 'expired' | 'purchase_failed', cooldownS: number): Promise<void> {
@@ -87,6 +84,18 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     await this.rows.markReleased(r.id, now, reason, new Date(now.getTime() + cooldownS * 1000));
     if (reason === 'purchase_failed') return;
     await announceCopy(this.rows, this.outbox, r, { type: 'reserved_ip.released', now, present: presentReservedIp });
+  }
+}
+
+/** The executors whose steps route the address at the compute provider: what the provider holds decides their failures. */
+abstract class RoutingIpExecutor extends ReservedIpExecutor {
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
+  }
+
+  /** Where the provider's truth says the address is routed: undefined when unreadable, null when the provider holds no such address. */
+  protected seen(truth: ProviderTruth<unknown> | undefined): ProviderAddress | null | undefined {
+    return truth?.known ? (truth.value as ProviderAddress | null) : undefined;
   }
 }
 
@@ -99,7 +108,7 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
  * once), the hold released.
  */
 @Injectable()
-export class ReserveIpExecutor extends ReservedIpExecutor {
+export class ReserveIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.reserve' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     { name: 'payment_reserved', commit: async () => undefined },
@@ -129,10 +138,6 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
     };
   }
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async compensate(op: Operation): Promise<void> {
     const p = reservedIpParams.read(op.params);
     if (p.serverId !== null) await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'compensate'), ip: p.ip });
@@ -152,21 +157,17 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
  * reconciliation sweep to settle).
  */
 @Injectable()
-export class AssignIpExecutor extends ReservedIpExecutor {
+export class AssignIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.assign' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     this.assigning((op, r) => ({ reserved_ip_id: r.id, ip: r.ip, server_id: reservedIpParams.read(op.params).serverId, assigned: true })),
   ];
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
     const p = reservedIpParams.read(op.params);
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (seen && seen.serverId === p.serverId) await this.rows.markAssigned(r.id, p.serverId!);
     else if (seen !== undefined && (seen === null || seen.serverId === null) && r.serverId !== null) await this.rows.markUnassigned(r.id);
     else await this.rows.setOperation(r.id, null);
@@ -179,7 +180,7 @@ export class AssignIpExecutor extends ReservedIpExecutor {
  * decides (routed to nothing: as on success; still to the server, or unreadable: as it was).
  */
 @Injectable()
-export class UnassignIpExecutor extends ReservedIpExecutor {
+export class UnassignIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.unassign' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     {
@@ -200,14 +201,10 @@ export class UnassignIpExecutor extends ReservedIpExecutor {
     else await this.rows.markUnassigned(r.id);
   }
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (seen !== undefined && (seen === null || seen.serverId === null)) await this.unassigned(op, r);
     else await this.rows.setOperation(r.id, null);
   }
@@ -250,7 +247,7 @@ export class RenewIpExecutor extends ReservedIpExecutor {
  * ip.unassign; the reservation stays (DELETE may be sent again).
  */
 @Injectable()
-export class ReleaseIpExecutor extends ReservedIpExecutor {
+export class ReleaseIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.release' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     {
@@ -274,14 +271,10 @@ export class ReleaseIpExecutor extends ReservedIpExecutor {
     },
   ];
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (r.serverId !== null && seen !== undefined && (seen === null || seen.serverId === null)) await this.rows.markUnassigned(r.id);
     else await this.rows.setOperation(r.id, null);
   }
