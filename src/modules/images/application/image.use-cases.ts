@@ -5,11 +5,11 @@ import { DomainError, invalidState, notFound } from '../../../shared/kernel/erro
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
 import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
-import { SystemActor, auditActor } from '../../audit/application/audit-actor';
+import { SystemActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
-import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy } from '../../prepaid/application/copy.use-cases';
+import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy, acceptHeld } from '../../prepaid/application/copy.use-cases';
 import { Operation } from '../../operations/domain/operation';
 import { TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
@@ -17,7 +17,6 @@ import { suspendedError } from '../../prepaid/domain/suspension';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { ServerLifecycle } from '../../servers/application/server-lifecycle.port';
 import { ServerWrites } from '../../servers/application/servers.port';
-import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { ImageListType, ServerImage, checkImageName, imageAmount, imageBusy, quoteImageRenewal } from '../domain/image';
 import { imageParams } from './image-params';
 import { ImageRepository, ListedImage } from './images.port';
@@ -96,23 +95,13 @@ export class CreateImage {
         os: server.image,
         ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'image.create',
-          targetId: imageId,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, name, server_id: server.id, disk_gb: server.diskGb, term_months: input.termMonths,
-            currency: amount.currency, amount: amount.format(),
-          },
+      await acceptHeld(this.acceptance, principal, operation, amount, {
+        action: 'image.create', targetId: imageId, ip,
+        data: {
+          operation_id: operation.id, name, server_id: server.id, disk_gb: server.diskGb, term_months: input.termMonths,
+          currency: amount.currency, amount: amount.format(),
         },
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       if (this.health.isDown()) throw providerUnavailable();
       return { image, operation };
     });

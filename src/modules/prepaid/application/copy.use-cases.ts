@@ -4,7 +4,7 @@ import { DomainError, invalidState, notFound } from '../../../shared/kernel/erro
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money } from '../../../shared/kernel/money/money';
 import { SystemActor, auditActor } from '../../audit/application/audit-actor';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { JsonObject, Operation, OperationType } from '../../operations/domain/operation';
@@ -60,6 +60,35 @@ export interface CopyUseCaseKind<C extends PrepaidCopy> {
 }
 
 /**
+ * `operation` accepted with the hold of `amount` and its audit row (`action` on `targetId` by
+ * `principal`, in its organization, from `ip`): 402 insufficient_balance when the wallet cannot
+ * cover the hold, 409 invalid_state when another operation is in the way; nothing is written then.
+ */
+export async function acceptHeld(
+  acceptance: OperationAcceptance,
+  principal: Principal | SystemActor,
+  operation: Operation,
+  amount: Money,
+  audit: { action: string; targetId: string; ip: string | null; data: AuditEntry['data'] },
+): Promise<void> {
+  const outcome = await acceptance.accept({
+    operation,
+    hold: amount,
+    audit: { orgId: principal.orgId, ...auditActor(principal), action: audit.action, targetId: audit.targetId, ipAddress: audit.ip, data: audit.data },
+  });
+  if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
+  if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
+}
+
+/** The audit data of a renewal (`<kind>.renew`): its operation, term and charge; `auto: true` when automatic. */
+export function renewalAudit(operation: Operation, quote: RenewalQuote, auto?: boolean): AuditEntry['data'] {
+  return {
+    operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
+    ...(auto ? { auto: true } : {}),
+  };
+}
+
+/**
  * The renewal of a prepaid copy: its row locked (404), the `<kind>.renew` operation with the hold
  * at the frozen price (402), audited `<kind>.renew` (with `data.auto: true` when automatic).
  */
@@ -90,23 +119,9 @@ export class RenewCopy<C extends PrepaidCopy> {
         params: this.of.params(copy, quote.termMonths, quote.amount),
         createdAt: this.clock.now(),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: `${this.of.kind}.renew`,
-          targetId: copy.id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
+      await acceptHeld(this.acceptance, principal, operation, quote.amount, {
+        action: `${this.of.kind}.renew`, targetId: copy.id, ip, data: renewalAudit(operation, quote, input.auto),
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       await this.of.rows.setOperation(copy.id, operation.id);
       return { copy: { ...copy, operationId: operation.id }, operation };
     });

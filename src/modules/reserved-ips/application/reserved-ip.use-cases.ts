@@ -9,13 +9,12 @@ import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
-import { copyChanges } from '../../prepaid/application/copy.use-cases';
+import { acceptHeld, copyChanges, renewalAudit } from '../../prepaid/application/copy.use-cases';
 import { Operation, OperationStep, OperationType } from '../../operations/domain/operation';
 import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Labels, checkLabels, parseLabelSelector } from '../../prepaid/domain/labels';
 import { RENEWAL_TERMS, TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
-import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import {
   ReservedIp, ReservedIpStatus, poolExhausted, quoteReservedIpRenewal, reservedIpAmount, reservedIpBusy, reservedIpSuspended,
 } from '../domain/reserved-ip';
@@ -139,23 +138,13 @@ export class ReserveIp extends IpAction {
         pendingServerId: serverId,
         ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'reserved_ip.reserve',
-          targetId: id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, ip: address, region: input.region, server_id: serverId, term_months: input.termMonths,
-            currency: amount.currency, amount: amount.format(),
-          },
+      await acceptHeld(this.acceptance, principal, operation, amount, {
+        action: 'reserved_ip.reserve', targetId: id, ip,
+        data: {
+          operation_id: operation.id, ip: address, region: input.region, server_id: serverId, term_months: input.termMonths,
+          currency: amount.currency, amount: amount.format(),
         },
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       if (this.health.isDown()) throw providerUnavailable();
       return { reservedIp, operation };
     });
@@ -280,19 +269,9 @@ export class RenewIp {
       const operation = ipOperation(principal.orgId, 'ip.renew', null, [{ name: 'renewing', status: 'running' }], {
         reservedIpId: r.id, ip: r.ip, serverId: null, termMonths: quote.termMonths, amount: quote.amount, suspend: null, reason: null,
       }, this.clock.now());
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId, ...auditActor(principal), action: 'reserved_ip.renew', targetId: r.id, ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
+      await acceptHeld(this.acceptance, principal, operation, quote.amount, {
+        action: 'reserved_ip.renew', targetId: r.id, ip, data: renewalAudit(operation, quote, input.auto),
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       await this.rows.setOperation(r.id, operation.id);
       return { reservedIp: { ...r, operationId: operation.id }, operation };
     });
