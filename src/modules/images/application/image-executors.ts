@@ -4,8 +4,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { announceCopy, lockOperationCopy } from '../../prepaid/application/copy-executors';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
 import { ProviderImage } from '../../servers/application/compute-provider.port';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -113,15 +112,7 @@ export class RenewImageExecutor extends ImageExecutor {
     const p = imageParams.read(op.params);
     const i = await this.locked(op);
     if (i.status === 'deleted' || i.status === 'deleting') throw invalidState(`Image ${i.id} is ${i.status} and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(i.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.images.saveRenewal(i.id, terms);
-    return {
-      image_id: i.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.images, this.clock, op, i, p, 'image_id');
   }
 
   async failed(op: Operation): Promise<void> {

@@ -5,8 +5,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { announceCopy, lockOperationCopy } from '../../prepaid/application/copy-executors';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
 import { ProviderAddress } from '../../servers/application/compute-provider.port';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -223,15 +222,7 @@ export class RenewIpExecutor extends ReservedIpExecutor {
     const p = reservedIpParams.read(op.params);
     const r = await this.locked(op);
     if (r.status === 'released') throw invalidState(`Reserved IP ${r.id} is released and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(r.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.rows.saveRenewal(r.id, terms);
-    return {
-      reserved_ip_id: r.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.rows, this.clock, op, r, p, 'reserved_ip_id');
   }
 
   async failed(op: Operation): Promise<void> {

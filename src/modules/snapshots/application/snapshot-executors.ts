@@ -4,8 +4,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { announceCopy, lockOperationCopy } from '../../prepaid/application/copy-executors';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ProviderSnapshot } from '../../storage-provider/application/block-storage.port';
 import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -112,15 +111,7 @@ export class RenewSnapshotExecutor extends SnapshotExecutor {
     const p = snapshotParams.read(op.params);
     const s = await this.locked(op);
     if (s.status === 'deleted' || s.status === 'deleting') throw invalidState(`Snapshot ${s.id} is ${s.status} and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(s.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.snapshots.saveRenewal(s.id, terms);
-    return {
-      snapshot_id: s.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.snapshots, this.clock, op, s, p, 'snapshot_id');
   }
 
   async failed(op: Operation): Promise<void> {
