@@ -4,7 +4,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
 import { ProviderImage } from '../../servers/application/compute-provider.port';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -15,6 +15,8 @@ import { ImageRepository } from './images.port';
 /** The provider's idempotency key of a step's call: `<operation id>/<step>`. */
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
+/** Shared by the executors: registration, the image of an operation under lock, its deletion. (Injectable: its constructor's types are the subclasses'.) */
+@Injectable()
 abstract class ImageExecutor implements OperationExecutor, OnModuleInit {
   abstract readonly type: 'image.create' | 'image.renew' | 'image.delete';
   abstract readonly steps: readonly OperationStepExecutor[];
@@ -32,18 +34,14 @@ abstract class ImageExecutor implements OperationExecutor, OnModuleInit {
   }
 
   protected async locked(op: Operation): Promise<ServerImage> {
-    const { imageId } = imageParams.read(op.params);
-    const i = await this.images.lock(imageId);
-    if (!i || i.orgId !== op.orgId) throw invalidState(`Image ${imageId} no longer exists`);
-    return i;
+    return lockOperationCopy(this.images, op, imageParams.read(op.params).imageId, 'Image');
   }
 
   /** Marks it deleted and announces it (image.deleted with its deleted_reason). */
   protected async deleted(i: ServerImage, reason: 'customer' | 'expired' | 'purchase_failed'): Promise<void> {
     const now = this.clock.now();
     await this.images.markDeleted(i.id, now, reason);
-    const after = await this.images.findInOrg(i.orgId, i.id);
-    if (after) await this.outbox.record({ orgId: i.orgId, type: 'image.deleted', createdAt: now, data: presentImage(after) });
+    await announceCopy(this.images, this.outbox, i, { type: 'image.deleted', now, present: presentImage });
   }
 }
 
@@ -69,10 +67,6 @@ export class CreateImageExecutor extends ImageExecutor {
       commit: (op) => this.ready(op),
     },
   ];
-
-  constructor(images: ImageRepository, compute: ComputeGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(images, compute, outbox, clock, executors);
-  }
 
   private async ready(op: Operation): Promise<JsonObject> {
     const p = imageParams.read(op.params);
@@ -114,23 +108,11 @@ export class RenewImageExecutor extends ImageExecutor {
   readonly type = 'image.renew' as const;
   readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
 
-  constructor(images: ImageRepository, compute: ComputeGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(images, compute, outbox, clock, executors);
-  }
-
   private async renew(op: Operation): Promise<JsonObject> {
     const p = imageParams.read(op.params);
     const i = await this.locked(op);
     if (i.status === 'deleted' || i.status === 'deleting') throw invalidState(`Image ${i.id} is ${i.status} and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(i.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.images.saveRenewal(i.id, terms);
-    return {
-      image_id: i.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.images, this.clock, op, i, p, 'image_id');
   }
 
   async failed(op: Operation): Promise<void> {
@@ -161,10 +143,6 @@ export class DeleteImageExecutor extends ImageExecutor {
       },
     },
   ];
-
-  constructor(images: ImageRepository, compute: ComputeGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(images, compute, outbox, clock, executors);
-  }
 
   observe(op: Operation): Promise<ProviderTruth<ProviderImage | null>> {
     return readProviderTruth(() => this.compute.getImage(imageParams.read(op.params).imageId));

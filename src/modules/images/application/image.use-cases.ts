@@ -1,23 +1,22 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
-import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
 import { decodeCursor, encodeCursor, parseLimit } from '../../../shared/kernel/pagination/cursor';
-import { SystemActor, auditActor } from '../../audit/application/audit-actor';
+import { SystemActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
-import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy } from '../../prepaid/application/copy.use-cases';
+import { CopyUseCaseKind, DeleteCopy, RenewCopy, UpdateCopy, acceptHeld } from '../../prepaid/application/copy.use-cases';
 import { Operation } from '../../operations/domain/operation';
-import { TermMonths } from '../../prepaid/domain/term';
+import { TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
 import { suspendedError } from '../../prepaid/domain/suspension';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
 import { ServerLifecycle } from '../../servers/application/server-lifecycle.port';
 import { ServerWrites } from '../../servers/application/servers.port';
-import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { ImageListType, ServerImage, checkImageName, imageAmount, imageBusy, quoteImageRenewal } from '../domain/image';
 import { imageParams } from './image-params';
 import { ImageRepository, ListedImage } from './images.port';
@@ -94,32 +93,15 @@ export class CreateImage {
         regionId: server.regionId,
         diskGb: server.diskGb,
         os: server.image,
-        termMonths: input.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, input.termMonths),
-        autoRenew: { enabled: false, termMonths: null },
-        labels,
-        operationId: operation.id,
-        createdAt: now,
+        ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'image.create',
-          targetId: imageId,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, name, server_id: server.id, disk_gb: server.diskGb, term_months: input.termMonths,
-            currency: amount.currency, amount: amount.format(),
-          },
+      await acceptHeld(this.acceptance, principal, operation, amount, {
+        action: 'image.create', targetId: imageId, ip,
+        data: {
+          operation_id: operation.id, name, server_id: server.id, disk_gb: server.diskGb, term_months: input.termMonths,
+          currency: amount.currency, amount: amount.format(),
         },
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       if (this.health.isDown()) throw providerUnavailable();
       return { image, operation };
     });

@@ -1,7 +1,6 @@
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, PrepaidTerm, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A server image of an organization (type `snapshot`): a copy of a server's boot disk, bought for
@@ -19,7 +18,7 @@ export type ImageListType = (typeof IMAGE_LIST_TYPES)[number];
 /** Live images (not deleted) an organization may have. */
 export const IMAGES_PER_ORGANIZATION = 100;
 
-export interface ServerImage {
+export interface ServerImage extends PrepaidTerm {
   id: string;
   orgId: string;
   name: string;
@@ -30,20 +29,7 @@ export interface ServerImage {
   diskGb: number;
   /** The image the server was installed from (a catalog image, or another image of the organization); null when unknown. */
   os: string | null;
-  termMonths: TermMonths;
-  /** The current term's currency and amount. */
-  billing: Money;
-  /** The snapshot price per GB-month frozen at purchase. */
-  price: PricePair;
-  expiresAt: Date;
-  autoRenew: { enabled: boolean; termMonths: TermMonths | null };
-  labels: Labels;
-  /** The image's unfinished operation, or null. */
-  operationId: string | null;
-  createdAt: Date;
   deletedAt: Date | null;
-  suspendedAt: Date | null;
-  releaseAt: Date | null;
   deletedReason: DeletedReason | null;
 }
 

@@ -1,14 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
-import { Labels } from '../../prepaid/domain/labels';
-import { CopyReads, CopyRows } from '../../prepaid/infrastructure/copy-rows';
-import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { CopyRows, CopyTermRow, copyTermOf, copyTermValues } from '../../prepaid/infrastructure/copy-rows';
+import { DeletedReason } from '../../prepaid/domain/term';
 import { ImageRepository, ListedImage, NewImage } from '../application/images.port';
 import { CatalogImage, IMAGES_PER_ORGANIZATION, ImageListType, ImageStatus, ServerImage, imageQuota } from '../domain/image';
 
-interface ImageRow {
+interface ImageRow extends CopyTermRow {
   id: string;
   org_id: string;
   name: string;
@@ -17,20 +15,7 @@ interface ImageRow {
   region_id: string;
   disk_gb: number;
   os: string | null;
-  term_months: TermMonths;
-  billing_currency: Currency;
-  billing_amount: string;
-  price_usd_minor: string;
-  price_idr_minor: string;
-  expires_at: Date;
-  auto_renew_enabled: boolean;
-  auto_renew_term_months: TermMonths | null;
-  labels: Labels;
-  operation_id: string | null;
-  created_at: Date;
   deleted_at: Date | null;
-  suspended_at: Date | null;
-  release_at: Date | null;
   deleted_reason: DeletedReason | null;
 }
 
@@ -50,14 +35,7 @@ const toImage = (r: ImageRow): ServerImage => ({
   regionId: r.region_id,
   diskGb: r.disk_gb,
   os: r.os,
-  termMonths: r.term_months,
-  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
-  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
-  expiresAt: r.expires_at,
-  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-  labels: r.labels,
-  operationId: r.operation_id,
-  createdAt: r.created_at,
+  ...copyTermOf(r),
   deletedAt: r.deleted_at,
   suspendedAt: r.suspended_at,
   releaseAt: r.release_at,
@@ -70,13 +48,10 @@ const toImage = (r: ImageRow): ServerImage => ({
  * insert past the limit, and the counter row's lock serialises racing inserts (migration ServerImages1764000000460).
  */
 @Injectable()
-export class TypeOrmImageRepository extends CopyRows implements ImageRepository {
-  /** Its reads by id (CopyReads) and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
-  private readonly reads: CopyReads<ImageRow, ServerImage>;
-
+export class TypeOrmImageRepository extends CopyRows<ImageRow, ServerImage> implements ImageRepository {
+  /** Its reads by id and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
   constructor(db: Db) {
-    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images', idParam: 'image_id' });
-    this.reads = new CopyReads(db, { alias: 'i', select: SELECT, statements: 'server_images' }, toImage);
+    super(db, { table: 'server_images', alias: 'i', select: SELECT, statements: 'server_images', idParam: 'image_id' }, toImage);
   }
 
   async create(i: NewImage): Promise<ServerImage> {
@@ -87,9 +62,7 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
                                     labels, operation_id, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
         [
-          i.id, i.orgId, i.name, i.status, i.fromServerId, i.regionId, i.diskGb, i.os, i.termMonths, i.billing.currency,
-          i.billing.minor.toString(), i.price.USD.minor.toString(), i.price.IDR.minor.toString(), i.expiresAt, i.autoRenew.enabled,
-          i.autoRenew.termMonths, JSON.stringify(i.labels), i.operationId, i.createdAt,
+          i.id, i.orgId, i.name, i.status, i.fromServerId, i.regionId, i.diskGb, i.os, ...copyTermValues(i),
         ],
         'server_images_create',
       );
@@ -100,10 +73,6 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
     return (await this.findInOrg(i.orgId, i.id))!;
   }
 
-  findInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
-    return this.reads.findInOrg(orgId, id);
-  }
-
   async findCatalog(id: string): Promise<CatalogImage | undefined> {
     const row = await this.db.one<{ id: string; name: string; type: 'system' | 'app'; created_at: Date }>(
       'SELECT id, name, type, created_at FROM images WHERE id = $1',
@@ -111,14 +80,6 @@ export class TypeOrmImageRepository extends CopyRows implements ImageRepository 
       'catalog_images_find',
     );
     return row && { id: row.id, name: row.name, type: row.type, createdAt: row.created_at };
-  }
-
-  lockInOrg(orgId: string, id: string): Promise<ServerImage | undefined> {
-    return this.reads.lockInOrg(orgId, id);
-  }
-
-  lock(id: string): Promise<ServerImage | undefined> {
-    return this.reads.lock(id);
   }
 
   /**

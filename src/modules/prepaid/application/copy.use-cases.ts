@@ -4,12 +4,12 @@ import { DomainError, invalidState, notFound } from '../../../shared/kernel/erro
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money } from '../../../shared/kernel/money/money';
 import { SystemActor, auditActor } from '../../audit/application/audit-actor';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
+import { AuditEntry, AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { JsonObject, Operation, OperationType } from '../../operations/domain/operation';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
-import { checkAutoRenew } from '../domain/auto-renew';
+import { AutoRenewInput, checkAutoRenew } from '../domain/auto-renew';
 import { Labels, checkLabels, sameLabels } from '../domain/labels';
 import { DeletedReason, RENEWAL_TERMS, RenewalQuote, TermMonths } from '../domain/term';
 
@@ -60,6 +60,35 @@ export interface CopyUseCaseKind<C extends PrepaidCopy> {
 }
 
 /**
+ * `operation` accepted with the hold of `amount` and its audit row (`action` on `targetId` by
+ * `principal`, in its organization, from `ip`): 402 insufficient_balance when the wallet cannot
+ * cover the hold, 409 invalid_state when another operation is in the way; nothing is written then.
+ */
+export async function acceptHeld(
+  acceptance: OperationAcceptance,
+  principal: Principal | SystemActor,
+  operation: Operation,
+  amount: Money,
+  audit: { action: string; targetId: string; ip: string | null; data: AuditEntry['data'] },
+): Promise<void> {
+  const outcome = await acceptance.accept({
+    operation,
+    hold: amount,
+    audit: { orgId: principal.orgId, ...auditActor(principal), action: audit.action, targetId: audit.targetId, ipAddress: audit.ip, data: audit.data },
+  });
+  if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
+  if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
+}
+
+/** The audit data of a renewal (`<kind>.renew`): its operation, term and charge; `auto: true` when automatic. */
+export function renewalAudit(operation: Operation, quote: RenewalQuote, auto?: boolean): AuditEntry['data'] {
+  return {
+    operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
+    ...(auto ? { auto: true } : {}),
+  };
+}
+
+/**
  * The renewal of a prepaid copy: its row locked (404), the `<kind>.renew` operation with the hold
  * at the frozen price (402), audited `<kind>.renew` (with `data.auto: true` when automatic).
  */
@@ -90,23 +119,9 @@ export class RenewCopy<C extends PrepaidCopy> {
         params: this.of.params(copy, quote.termMonths, quote.amount),
         createdAt: this.clock.now(),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: `${this.of.kind}.renew`,
-          targetId: copy.id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
+      await acceptHeld(this.acceptance, principal, operation, quote.amount, {
+        action: `${this.of.kind}.renew`, targetId: copy.id, ip, data: renewalAudit(operation, quote, input.auto),
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       await this.of.rows.setOperation(copy.id, operation.id);
       return { copy: { ...copy, operationId: operation.id }, operation };
     });
@@ -170,6 +185,37 @@ export class DeleteCopy<C extends PrepaidCopy> {
   }
 }
 
+/**
+ * What an update of a prepaid copy `c` (its name, labels, automatic renewal: each undefined when
+ * not asked) changes: the changes to store and, for the audit, `{old, new}` of each member that
+ * differs (name, labels, auto_renew; none: nothing changes). A left-out `term_months` of
+ * auto_renew keeps the current one.
+ */
+export function copyChanges(
+  c: { name?: string; labels: Labels; autoRenew: { enabled: boolean; termMonths: TermMonths | null } },
+  input: { name?: string; labels?: Labels; autoRenew?: AutoRenewInput },
+): { changes: CopyChanges; changed: Record<string, { old: unknown; new: unknown }> } {
+  const { name, labels, autoRenew } = input;
+  const changes: CopyChanges = {};
+  const changed: Record<string, { old: unknown; new: unknown }> = {};
+  if (name !== undefined && name !== c.name) {
+    changes.name = name;
+    changed.name = { old: c.name, new: name };
+  }
+  if (labels !== undefined && !sameLabels(labels, c.labels)) {
+    changes.labels = labels;
+    changed.labels = { old: c.labels, new: labels };
+  }
+  if (autoRenew !== undefined) {
+    const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? c.autoRenew.termMonths : autoRenew.termMonths };
+    if (next.enabled !== c.autoRenew.enabled || next.termMonths !== c.autoRenew.termMonths) {
+      changes.autoRenew = next;
+      changed.auto_renew = { old: { enabled: c.autoRenew.enabled, term_months: c.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
+    }
+  }
+  return { changes, changed };
+}
+
 /** The update of a prepaid copy's name, labels or automatic renewal: synchronous; audited `<kind>.update` with what changed. */
 export class UpdateCopy<C extends PrepaidCopy> {
   constructor(
@@ -186,23 +232,7 @@ export class UpdateCopy<C extends PrepaidCopy> {
       const c = await this.of.rows.lockInOrg(principal.orgId, input.id);
       if (!c) throw notFound(`${this.of.noun} ${input.id} not found`);
       if (c.status === 'deleted') throw invalidState(`${this.of.noun} ${c.id} is deleted`);
-      const changes: CopyChanges = {};
-      const changed: Record<string, { old: unknown; new: unknown }> = {};
-      if (name !== undefined && name !== c.name) {
-        changes.name = name;
-        changed.name = { old: c.name, new: name };
-      }
-      if (labels !== undefined && !sameLabels(labels, c.labels)) {
-        changes.labels = labels;
-        changed.labels = { old: c.labels, new: labels };
-      }
-      if (autoRenew !== undefined) {
-        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? c.autoRenew.termMonths : autoRenew.termMonths };
-        if (next.enabled !== c.autoRenew.enabled || next.termMonths !== c.autoRenew.termMonths) {
-          changes.autoRenew = next;
-          changed.auto_renew = { old: { enabled: c.autoRenew.enabled, term_months: c.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
-        }
-      }
+      const { changes, changed } = copyChanges(c, { name, labels, autoRenew });
       if (Object.keys(changed).length === 0) return c;
       await this.of.rows.update(c.id, changes);
       await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: `${this.of.kind}.update`, targetId: c.id, ipAddress: ip, data: { changes: changed } });

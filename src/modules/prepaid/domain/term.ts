@@ -78,7 +78,9 @@ export function proratedCharge(monthly: Money, expiresAt: Date, now: Date): Mone
 /** What presentTerm reads of a prepaid resource (a snapshot, a server image, a reserved address). */
 export interface PrepaidTermView {
   termMonths: TermMonths;
+  /** The current term's currency and amount. */
   billing: Money;
+  /** The monthly price frozen at purchase (a snapshot's and a server image's: per GB-month). */
   price: PricePair;
   expiresAt: Date;
   autoRenew: { enabled: boolean; termMonths: TermMonths | null };
@@ -86,6 +88,25 @@ export interface PrepaidTermView {
   createdAt: Date;
   suspendedAt: Date | null;
   releaseAt: Date | null;
+}
+
+/** The members a prepaid resource's row holds beside its own (a snapshot, a server image, a reserved address). */
+export interface PrepaidTerm extends PrepaidTermView {
+  /** Its unfinished operation, or null. */
+  operationId: string | null;
+}
+
+/**
+ * The term of a prepaid resource bought at `now` (its row written with its purchase): `termMonths`
+ * at the monthly `price` frozen, `billing` charged, `expires_at` = now + term (counted again
+ * when the purchase succeeds), automatic renewal off, `operationId` its purchase.
+ */
+export function purchasedTerm(
+  termMonths: TermMonths, billing: Money, price: PricePair, labels: Labels, operationId: string, now: Date,
+): Omit<PrepaidTerm, 'suspendedAt' | 'releaseAt'> {
+  return {
+    termMonths, billing, price, expiresAt: addMonthsClamped(now, termMonths), autoRenew: { enabled: false, termMonths: null }, labels, operationId, createdAt: now,
+  };
 }
 
 /**

@@ -1,9 +1,10 @@
 import { goneAmong } from '../../../shared/database/gone-among';
 import { Db } from '../../../shared/database/transaction';
-import { PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor, toPage } from '../../../shared/kernel/pagination/cursor';
 import { CopyChanges } from '../application/copy.use-cases';
-import { DeletedReason, RenewedTerms, TermMonths } from '../domain/term';
+import { Labels } from '../domain/labels';
+import { DeletedReason, PrepaidTerm, RenewedTerms, TermMonths } from '../domain/term';
 
 /** The table of one kind of prepaid copy (a disk's snapshot, a server's image), as its SQL names it. */
 export interface CopyTable {
@@ -28,90 +29,188 @@ export interface ClaimedCopy {
   autoRenew: { enabled: boolean; termMonths: TermMonths | null };
 }
 
+/** The columns every prepaid row holds beside its own kind's, as a SELECT reads them (amounts as text). */
+export interface CopyTermRow {
+  term_months: TermMonths;
+  billing_currency: Currency;
+  billing_amount: string;
+  price_usd_minor: string;
+  price_idr_minor: string;
+  expires_at: Date;
+  auto_renew_enabled: boolean;
+  auto_renew_term_months: TermMonths | null;
+  labels: Labels;
+  operation_id: string | null;
+  created_at: Date;
+  suspended_at: Date | null;
+  release_at: Date | null;
+}
+
+/** A CopyTermRow's members from term_months to created_at, mapped (each kind's mapping adds the rest in its own order). */
+export function copyTermOf(r: CopyTermRow): Omit<PrepaidTerm, 'suspendedAt' | 'releaseAt'> {
+  return {
+    termMonths: r.term_months,
+    billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
+    price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
+    expiresAt: r.expires_at,
+    autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
+    labels: r.labels,
+    operationId: r.operation_id,
+    createdAt: r.created_at,
+  };
+}
+
 /**
- * The writes and claims a prepaid copy's rows share whatever the kind (its update, operation,
- * status transitions, renewal, region price and the term sweep's claims): one SQL text per table.
- * A kind's repository extends it, giving its CopyTable.
+ * The values of a prepaid row's INSERT for its columns term_months, billing_currency,
+ * billing_amount, price_usd_minor, price_idr_minor, expires_at, auto_renew_enabled,
+ * auto_renew_term_months, labels, operation_id, created_at (in that order).
  */
-export class CopyRows {
+export function copyTermValues(c: Omit<PrepaidTerm, 'suspendedAt' | 'releaseAt'>): unknown[] {
+  return [
+    c.termMonths, c.billing.currency, c.billing.minor.toString(), c.price.USD.minor.toString(), c.price.IDR.minor.toString(), c.expiresAt,
+    c.autoRenew.enabled, c.autoRenew.termMonths, JSON.stringify(c.labels), c.operationId, c.createdAt,
+  ];
+}
+
+/**
+ * The reads a prepaid row's repository shares whatever the kind (snapshots, images, reserved
+ * addresses): one row by id (in an organization or not, locked or not) and an organization's page.
+ * A kind's repository extends it (through CopyRows when it has the copies' status transitions).
+ */
+export class CopyReads<R, T> {
   constructor(
     protected readonly db: Db,
-    private readonly t: CopyTable,
+    private readonly t: Pick<CopyTable, 'alias' | 'select' | 'statements'>,
+    private readonly to: (row: R) => T,
   ) {}
 
+  async findInOrg(orgId: string, id: string): Promise<T | undefined> {
+    const a = this.t.alias;
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2`, [orgId, id], `${this.t.statements}_find_in_org`);
+    return row && this.to(row);
+  }
+
+  async lockInOrg(orgId: string, id: string): Promise<T | undefined> {
+    const a = this.t.alias;
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2 FOR UPDATE`, [orgId, id], `${this.t.statements}_lock_in_org`);
+    return row && this.to(row);
+  }
+
+  async lock(id: string): Promise<T | undefined> {
+    const row = await this.db.one<R>(`${this.t.select} WHERE ${this.t.alias}.id = $1 FOR UPDATE`, [id], `${this.t.statements}_lock`);
+    return row && this.to(row);
+  }
+
+  /**
+   * An organization's page, newest first (created_at DESC, id DESC): `filter` adds the kind's
+   * conditions, after the organization's and before the cursor's, naming its values with `param`.
+   */
+  protected async listPage(
+    orgId: string,
+    query: { limit: number; after?: PageCursor },
+    filter: (where: string[], param: (value: unknown) => string) => void,
+  ): Promise<Page<T>> {
+    const a = this.t.alias;
+    const params: unknown[] = [orgId, query.limit + 1];
+    const where = [`${a}.org_id = $1`];
+    const param = (value: unknown): string => `$${params.push(value)}`;
+    filter(where, param);
+    if (query.after) where.push(`(${a}.created_at, ${a}.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
+    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
+         FROM (${this.t.select} WHERE ${where.join(' AND ')} ORDER BY ${a}.created_at DESC, ${a}.id DESC LIMIT $2) l
+        ORDER BY l.created_at DESC, l.id DESC`;
+    const rows = await this.db.query<R & { created_at_text: string; id: string }>(sql, params, this.db.statementName(`${this.t.statements}_list`, sql));
+    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), this.to);
+  }
+}
+
+/**
+ * The writes and claims a prepaid copy's rows share whatever the kind (its update, operation,
+ * status transitions, renewal, region price and the term sweep's claims), beside CopyReads' reads:
+ * one SQL text per table. A kind's repository extends it, giving its CopyTable and its row's mapping.
+ */
+export class CopyRows<R, T> extends CopyReads<R, T> {
+  constructor(
+    db: Db,
+    private readonly copy: CopyTable,
+    to: (row: R) => T,
+  ) {
+    super(db, copy, to);
+  }
+
   update(id: string, changes: CopyChanges): Promise<void> {
-    return updateCopy(this.db, this.t.table, id, changes);
+    return updateCopy(this.db, this.copy.table, id, changes);
   }
 
   /** Of these ids (copies the provider holds), those with no live row and no unfinished operation naming them (the orphan sweeps). */
   goneAmong(ids: readonly string[]): Promise<string[]> {
-    return goneAmong(this.db, this.t.table, `o.params->>'${this.t.idParam}' = x.id`, ids);
+    return goneAmong(this.db, this.copy.table, `o.params->>'${this.copy.idParam}' = x.id`, ids);
   }
 
   async setOperation(id: string, operationId: string | null): Promise<void> {
-    await this.db.query(`UPDATE ${this.t.table} SET operation_id = $2 WHERE id = $1`, [id, operationId], `${this.t.statements}_set_operation`);
+    await this.db.query(`UPDATE ${this.copy.table} SET operation_id = $2 WHERE id = $1`, [id, operationId], `${this.copy.statements}_set_operation`);
   }
 
   async markAvailable(id: string, expiresAt: Date): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.t.table} SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
+      `UPDATE ${this.copy.table} SET status = 'available', expires_at = $2, operation_id = NULL WHERE id = $1 AND status = 'creating'`,
       [id, expiresAt],
-      `${this.t.statements}_available`,
+      `${this.copy.statements}_available`,
     );
   }
 
   async markDeleting(id: string, operationId: string, reason: DeletedReason): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.t.table} SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
+      `UPDATE ${this.copy.table} SET status = 'deleting', operation_id = $2, deleted_reason = $3 WHERE id = $1`,
       [id, operationId, reason],
-      `${this.t.statements}_deleting`,
+      `${this.copy.statements}_deleting`,
     );
   }
 
   async markDeleted(id: string, at: Date, reason: DeletedReason): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.t.table} SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
+      `UPDATE ${this.copy.table} SET status = 'deleted', deleted_at = $2, deleted_reason = COALESCE(deleted_reason, $3), operation_id = NULL,
               suspended_at = NULL, release_at = NULL
         WHERE id = $1 AND status <> 'deleted'`,
       [id, at, reason],
-      `${this.t.statements}_deleted`,
+      `${this.copy.statements}_deleted`,
     );
   }
 
   async markSuspended(id: string, at: Date, releaseAt: Date): Promise<void> {
     await this.db.query(
-      `UPDATE ${this.t.table} SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
+      `UPDATE ${this.copy.table} SET status = 'suspended', suspended_at = $2, release_at = $3 WHERE id = $1 AND status = 'available'`,
       [id, at, releaseAt],
-      `${this.t.statements}_suspended`,
+      `${this.copy.statements}_suspended`,
     );
   }
 
   saveRenewal(id: string, terms: RenewedTerms): Promise<void> {
-    return saveCopyRenewal(this.db, this.t.table, id, terms, `${this.t.statements}_renewal`);
+    return saveCopyRenewal(this.db, this.copy.table, id, terms, `${this.copy.statements}_renewal`);
   }
 
   /** The region's snapshot price (images are sold at it too): undefined for no region, null when it sells none. */
   regionPrice(regionId: string): Promise<PricePair | null | undefined> {
-    return regionPricePair(this.db, 'snapshot', regionId, `${this.t.statements}_region_price`);
+    return regionPricePair(this.db, 'snapshot', regionId, `${this.copy.statements}_region_price`);
   }
 
   claimExpired(now: Date, limit: number): Promise<ClaimedCopy[]> {
-    const a = this.t.alias;
+    const a = this.copy.alias;
     return claimCopies(
       this.db,
-      `${this.t.select} WHERE ${a}.status = 'available' AND ${a}.expires_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      `${this.copy.select} WHERE ${a}.status = 'available' AND ${a}.expires_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
-      `${this.t.statements}_claim_expired`,
+      `${this.copy.statements}_claim_expired`,
     );
   }
 
   claimReleasable(now: Date, limit: number): Promise<ClaimedCopy[]> {
-    const a = this.t.alias;
+    const a = this.copy.alias;
     return claimCopies(
       this.db,
-      `${this.t.select} WHERE ${a}.status = 'suspended' AND ${a}.release_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+      `${this.copy.select} WHERE ${a}.status = 'suspended' AND ${a}.release_at <= $1 AND ${a}.operation_id IS NULL ORDER BY ${a}.release_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
       [now, limit],
-      `${this.t.statements}_claim_releasable`,
+      `${this.copy.statements}_claim_releasable`,
     );
   }
 }
@@ -167,53 +266,3 @@ export async function claimCopies(db: Db, sql: string, params: unknown[], statem
   }));
 }
 
-/**
- * The reads a prepaid row's repository shares whatever the kind (snapshots, images, reserved
- * addresses): one row by id (in an organization or not, locked or not) and an organization's page.
- */
-export class CopyReads<R, T> {
-  constructor(
-    private readonly db: Db,
-    private readonly t: Pick<CopyTable, 'alias' | 'select' | 'statements'>,
-    private readonly to: (row: R) => T,
-  ) {}
-
-  async findInOrg(orgId: string, id: string): Promise<T | undefined> {
-    const a = this.t.alias;
-    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2`, [orgId, id], `${this.t.statements}_find_in_org`);
-    return row && this.to(row);
-  }
-
-  async lockInOrg(orgId: string, id: string): Promise<T | undefined> {
-    const a = this.t.alias;
-    const row = await this.db.one<R>(`${this.t.select} WHERE ${a}.org_id = $1 AND ${a}.id = $2 FOR UPDATE`, [orgId, id], `${this.t.statements}_lock_in_org`);
-    return row && this.to(row);
-  }
-
-  async lock(id: string): Promise<T | undefined> {
-    const row = await this.db.one<R>(`${this.t.select} WHERE ${this.t.alias}.id = $1 FOR UPDATE`, [id], `${this.t.statements}_lock`);
-    return row && this.to(row);
-  }
-
-  /**
-   * An organization's page, newest first (created_at DESC, id DESC): `filter` adds the kind's
-   * conditions, after the organization's and before the cursor's, naming its values with `param`.
-   */
-  async listInOrg(
-    orgId: string,
-    query: { limit: number; after?: PageCursor },
-    filter: (where: string[], param: (value: unknown) => string) => void,
-  ): Promise<Page<T>> {
-    const a = this.t.alias;
-    const params: unknown[] = [orgId, query.limit + 1];
-    const where = [`${a}.org_id = $1`];
-    const param = (value: unknown): string => `$${params.push(value)}`;
-    filter(where, param);
-    if (query.after) where.push(`(${a}.created_at, ${a}.id) < (${param(query.after.createdAt)}::timestamptz, ${param(query.after.id)})`);
-    const sql = `SELECT l.*, to_char(l.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at_text
-         FROM (${this.t.select} WHERE ${where.join(' AND ')} ORDER BY ${a}.created_at DESC, ${a}.id DESC LIMIT $2) l
-        ORDER BY l.created_at DESC, l.id DESC`;
-    const rows = await this.db.query<R & { created_at_text: string; id: string }>(sql, params, this.db.statementName(`${this.t.statements}_list`, sql));
-    return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), this.to);
-  }
-}

@@ -5,7 +5,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ComputeGateway } from '../../servers/application/compute-gateway';
 import { ProviderAddress } from '../../servers/application/compute-provider.port';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -16,7 +16,11 @@ import { ReservedIpRepository } from './reserved-ips.port';
 /** The provider's idempotency key of a step's call: `<operation id>/<step>`. */
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
-/** The executors' shared plumbing: the reservation of an operation, locked; the provider's truth about its address; its release. */
+/**
+ * The executors' shared plumbing: the reservation of an operation, locked; the provider's calls;
+ * its release. (Injectable: its constructor's types are the subclasses'.)
+ */
+@Injectable()
 abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
   abstract readonly type: 'ip.reserve' | 'ip.assign' | 'ip.unassign' | 'ip.renew' | 'ip.release';
   abstract readonly steps: readonly OperationStepExecutor[];
@@ -35,16 +39,34 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
   }
 
   protected async locked(op: Operation): Promise<ReservedIp> {
-    const { reservedIpId } = reservedIpParams.read(op.params);
-    const r = await this.rows.lock(reservedIpId);
-    if (!r || r.orgId !== op.orgId) throw invalidState(`Reserved IP ${reservedIpId} no longer exists`);
-    return r;
+    return lockOperationCopy(this.rows, op, reservedIpParams.read(op.params).reservedIpId, 'Reserved IP');
   }
 
   /** The reservation of the operation, locked, when the operation is still its own (undefined otherwise). */
   protected async ownLocked(op: Operation): Promise<ReservedIp | undefined> {
     const r = await this.rows.lock(reservedIpParams.read(op.params).reservedIpId);
     return r && r.operationId === op.id ? r : undefined;
+  }
+
+  /**
+   * The `assigning` step: the compute provider routes the address to the operation's server;
+   * committed, the reservation is `assigned` to it and `result` gives the operation's result.
+   */
+  protected assigning(result: (op: Operation, r: ReservedIp) => JsonObject): OperationStepExecutor {
+    return {
+      name: 'assigning',
+      perform: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
+        return { server_id: a.serverId };
+      },
+      commit: async (op) => {
+        const p = reservedIpParams.read(op.params);
+        const r = await this.locked(op);
+        await this.rows.markAssigned(r.id, p.serverId!);
+        return result(op, r);
+      },
+    };
   }
 
   /** The `unassigning` step's call: the compute provider routes the address to nothing. */
@@ -54,17 +76,25 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
     return {};
   }
 
-  protected truth(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
-  }
 
   /** Released (its address back in the pool after `cooldownS`) and announced: reserved_ip.released with its released_reason. */
   protected async released(r: ReservedIp, reason: 'customer' | 'expired' | 'purchase_failed', cooldownS: number): Promise<void> {
     const now = this.clock.now();
     await this.rows.markReleased(r.id, now, reason, new Date(now.getTime() + cooldownS * 1000));
     if (reason === 'purchase_failed') return;
-    const after = await this.rows.findInOrg(r.orgId, r.id);
-    if (after) await this.outbox.record({ orgId: r.orgId, type: 'reserved_ip.released', createdAt: now, data: presentReservedIp(after) });
+    await announceCopy(this.rows, this.outbox, r, { type: 'reserved_ip.released', now, present: presentReservedIp });
+  }
+}
+
+/** The executors whose steps route the address at the compute provider: what the provider holds decides their failures. */
+abstract class RoutingIpExecutor extends ReservedIpExecutor {
+  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
+    return readProviderTruth(() => this.compute.getAddress(reservedIpParams.read(op.params).reservedIpId));
+  }
+
+  /** Where the provider's truth says the address is routed: undefined when unreadable, null when the provider holds no such address. */
+  protected seen(truth: ProviderTruth<unknown> | undefined): ProviderAddress | null | undefined {
+    return truth?.known ? (truth.value as ProviderAddress | null) : undefined;
   }
 }
 
@@ -77,30 +107,13 @@ abstract class ReservedIpExecutor implements OperationExecutor, OnModuleInit {
  * once), the hold released.
  */
 @Injectable()
-export class ReserveIpExecutor extends ReservedIpExecutor {
+export class ReserveIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.reserve' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     { name: 'payment_reserved', commit: async () => undefined },
     { name: 'allocating', commit: (op) => this.allocated(op) },
-    {
-      name: 'assigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
-        return { server_id: a.serverId };
-      },
-      commit: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const r = await this.locked(op);
-        await this.rows.markAssigned(r.id, p.serverId!);
-        return this.result(op, r.expiresAt);
-      },
-    },
+    this.assigning((op, r) => this.result(op, r.expiresAt)),
   ];
-
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
 
   private async allocated(op: Operation): Promise<JsonObject | void> {
     const p = reservedIpParams.read(op.params);
@@ -124,10 +137,6 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
     };
   }
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async compensate(op: Operation): Promise<void> {
     const p = reservedIpParams.read(op.params);
     if (p.serverId !== null) await this.compute.unassignAddress({ addressId: p.reservedIpId, step: key(op, 'compensate'), ip: p.ip });
@@ -147,38 +156,17 @@ export class ReserveIpExecutor extends ReservedIpExecutor {
  * reconciliation sweep to settle).
  */
 @Injectable()
-export class AssignIpExecutor extends ReservedIpExecutor {
+export class AssignIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.assign' as const;
   readonly steps: readonly OperationStepExecutor[] = [
-    {
-      name: 'assigning',
-      perform: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const a = await this.compute.assignAddress({ addressId: p.reservedIpId, step: key(op, 'assigning'), ip: p.ip, serverId: p.serverId! });
-        return { server_id: a.serverId };
-      },
-      commit: async (op) => {
-        const p = reservedIpParams.read(op.params);
-        const r = await this.locked(op);
-        await this.rows.markAssigned(r.id, p.serverId!);
-        return { reserved_ip_id: r.id, ip: r.ip, server_id: p.serverId, assigned: true };
-      },
-    },
+    this.assigning((op, r) => ({ reserved_ip_id: r.id, ip: r.ip, server_id: reservedIpParams.read(op.params).serverId, assigned: true })),
   ];
-
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
 
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
     const p = reservedIpParams.read(op.params);
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (seen && seen.serverId === p.serverId) await this.rows.markAssigned(r.id, p.serverId!);
     else if (seen !== undefined && (seen === null || seen.serverId === null) && r.serverId !== null) await this.rows.markUnassigned(r.id);
     else await this.rows.setOperation(r.id, null);
@@ -191,7 +179,7 @@ export class AssignIpExecutor extends ReservedIpExecutor {
  * decides (routed to nothing: as on success; still to the server, or unreadable: as it was).
  */
 @Injectable()
-export class UnassignIpExecutor extends ReservedIpExecutor {
+export class UnassignIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.unassign' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     {
@@ -206,24 +194,16 @@ export class UnassignIpExecutor extends ReservedIpExecutor {
     },
   ];
 
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
   private async unassigned(op: Operation, r: ReservedIp): Promise<void> {
     const p = reservedIpParams.read(op.params);
     if (p.suspend) await this.rows.markSuspended(r.id, p.suspend.at, p.suspend.releaseAt);
     else await this.rows.markUnassigned(r.id);
   }
 
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (seen !== undefined && (seen === null || seen.serverId === null)) await this.unassigned(op, r);
     else await this.rows.setOperation(r.id, null);
   }
@@ -238,23 +218,11 @@ export class RenewIpExecutor extends ReservedIpExecutor {
   readonly type = 'ip.renew' as const;
   readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
 
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
   private async renew(op: Operation): Promise<JsonObject> {
     const p = reservedIpParams.read(op.params);
     const r = await this.locked(op);
     if (r.status === 'released') throw invalidState(`Reserved IP ${r.id} is released and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(r.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.rows.saveRenewal(r.id, terms);
-    return {
-      reserved_ip_id: r.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.rows, this.clock, op, r, p, 'reserved_ip_id');
   }
 
   async failed(op: Operation): Promise<void> {
@@ -270,7 +238,7 @@ export class RenewIpExecutor extends ReservedIpExecutor {
  * ip.unassign; the reservation stays (DELETE may be sent again).
  */
 @Injectable()
-export class ReleaseIpExecutor extends ReservedIpExecutor {
+export class ReleaseIpExecutor extends RoutingIpExecutor {
   readonly type = 'ip.release' as const;
   readonly steps: readonly OperationStepExecutor[] = [
     {
@@ -294,18 +262,10 @@ export class ReleaseIpExecutor extends ReservedIpExecutor {
     },
   ];
 
-  constructor(rows: ReservedIpRepository, compute: ComputeGateway, outbox: EventOutbox, settings: Settings, clock: Clock, executors: OperationExecutors) {
-    super(rows, compute, outbox, settings, clock, executors);
-  }
-
-  observe(op: Operation): Promise<ProviderTruth<ProviderAddress | null>> {
-    return this.truth(op);
-  }
-
   async failed(op: Operation, _error: unknown, truth?: ProviderTruth<unknown>): Promise<void> {
     const r = await this.ownLocked(op);
     if (!r) return;
-    const seen = truth?.known ? (truth.value as ProviderAddress | null) : undefined;
+    const seen = this.seen(truth);
     if (r.serverId !== null && seen !== undefined && (seen === null || seen.serverId === null)) await this.rows.markUnassigned(r.id);
     else await this.rows.setOperation(r.id, null);
   }

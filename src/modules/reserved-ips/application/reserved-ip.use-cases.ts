@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
-import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
+import { Clock } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency } from '../../../shared/kernel/money/money';
@@ -9,17 +9,17 @@ import { SystemActor, auditActor } from '../../audit/application/audit-actor';
 import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
 import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
+import { acceptHeld, copyChanges, renewalAudit } from '../../prepaid/application/copy.use-cases';
 import { Operation, OperationStep, OperationType } from '../../operations/domain/operation';
 import { checkAutoRenew } from '../../prepaid/domain/auto-renew';
-import { Labels, checkLabels, parseLabelSelector, sameLabels } from '../../prepaid/domain/labels';
-import { RENEWAL_TERMS, TermMonths } from '../../prepaid/domain/term';
+import { Labels, checkLabels, parseLabelSelector } from '../../prepaid/domain/labels';
+import { RENEWAL_TERMS, TermMonths, purchasedTerm } from '../../prepaid/domain/term';
 import { ComputeHealth } from '../../servers/application/compute-provider.port';
-import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import {
   ReservedIp, ReservedIpStatus, poolExhausted, quoteReservedIpRenewal, reservedIpAmount, reservedIpBusy, reservedIpSuspended,
 } from '../domain/reserved-ip';
 import { ReservedIpOpParams, reservedIpParams } from './reserved-ip-params';
-import { ReservedIpChanges, ReservedIpRepository, TargetServer } from './reserved-ips.port';
+import { ReservedIpRepository, TargetServer } from './reserved-ips.port';
 
 export interface ReserveIpInput {
   region: string;
@@ -61,6 +61,47 @@ async function checkTarget(rows: ReservedIpRepository, server: TargetServer | un
 }
 
 /**
+ * What the reservation, assignment, unassignment and release share: their collaborators, and the
+ * acceptance of an action's operation on a reservation. (Injectable: its constructor's types are
+ * the subclasses'.)
+ */
+@Injectable()
+abstract class IpAction {
+  constructor(
+    protected readonly uow: UnitOfWork,
+    protected readonly rows: ReservedIpRepository,
+    protected readonly acceptance: OperationAcceptance,
+    protected readonly health: ComputeHealth,
+    protected readonly clock: Clock,
+  ) {}
+
+  /**
+   * `operation` accepted on the reservation `r` with its audit row (`action`, `data`; actor
+   * `principal`), then named on the reservation (with the server it moves the address to, when
+   * one): 409 invalid_state `Reserved IP <id> could not be <done> now; retry` when it is not.
+   */
+  protected async accepted(
+    principal: Principal | SystemActor,
+    r: ReservedIp,
+    operation: Operation,
+    audit: { action: string; ip: string | null; data: Record<string, unknown>; done: string },
+    pendingServerId?: string,
+  ): Promise<{ reservedIp: ReservedIp; operation: Operation }> {
+    const outcome = await this.acceptance.accept({
+      operation,
+      audit: { orgId: r.orgId, ...auditActor(principal), action: audit.action, targetId: r.id, ipAddress: audit.ip, data: audit.data },
+    });
+    if (outcome.kind !== 'accepted') throw invalidState(`Reserved IP ${r.id} could not be ${audit.done} now; retry`);
+    if (pendingServerId === undefined) {
+      await this.rows.setOperation(r.id, operation.id);
+      return { reservedIp: { ...r, operationId: operation.id }, operation };
+    }
+    await this.rows.setOperation(r.id, operation.id, pendingServerId);
+    return { reservedIp: { ...r, operationId: operation.id, pendingServerId }, operation };
+  }
+}
+
+/**
  * POST /v1/reserved-ips: in one transaction, the target server's row locked when one is named,
  * the region's price (400 naming `region` when it sells none), an address of the region's pool
  * taken (409 out_of_stock when none is free: nothing is written), the reservation (`allocating`),
@@ -69,15 +110,7 @@ async function checkTarget(rows: ReservedIpRepository, server: TargetServer | un
  * in the pool). 503 while the compute provider is down.
  */
 @Injectable()
-export class ReserveIp {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly rows: ReservedIpRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ComputeHealth,
-    private readonly clock: Clock,
-  ) {}
-
+export class ReserveIp extends IpAction {
   async execute(principal: Principal, input: ReserveIpInput, ip: string | null): Promise<{ reservedIp: ReservedIp; operation: Operation }> {
     const labels: Labels = input.labels === undefined ? {} : checkLabels(input.labels);
     return this.uow.run(async () => {
@@ -103,32 +136,15 @@ export class ReserveIp {
         regionId: input.region,
         status: 'allocating',
         pendingServerId: serverId,
-        termMonths: input.termMonths,
-        billing: amount,
-        price,
-        expiresAt: addMonthsClamped(now, input.termMonths),
-        autoRenew: { enabled: false, termMonths: null },
-        labels,
-        operationId: operation.id,
-        createdAt: now,
+        ...purchasedTerm(input.termMonths, amount, price, labels, operation.id, now),
       });
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: amount,
-        audit: {
-          orgId: principal.orgId,
-          ...auditActor(principal),
-          action: 'reserved_ip.reserve',
-          targetId: id,
-          ipAddress: ip,
-          data: {
-            operation_id: operation.id, ip: address, region: input.region, server_id: serverId, term_months: input.termMonths,
-            currency: amount.currency, amount: amount.format(),
-          },
+      await acceptHeld(this.acceptance, principal, operation, amount, {
+        action: 'reserved_ip.reserve', targetId: id, ip,
+        data: {
+          operation_id: operation.id, ip: address, region: input.region, server_id: serverId, term_months: input.termMonths,
+          currency: amount.currency, amount: amount.format(),
         },
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       if (this.health.isDown()) throw providerUnavailable();
       return { reservedIp, operation };
     });
@@ -152,15 +168,7 @@ async function lockActionable(rows: ReservedIpRepository, orgId: string, id: str
  * `reserved_ip.assign`. No charge.
  */
 @Injectable()
-export class AssignIp {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly rows: ReservedIpRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ComputeHealth,
-    private readonly clock: Clock,
-  ) {}
-
+export class AssignIp extends IpAction {
   async execute(principal: Principal, input: { id: string; serverId: string }, ip: string | null): Promise<{ reservedIp: ReservedIp; operation: Operation }> {
     return this.uow.run(async () => {
       const server = await this.rows.lockServer(principal.orgId, input.serverId);
@@ -171,17 +179,12 @@ export class AssignIp {
       const operation = ipOperation(principal.orgId, 'ip.assign', input.serverId, [{ name: 'assigning', status: 'pending' }], {
         reservedIpId: r.id, ip: r.ip, serverId: input.serverId, termMonths: null, amount: null, suspend: null, reason: null,
       }, this.clock.now());
-      const outcome = await this.acceptance.accept({
-        operation,
-        audit: {
-          orgId: principal.orgId, ...auditActor(principal), action: 'reserved_ip.assign', targetId: r.id, ipAddress: ip,
-          data: { operation_id: operation.id, ip: r.ip, server_id: input.serverId, previous_server_id: r.serverId },
-        },
-      });
-      if (outcome.kind !== 'accepted') throw invalidState(`Reserved IP ${r.id} could not be assigned now; retry`);
-      await this.rows.setOperation(r.id, operation.id, input.serverId);
+      const accepted = await this.accepted(principal, r, operation, {
+        action: 'reserved_ip.assign', ip, done: 'assigned',
+        data: { operation_id: operation.id, ip: r.ip, server_id: input.serverId, previous_server_id: r.serverId },
+      }, input.serverId);
       if (this.health.isDown()) throw providerUnavailable();
-      return { reservedIp: { ...r, operationId: operation.id, pendingServerId: input.serverId }, operation };
+      return accepted;
     });
   }
 }
@@ -204,15 +207,7 @@ async function lockWithServer(rows: ReservedIpRepository, orgId: string, id: str
  * Audited `reserved_ip.unassign`.
  */
 @Injectable()
-export class UnassignIp {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly rows: ReservedIpRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ComputeHealth,
-    private readonly clock: Clock,
-  ) {}
-
+export class UnassignIp extends IpAction {
   async execute(principal: Principal, input: { id: string }, ip: string | null): Promise<{ reservedIp: ReservedIp; operation: Operation }> {
     return this.uow.run(async () => {
       const r = await lockWithServer(this.rows, principal.orgId, input.id, 'unassign');
@@ -220,17 +215,11 @@ export class UnassignIp {
       const operation = ipOperation(principal.orgId, 'ip.unassign', r.serverId, [{ name: 'unassigning', status: 'pending' }], {
         reservedIpId: r.id, ip: r.ip, serverId: r.serverId, termMonths: null, amount: null, suspend: null, reason: null,
       }, this.clock.now());
-      const outcome = await this.acceptance.accept({
-        operation,
-        audit: {
-          orgId: principal.orgId, ...auditActor(principal), action: 'reserved_ip.unassign', targetId: r.id, ipAddress: ip,
-          data: { operation_id: operation.id, ip: r.ip, server_id: r.serverId },
-        },
+      const accepted = await this.accepted(principal, r, operation, {
+        action: 'reserved_ip.unassign', ip, done: 'unassigned', data: { operation_id: operation.id, ip: r.ip, server_id: r.serverId },
       });
-      if (outcome.kind !== 'accepted') throw invalidState(`Reserved IP ${r.id} could not be unassigned now; retry`);
-      await this.rows.setOperation(r.id, operation.id);
       if (this.health.isDown()) throw providerUnavailable();
-      return { reservedIp: { ...r, operationId: operation.id }, operation };
+      return accepted;
     });
   }
 
@@ -280,19 +269,9 @@ export class RenewIp {
       const operation = ipOperation(principal.orgId, 'ip.renew', null, [{ name: 'renewing', status: 'running' }], {
         reservedIpId: r.id, ip: r.ip, serverId: null, termMonths: quote.termMonths, amount: quote.amount, suspend: null, reason: null,
       }, this.clock.now());
-      const outcome = await this.acceptance.accept({
-        operation,
-        hold: quote.amount,
-        audit: {
-          orgId: principal.orgId, ...auditActor(principal), action: 'reserved_ip.renew', targetId: r.id, ipAddress: ip,
-          data: {
-            operation_id: operation.id, term_months: quote.termMonths, currency: quote.amount.currency, amount: quote.amount.format(),
-            ...(input.auto ? { auto: true } : {}),
-          },
-        },
+      await acceptHeld(this.acceptance, principal, operation, quote.amount, {
+        action: 'reserved_ip.renew', targetId: r.id, ip, data: renewalAudit(operation, quote, input.auto),
       });
-      if (outcome.kind === 'insufficient') throw insufficientBalance(quote.amount, outcome.available);
-      if (outcome.kind === 'busy') throw invalidState(`Operation ${outcome.operationId} is in the way`);
       await this.rows.setOperation(r.id, operation.id);
       return { reservedIp: { ...r, operationId: operation.id }, operation };
     });
@@ -305,15 +284,7 @@ export class RenewIp {
  * IP_COOLDOWN_S. The prepaid term is not refunded. Audited `reserved_ip.release`.
  */
 @Injectable()
-export class ReleaseIp {
-  constructor(
-    private readonly uow: UnitOfWork,
-    private readonly rows: ReservedIpRepository,
-    private readonly acceptance: OperationAcceptance,
-    private readonly health: ComputeHealth,
-    private readonly clock: Clock,
-  ) {}
-
+export class ReleaseIp extends IpAction {
   execute(principal: Principal, input: { id: string }, ip: string | null): Promise<{ reservedIp: ReservedIp; operation: Operation }> {
     return this.uow.run(async () => {
       const r = await lockWithServer(this.rows, principal.orgId, input.id, 'release');
@@ -329,16 +300,10 @@ export class ReleaseIp {
     const operation = ipOperation(r.orgId, 'ip.release', r.serverId, steps, {
       reservedIpId: r.id, ip: r.ip, serverId: r.serverId, termMonths: null, amount: null, suspend: null, reason,
     }, this.clock.now());
-    const outcome = await this.acceptance.accept({
-      operation,
-      audit: {
-        orgId: r.orgId, ...auditActor(principal), action: 'reserved_ip.release', targetId: r.id, ipAddress: ip,
-        data: { operation_id: operation.id, ip: r.ip, server_id: r.serverId, ...(reason === 'expired' ? { reason } : {}) },
-      },
+    return this.accepted(principal, r, operation, {
+      action: 'reserved_ip.release', ip, done: 'released',
+      data: { operation_id: operation.id, ip: r.ip, server_id: r.serverId, ...(reason === 'expired' ? { reason } : {}) },
     });
-    if (outcome.kind !== 'accepted') throw invalidState(`Reserved IP ${r.id} could not be released now; retry`);
-    await this.rows.setOperation(r.id, operation.id);
-    return { reservedIp: { ...r, operationId: operation.id }, operation };
   }
 }
 
@@ -358,19 +323,7 @@ export class UpdateIp {
       const r = await this.rows.lockInOrg(principal.orgId, input.id);
       if (!r) throw notFound(`Reserved IP ${input.id} not found`);
       if (r.status === 'released') throw invalidState(`Reserved IP ${r.id} is released`);
-      const changes: ReservedIpChanges = {};
-      const changed: Record<string, { old: unknown; new: unknown }> = {};
-      if (labels !== undefined && !sameLabels(labels, r.labels)) {
-        changes.labels = labels;
-        changed.labels = { old: r.labels, new: labels };
-      }
-      if (autoRenew !== undefined) {
-        const next = { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths === undefined ? r.autoRenew.termMonths : autoRenew.termMonths };
-        if (next.enabled !== r.autoRenew.enabled || next.termMonths !== r.autoRenew.termMonths) {
-          changes.autoRenew = next;
-          changed.auto_renew = { old: { enabled: r.autoRenew.enabled, term_months: r.autoRenew.termMonths }, new: { enabled: next.enabled, term_months: next.termMonths } };
-        }
-      }
+      const { changes, changed } = copyChanges(r, { labels, autoRenew });
       if (Object.keys(changed).length === 0) return r;
       await this.rows.update(r.id, changes);
       await this.audit.record({ orgId: principal.orgId, ...auditActor(principal), action: 'reserved_ip.update', targetId: r.id, ipAddress: ip, data: { changes: changed } });

@@ -1,7 +1,6 @@
 import { DomainError, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, PrepaidTerm, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A reserved IPv4 address: one address of its region's pool, held by an organization for a
@@ -17,7 +16,7 @@ import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from
 export const RESERVED_IP_STATUSES = ['allocating', 'available', 'assigned', 'suspended', 'released'] as const;
 export type ReservedIpStatus = (typeof RESERVED_IP_STATUSES)[number];
 
-export interface ReservedIp {
+export interface ReservedIp extends PrepaidTerm {
   id: string;
   orgId: string;
   ip: string;
@@ -27,19 +26,6 @@ export interface ReservedIp {
   serverId: string | null;
   /** The server an unfinished ip.reserve or ip.assign moves it to, else null. */
   pendingServerId: string | null;
-  termMonths: TermMonths;
-  /** The current term's currency and amount. */
-  billing: Money;
-  /** The monthly price frozen at purchase. */
-  price: PricePair;
-  expiresAt: Date;
-  autoRenew: { enabled: boolean; termMonths: TermMonths | null };
-  labels: Labels;
-  /** Its unfinished operation, or null. */
-  operationId: string | null;
-  createdAt: Date;
-  suspendedAt: Date | null;
-  releaseAt: Date | null;
   releasedAt: Date | null;
   releasedReason: DeletedReason | null;
 }

@@ -1,14 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../../../shared/database/transaction';
-import { Currency, Money, PricePair, pricePairOfMinor } from '../../../shared/kernel/money/money';
+import { PricePair } from '../../../shared/kernel/money/money';
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
-import { Labels } from '../../prepaid/domain/labels';
-import { CopyReads, claimCopies, regionPricePair, saveCopyRenewal, updateCopy } from '../../prepaid/infrastructure/copy-rows';
-import { DeletedReason, RenewedTerms, TermMonths } from '../../prepaid/domain/term';
+import { CopyReads, CopyTermRow, claimCopies, copyTermOf, copyTermValues, regionPricePair, saveCopyRenewal, updateCopy } from '../../prepaid/infrastructure/copy-rows';
+import { DeletedReason, RenewedTerms } from '../../prepaid/domain/term';
 import { DueReservedIp, NewReservedIp, ReservedIpChanges, ReservedIpFilter, ReservedIpRepository, TargetServer } from '../application/reserved-ips.port';
 import { ReservedIp, ReservedIpStatus } from '../domain/reserved-ip';
 
-interface Row {
+interface Row extends CopyTermRow {
   id: string;
   org_id: string;
   ip: string;
@@ -16,19 +15,6 @@ interface Row {
   status: ReservedIpStatus;
   server_id: string | null;
   pending_server_id: string | null;
-  term_months: TermMonths;
-  billing_currency: Currency;
-  billing_amount: string;
-  price_usd_minor: string;
-  price_idr_minor: string;
-  expires_at: Date;
-  auto_renew_enabled: boolean;
-  auto_renew_term_months: TermMonths | null;
-  labels: Labels;
-  operation_id: string | null;
-  created_at: Date;
-  suspended_at: Date | null;
-  release_at: Date | null;
   released_at: Date | null;
   released_reason: DeletedReason | null;
 }
@@ -47,14 +33,7 @@ const toReservedIp = (r: Row): ReservedIp => ({
   status: r.status,
   serverId: r.server_id,
   pendingServerId: r.pending_server_id,
-  termMonths: r.term_months,
-  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
-  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
-  expiresAt: r.expires_at,
-  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-  labels: r.labels,
-  operationId: r.operation_id,
-  createdAt: r.created_at,
+  ...copyTermOf(r),
   suspendedAt: r.suspended_at,
   releaseAt: r.release_at,
   releasedAt: r.released_at,
@@ -69,13 +48,10 @@ const toReservedIp = (r: Row): ReservedIp => ({
  * last word.
  */
 @Injectable()
-export class TypeOrmReservedIpRepository extends ReservedIpRepository {
-  /** Its reads by id and its update, renewal, region price and claims are the prepaid copies' (CopyReads, copy-rows.ts). */
-  private readonly reads: CopyReads<Row, ReservedIp>;
-
-  constructor(private readonly db: Db) {
-    super();
-    this.reads = new CopyReads(db, { alias: 'r', select: SELECT, statements: 'reserved_ips' }, toReservedIp);
+export class TypeOrmReservedIpRepository extends CopyReads<Row, ReservedIp> implements ReservedIpRepository {
+  /** Its reads by id (CopyReads) and its update, renewal, region price and claims (copy-rows.ts) are the prepaid copies'. */
+  constructor(db: Db) {
+    super(db, { alias: 'r', select: SELECT, statements: 'reserved_ips' }, toReservedIp);
   }
 
   regionPrice(regionId: string): Promise<PricePair | null | undefined> {
@@ -103,30 +79,16 @@ export class TypeOrmReservedIpRepository extends ReservedIpRepository {
                                  operation_id, created_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
       [
-        r.id, r.orgId, r.ip, r.regionId, r.status, r.pendingServerId, r.termMonths, r.billing.currency, r.billing.minor.toString(),
-        r.price.USD.minor.toString(), r.price.IDR.minor.toString(), r.expiresAt, r.autoRenew.enabled, r.autoRenew.termMonths,
-        JSON.stringify(r.labels), r.operationId, r.createdAt,
+        r.id, r.orgId, r.ip, r.regionId, r.status, r.pendingServerId, ...copyTermValues(r),
       ],
       'reserved_ips_create',
     );
     return (await this.findInOrg(r.orgId, r.id))!;
   }
 
-  findInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
-    return this.reads.findInOrg(orgId, id);
-  }
-
-  lockInOrg(orgId: string, id: string): Promise<ReservedIp | undefined> {
-    return this.reads.lockInOrg(orgId, id);
-  }
-
-  lock(id: string): Promise<ReservedIp | undefined> {
-    return this.reads.lock(id);
-  }
-
   listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: ReservedIpFilter }): Promise<Page<ReservedIp>> {
     const f = query.filter;
-    return this.reads.listInOrg(orgId, query, (where, param) => {
+    return this.listPage(orgId, query, (where, param) => {
       if (f.status === undefined) where.push(`r.status <> 'released'`);
       else where.push(`r.status = ${param(f.status)}`);
       if (f.regionId !== undefined) where.push(`r.region_id = ${param(f.regionId)}`);

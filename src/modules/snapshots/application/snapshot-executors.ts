@@ -4,7 +4,7 @@ import { invalidState } from '../../../shared/kernel/errors/domain-error';
 import { OperationExecutor, OperationExecutors, OperationStepExecutor } from '../../operations/application/operation-executors';
 import { ProviderTruth, readProviderTruth } from '../../operations/application/provider-truth';
 import { JsonObject, Operation } from '../../operations/domain/operation';
-import { renewedTerms } from '../../prepaid/domain/term';
+import { announceCopy, commitRenewal, lockOperationCopy } from '../../prepaid/application/copy-executors';
 import { ProviderSnapshot } from '../../storage-provider/application/block-storage.port';
 import { ProviderGateway } from '../../storage-provider/application/provider-gateway';
 import { EventOutbox } from '../../webhooks/application/event-outbox.port';
@@ -15,6 +15,8 @@ import { SnapshotRepository } from './snapshots.port';
 /** The provider's idempotency key of a step's call: `<operation id>/<step>`. */
 const key = (op: Operation, step: string): string => `${op.id}/${step}`;
 
+/** Shared by the executors: registration, the snapshot of an operation under lock, its deletion. (Injectable: its constructor's types are the subclasses'.) */
+@Injectable()
 abstract class SnapshotExecutor implements OperationExecutor, OnModuleInit {
   abstract readonly type: 'snapshot.create' | 'snapshot.renew' | 'snapshot.delete';
   abstract readonly steps: readonly OperationStepExecutor[];
@@ -32,18 +34,14 @@ abstract class SnapshotExecutor implements OperationExecutor, OnModuleInit {
   }
 
   protected async locked(op: Operation): Promise<Snapshot> {
-    const { snapshotId } = snapshotParams.read(op.params);
-    const s = await this.snapshots.lock(snapshotId);
-    if (!s || s.orgId !== op.orgId) throw invalidState(`Snapshot ${snapshotId} no longer exists`);
-    return s;
+    return lockOperationCopy(this.snapshots, op, snapshotParams.read(op.params).snapshotId, 'Snapshot');
   }
 
   /** Marks it deleted and announces it (snapshot.deleted with its deleted_reason). */
   protected async deleted(s: Snapshot, reason: 'customer' | 'expired' | 'purchase_failed'): Promise<void> {
     const now = this.clock.now();
     await this.snapshots.markDeleted(s.id, now, reason);
-    const after = await this.snapshots.findInOrg(s.orgId, s.id);
-    if (after) await this.outbox.record({ orgId: s.orgId, type: 'snapshot.deleted', createdAt: now, data: presentSnapshot(after) });
+    await announceCopy(this.snapshots, this.outbox, s, { type: 'snapshot.deleted', now, present: presentSnapshot });
   }
 }
 
@@ -68,10 +66,6 @@ export class CreateSnapshotExecutor extends SnapshotExecutor {
       commit: (op) => this.ready(op),
     },
   ];
-
-  constructor(snapshots: SnapshotRepository, provider: ProviderGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(snapshots, provider, outbox, clock, executors);
-  }
 
   private async ready(op: Operation): Promise<JsonObject> {
     const p = snapshotParams.read(op.params);
@@ -113,23 +107,11 @@ export class RenewSnapshotExecutor extends SnapshotExecutor {
   readonly type = 'snapshot.renew' as const;
   readonly steps: readonly OperationStepExecutor[] = [{ name: 'renewing', commit: (op) => this.renew(op) }];
 
-  constructor(snapshots: SnapshotRepository, provider: ProviderGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(snapshots, provider, outbox, clock, executors);
-  }
-
   private async renew(op: Operation): Promise<JsonObject> {
     const p = snapshotParams.read(op.params);
     const s = await this.locked(op);
     if (s.status === 'deleted' || s.status === 'deleting') throw invalidState(`Snapshot ${s.id} is ${s.status} and cannot be renewed`);
-    if (!p.termMonths || !p.amount) throw invalidState(`Operation ${op.id} names no term`);
-    const terms = renewedTerms(s.expiresAt, { termMonths: p.termMonths, amount: p.amount }, this.clock.now());
-    await this.snapshots.saveRenewal(s.id, terms);
-    return {
-      snapshot_id: s.id,
-      term_months: terms.termMonths,
-      expires_at: terms.expiresAt.toISOString(),
-      charged: { currency: terms.billing.currency, amount: terms.billing.format() },
-    };
+    return commitRenewal(this.snapshots, this.clock, op, s, p, 'snapshot_id');
   }
 
   async failed(op: Operation): Promise<void> {
@@ -160,10 +142,6 @@ export class DeleteSnapshotExecutor extends SnapshotExecutor {
       },
     },
   ];
-
-  constructor(snapshots: SnapshotRepository, provider: ProviderGateway, outbox: EventOutbox, clock: Clock, executors: OperationExecutors) {
-    super(snapshots, provider, outbox, clock, executors);
-  }
 
   observe(op: Operation): Promise<ProviderTruth<ProviderSnapshot | null>> {
     return readProviderTruth(() => this.provider.getSnapshot(snapshotParams.read(op.params).snapshotId));

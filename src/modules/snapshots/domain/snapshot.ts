@@ -1,7 +1,6 @@
 import { DomainError, invalidRequest, invalidState } from '../../../shared/kernel/errors/domain-error';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { Labels } from '../../prepaid/domain/labels';
-import { DeletedReason, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
+import { DeletedReason, PrepaidTerm, RenewalQuote, TermMonths, presentTerm, termAmount } from '../../prepaid/domain/term';
 
 /**
  * A volume snapshot: a point-in-time copy of a disk, bought for a prepaid term like a disk
@@ -15,7 +14,7 @@ export type SnapshotStatus = (typeof SNAPSHOT_STATUSES)[number];
 export const SNAPSHOTS_PER_VOLUME = 10;
 export const SNAPSHOTS_PER_ORGANIZATION = 100;
 
-export interface Snapshot {
+export interface Snapshot extends PrepaidTerm {
   id: string;
   orgId: string;
   name: string;
@@ -25,20 +24,7 @@ export interface Snapshot {
   zoneId: string;
   type: string;
   sizeGb: number;
-  termMonths: TermMonths;
-  /** The current term's currency and amount. */
-  billing: Money;
-  /** The snapshot price per GB-month frozen at purchase. */
-  price: PricePair;
-  expiresAt: Date;
-  autoRenew: { enabled: boolean; termMonths: TermMonths | null };
-  labels: Labels;
-  /** The snapshot's unfinished operation, or null. */
-  operationId: string | null;
-  createdAt: Date;
   deletedAt: Date | null;
-  suspendedAt: Date | null;
-  releaseAt: Date | null;
   deletedReason: DeletedReason | null;
 }
 

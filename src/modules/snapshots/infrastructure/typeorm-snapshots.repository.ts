@@ -1,14 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/database/transaction';
-import { Currency, Money, pricePairOfMinor } from '../../../shared/kernel/money/money';
 import { Page, PageCursor } from '../../../shared/kernel/pagination/cursor';
-import { Labels } from '../../prepaid/domain/labels';
-import { CopyReads, CopyRows } from '../../prepaid/infrastructure/copy-rows';
-import { DeletedReason, TermMonths } from '../../prepaid/domain/term';
+import { CopyRows, CopyTermRow, copyTermOf, copyTermValues } from '../../prepaid/infrastructure/copy-rows';
+import { DeletedReason } from '../../prepaid/domain/term';
 import { NewSnapshot, SnapshotFilter, SnapshotRepository } from '../application/snapshots.port';
 import { SNAPSHOTS_PER_ORGANIZATION, SNAPSHOTS_PER_VOLUME, Snapshot, SnapshotStatus, snapshotQuota } from '../domain/snapshot';
 
-interface SnapshotRow {
+interface SnapshotRow extends CopyTermRow {
   id: string;
   org_id: string;
   name: string;
@@ -18,20 +16,7 @@ interface SnapshotRow {
   zone_id: string;
   type: string;
   size_gb: number;
-  term_months: TermMonths;
-  billing_currency: Currency;
-  billing_amount: string;
-  price_usd_minor: string;
-  price_idr_minor: string;
-  expires_at: Date;
-  auto_renew_enabled: boolean;
-  auto_renew_term_months: TermMonths | null;
-  labels: Labels;
-  operation_id: string | null;
-  created_at: Date;
   deleted_at: Date | null;
-  suspended_at: Date | null;
-  release_at: Date | null;
   deleted_reason: DeletedReason | null;
 }
 
@@ -51,14 +36,7 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
   zoneId: r.zone_id,
   type: r.type,
   sizeGb: r.size_gb,
-  termMonths: r.term_months,
-  billing: Money.ofMinor(r.billing_currency, BigInt(r.billing_amount)),
-  price: pricePairOfMinor(r.price_usd_minor, r.price_idr_minor),
-  expiresAt: r.expires_at,
-  autoRenew: { enabled: r.auto_renew_enabled, termMonths: r.auto_renew_term_months },
-  labels: r.labels,
-  operationId: r.operation_id,
-  createdAt: r.created_at,
+  ...copyTermOf(r),
   deletedAt: r.deleted_at,
   suspendedAt: r.suspended_at,
   releaseAt: r.release_at,
@@ -71,13 +49,10 @@ const toSnapshot = (r: SnapshotRow): Snapshot => ({
  * insert past a limit, and the counter row's lock serialises racing inserts (migration Snapshots1764000000410).
  */
 @Injectable()
-export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepository {
-  /** Its reads by id (CopyReads) and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
-  private readonly reads: CopyReads<SnapshotRow, Snapshot>;
-
+export class TypeOrmSnapshotRepository extends CopyRows<SnapshotRow, Snapshot> implements SnapshotRepository {
+  /** Its reads by id and its update, operation, status transitions, renewal, region price and claims (CopyRows) are shared with the other prepaid copies. */
   constructor(db: Db) {
-    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots', idParam: 'snapshot_id' });
-    this.reads = new CopyReads(db, { alias: 's', select: SELECT, statements: 'snapshots' }, toSnapshot);
+    super(db, { table: 'snapshots', alias: 's', select: SELECT, statements: 'snapshots', idParam: 'snapshot_id' }, toSnapshot);
   }
 
   async create(s: NewSnapshot): Promise<Snapshot> {
@@ -88,9 +63,7 @@ export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepos
                                 labels, operation_id, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
         [
-          s.id, s.orgId, s.name, s.status, s.volumeId, s.regionId, s.zoneId, s.type, s.sizeGb, s.termMonths, s.billing.currency,
-          s.billing.minor.toString(), s.price.USD.minor.toString(), s.price.IDR.minor.toString(), s.expiresAt, s.autoRenew.enabled,
-          s.autoRenew.termMonths, JSON.stringify(s.labels), s.operationId, s.createdAt,
+          s.id, s.orgId, s.name, s.status, s.volumeId, s.regionId, s.zoneId, s.type, s.sizeGb, ...copyTermValues(s),
         ],
         'snapshots_create',
       );
@@ -102,21 +75,9 @@ export class TypeOrmSnapshotRepository extends CopyRows implements SnapshotRepos
     return (await this.findInOrg(s.orgId, s.id))!;
   }
 
-  findInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
-    return this.reads.findInOrg(orgId, id);
-  }
-
-  lockInOrg(orgId: string, id: string): Promise<Snapshot | undefined> {
-    return this.reads.lockInOrg(orgId, id);
-  }
-
-  lock(id: string): Promise<Snapshot | undefined> {
-    return this.reads.lock(id);
-  }
-
   listInOrg(orgId: string, query: { limit: number; after?: PageCursor; filter: SnapshotFilter }): Promise<Page<Snapshot>> {
     const f = query.filter;
-    return this.reads.listInOrg(orgId, query, (where, param) => {
+    return this.listPage(orgId, query, (where, param) => {
       if (f.status === undefined) where.push(`s.status <> 'deleted'`);
       else where.push(`s.status = ${param(f.status)}`);
       if (f.volumeId !== undefined) where.push(`s.volume_id = ${param(f.volumeId)}`);

@@ -34,20 +34,24 @@ export class ChargeResponse {
   amount: string;
 }
 
-@ApiSchema({ name: 'VolumeRenewResult', description: 'result of a succeeded volume.renew' })
-export class VolumeRenewResultResponse {
-  @ApiProperty({ example: 'vol_demodata1' })
-  volume_id: string;
-
-  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
-  term_months: number;
-
-  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
-  expires_at: string;
-
-  @ApiProperty({ type: () => ChargeResponse })
-  charged: ChargeResponse;
+/**
+ * The result schema of a succeeded renewal (`type`, e.g. volume.renew), named `name`: the
+ * resource's id under `idField`, then term_months, expires_at and charged (in that order).
+ */
+function renewResult(type: string, name: string, idField: string, idExample: string): SchemaClass {
+  @ApiSchema({ name, description: `result of a succeeded ${type}` })
+  class RenewResult {}
+  const members: [string, Parameters<typeof ApiProperty>[0]][] = [
+    [idField, { type: String, example: idExample }],
+    ['term_months', { type: 'integer', enum: [1, 3, 12], example: 3 }],
+    ['expires_at', { type: String, format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' }],
+    ['charged', { type: () => ChargeResponse }],
+  ];
+  for (const [key, options] of members) ApiProperty(options)(RenewResult.prototype, key);
+  return RenewResult;
 }
+
+export const VolumeRenewResultResponse = renewResult('volume.renew', 'VolumeRenewResult', 'volume_id', 'vol_demodata1');
 
 @ApiSchema({ name: 'SnapshotCreateResult', description: 'result of a succeeded snapshot.create' })
 export class SnapshotCreateResultResponse {
@@ -64,20 +68,7 @@ export class SnapshotCreateResultResponse {
   charged: ChargeResponse;
 }
 
-@ApiSchema({ name: 'SnapshotRenewResult', description: 'result of a succeeded snapshot.renew' })
-export class SnapshotRenewResultResponse {
-  @ApiProperty({ example: 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  snapshot_id: string;
-
-  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
-  term_months: number;
-
-  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
-  expires_at: string;
-
-  @ApiProperty({ type: () => ChargeResponse })
-  charged: ChargeResponse;
-}
+export const SnapshotRenewResultResponse = renewResult('snapshot.renew', 'SnapshotRenewResult', 'snapshot_id', 'snap_8fKq2LmX9vR4tW7yZ3bN5cHd');
 
 @ApiSchema({ name: 'SnapshotDeleteResult', description: 'result of a succeeded snapshot.delete' })
 export class SnapshotDeleteResultResponse {
@@ -103,20 +94,7 @@ export class ImageCreateResultResponse {
   charged: ChargeResponse;
 }
 
-@ApiSchema({ name: 'ImageRenewResult', description: 'result of a succeeded image.renew' })
-export class ImageRenewResultResponse {
-  @ApiProperty({ example: 'img_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  image_id: string;
-
-  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
-  term_months: number;
-
-  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
-  expires_at: string;
-
-  @ApiProperty({ type: () => ChargeResponse })
-  charged: ChargeResponse;
-}
+export const ImageRenewResultResponse = renewResult('image.renew', 'ImageRenewResult', 'image_id', 'img_8fKq2LmX9vR4tW7yZ3bN5cHd');
 
 @ApiSchema({ name: 'ImageDeleteResult', description: 'result of a succeeded image.delete' })
 export class ImageDeleteResultResponse {
@@ -160,20 +138,7 @@ export class IpAssignmentResultResponse {
   assigned: boolean;
 }
 
-@ApiSchema({ name: 'IpRenewResult', description: 'result of a succeeded ip.renew' })
-export class IpRenewResultResponse {
-  @ApiProperty({ example: 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  reserved_ip_id: string;
-
-  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
-  term_months: number;
-
-  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
-  expires_at: string;
-
-  @ApiProperty({ type: () => ChargeResponse })
-  charged: ChargeResponse;
-}
+export const IpRenewResultResponse = renewResult('ip.renew', 'IpRenewResult', 'reserved_ip_id', 'rip_8fKq2LmX9vR4tW7yZ3bN5cHd');
 
 @ApiSchema({ name: 'IpReleaseResult', description: 'result of a succeeded ip.release: the address back in its region\'s pool (handed out again after IP_COOLDOWN_S)' })
 export class IpReleaseResultResponse {
@@ -228,20 +193,7 @@ export class VmCreateResultResponse {
   charged: ChargeResponse;
 }
 
-@ApiSchema({ name: 'VmRenewResult', description: 'result of a succeeded vm.renew' })
-export class VmRenewResultResponse {
-  @ApiProperty({ example: 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd' })
-  server_id: string;
-
-  @ApiProperty({ type: 'integer', enum: [1, 3, 12], example: 3 })
-  term_months: number;
-
-  @ApiProperty({ format: 'date-time', description: 'The new end of the paid term', example: '2027-03-21T00:00:00.000Z' })
-  expires_at: string;
-
-  @ApiProperty({ type: () => ChargeResponse })
-  charged: ChargeResponse;
-}
+export const VmRenewResultResponse = renewResult('vm.renew', 'VmRenewResult', 'server_id', 'vm_8fKq2LmX9vR4tW7yZ3bN5cHd');
 
 @ApiSchema({ name: 'VmSuspendResult', description: 'result of a succeeded vm.suspend (the term ended): the instance is off' })
 export class VmSuspendResultResponse {
