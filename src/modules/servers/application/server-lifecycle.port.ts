@@ -38,8 +38,12 @@ export abstract class ServerLifecycle {
    * out_of_stock when the region's free vCPUs are below the plan's (the CHECK decides).
    */
   abstract insert(server: NewServer): Promise<void>;
-  /** Locks the organization's row and counts its live servers (the 25-server quota, counted under that lock). */
-  abstract lockOrgAndCountLive(orgId: string): Promise<number>;
+  /**
+   * Locks the organization's row (its server limit read from the locked, latest version: null
+   * when the organization has none of its own), then, in one read after the lock, counts its live
+   * servers (the quota, counted under that lock) and finds the live server holding `name`.
+   */
+  abstract lockOrgForPurchase(orgId: string, name: string): Promise<{ serverLimit: number | null; live: number; holder: string | undefined }>;
   /** The server, locked until the transaction ends (any organization: the worker's executors); undefined when absent. */
   abstract lock(id: string): Promise<Server | undefined>;
   /**

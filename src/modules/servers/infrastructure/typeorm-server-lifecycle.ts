@@ -49,10 +49,20 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
     }
   }
 
-  async lockOrgAndCountLive(orgId: string): Promise<number> {
-    await this.db.query('SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
-    const row = await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM servers WHERE org_id = $1 AND deleted_at IS NULL', [orgId], 'servers_count_live');
-    return row?.n ?? 0;
+  async lockOrgForPurchase(orgId: string, name: string): Promise<{ serverLimit: number | null; live: number; holder: string | undefined }> {
+    const org = await this.db.one<{ server_limit: number | null }>(
+      'SELECT server_limit FROM organizations WHERE id = $1 FOR NO KEY UPDATE',
+      [orgId],
+      'organizations_lock_for_purchase',
+    );
+    // A statement of its own, after the lock: its snapshot sees every server committed by the purchases that held the row before.
+    const row = await this.db.one<{ n: number; holder: string | null }>(
+      `SELECT (SELECT count(*)::int FROM servers WHERE org_id = $1 AND deleted_at IS NULL) AS n,
+              (SELECT id FROM servers WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL LIMIT 1) AS holder`,
+      [orgId, name],
+      'servers_count_live_and_holder',
+    );
+    return { serverLimit: org?.server_limit ?? null, live: row?.n ?? 0, holder: row?.holder ?? undefined };
   }
 
   async lock(id: string): Promise<Server | undefined> {
