@@ -53,7 +53,7 @@ export interface PurchaseServerInput {
 }
 
 /** What the 400 checks found, for the transaction to use. */
-interface Checked {
+export interface Checked {
   name: string;
   labels: Labels;
   userData: string | null;
@@ -66,7 +66,7 @@ interface Checked {
 
 /**
  * POST /v1/servers (servers.md "Server and buying"), errors in its order: 400 (checkBody, which
- * the controller runs before the Idempotency-Key is looked at, and again here) → 404 → 503
+ * the controller runs before the Idempotency-Key is looked at and passes in; else run here) → 404 → 503
  * purchases_paused (nothing reserved) → 409 quote_expired, quote used (invalid_state), name taken
  * (conflict), no free vCPUs or zone not available (out_of_stock), 25 live servers (quota_exceeded,
  * counted under the organization row's lock) → 402 → 503 provider_unavailable (the compute
@@ -128,9 +128,10 @@ export class PurchaseServer {
     return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote, autoRenew };
   }
 
-  async execute(principal: Principal, input: PurchaseServerInput, ip: string | null): Promise<{ server: Server; operation: Operation }> {
+  /** `checked`: checkBody's answer for this input, read just before (else read here, in the transaction). */
+  async execute(principal: Principal, input: PurchaseServerInput, ip: string | null, checked?: Checked): Promise<{ server: Server; operation: Operation }> {
     return this.uow.run(async () => {
-      const c = await this.checkBody(principal, input);
+      const c = checked ?? (await this.checkBody(principal, input));
       const order = { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency };
 
       // 404.
