@@ -27,7 +27,7 @@ import { OrganizationImages } from './organization-images.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerQuotes } from './server-quotes.port';
-import { ServerReads, ServerWrites } from './servers.port';
+import { ServerWrites } from './servers.port';
 import { checkServerName } from './update-server.use-case';
 
 /** An organization's image id (`img_…`), rather than a catalog image's. */
@@ -85,7 +85,6 @@ export class PurchaseServer {
     private readonly catalog: Catalog,
     private readonly access: ServerAccess,
     private readonly lifecycle: ServerLifecycle,
-    private readonly reads: ServerReads,
     private readonly writes: ServerWrites,
     private readonly quotes: ServerQuotes,
     private readonly acceptance: OperationAcceptance,
@@ -206,8 +205,9 @@ export class PurchaseServer {
       // commit, is the last lock taken). The name's unique index (conflict: a rename that raced
       // this purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs)
       // decide here.
+      let server: Server;
       try {
-        await this.uow.savepoint(() =>
+        server = await this.uow.savepoint(() =>
           this.lifecycle.insert({
             id: serverId,
             orgId: principal.orgId,
@@ -271,8 +271,7 @@ export class PurchaseServer {
       if (accepted.kind === 'busy') throw new Error(`Server ${serverId} has an unfinished operation ${accepted.operationId}`);
       // Last: while the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw computeUnavailable();
-      const server = await this.reads.findInOrg(principal.orgId, serverId);
-      return { server: server!, operation };
+      return { server, operation };
     });
   }
 }

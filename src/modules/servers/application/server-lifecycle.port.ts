@@ -35,9 +35,10 @@ export abstract class ServerLifecycle {
   /**
    * Inserts the server (its vCPUs reserved by the region counter's trigger). 409 conflict when
    * the name is taken among the organization's live servers (details.existing_id), 409
-   * out_of_stock when the region's free vCPUs are below the plan's (the CHECK decides).
+   * out_of_stock when the region's free vCPUs are below the plan's (the CHECK decides). Answers
+   * the server as inserted (as ServerReads.findInOrg would read it in this transaction).
    */
-  abstract insert(server: NewServer): Promise<void>;
+  abstract insert(server: NewServer): Promise<Server>;
   /**
    * Locks the organization's row (its server limit read from the locked, latest version: null
    * when the organization has none of its own), then, in one read after the lock, counts its live
