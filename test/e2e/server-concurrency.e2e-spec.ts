@@ -108,4 +108,25 @@ describeOnPostgres('servers under concurrency (PostgreSQL)', () => {
     }
     expect(deleteWon).toBeGreaterThan(0);
   });
+
+  it('8 concurrent identical purchases under one Idempotency-Key: one accepted, the others replay its answer; one server, operation, hold and audit entry', async () => {
+    const body = { ...base, name: 'same-key', region: 'id-jkt', plan: 'cx1' };
+    const results = await Promise.all(Array.from({ length: 8 }, () => t.http.post('/v1/servers').set(bearer(apiToken('ka', 'rw'))).set('Idempotency-Key', 'server-same-key-race').send(body)));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(202));
+    const first = results.filter((r) => r.headers['idempotent-replayed'] === undefined);
+    expect(first).toHaveLength(1);
+    for (const r of results) {
+      expect(r.body).toEqual(first[0].body);
+      expect(r.headers.location).toBe(`/v1/operations/${first[0].body.operation.id}`);
+      if (r !== first[0]) expect(r.headers['idempotent-replayed']).toBe('true');
+    }
+    expect(
+      await t.sql(
+        `SELECT (SELECT count(*)::int FROM servers WHERE org_id = 'org_ka' AND name = 'same-key') AS servers,
+                (SELECT count(*)::int FROM operations o JOIN servers s ON s.id = o.vm_id WHERE s.name = 'same-key' AND o.type = 'vm.create') AS operations,
+                (SELECT count(*)::int FROM wallet_ledger l JOIN operations o ON o.id = l.operation_id JOIN servers s ON s.id = o.vm_id WHERE s.name = 'same-key' AND l.kind = 'hold') AS holds,
+                (SELECT count(*)::int FROM audit_log a JOIN servers s ON s.id = a.target_id WHERE s.name = 'same-key' AND a.action = 'server.create') AS audited`,
+      ),
+    ).toEqual([{ servers: 1, operations: 1, holds: 1, audited: 1 }]);
+  });
 });

@@ -118,4 +118,25 @@ describeOnPostgres('purchases and attaches under concurrency (PostgreSQL)', () =
       await t.sql(`SELECT count(*)::int AS n FROM operations WHERE vm_id = 'vm_ccsg1' AND status = 'pending' AND type IN ('volume.create', 'volume.attach')`),
     ).toEqual([{ n: 5 }]);
   });
+
+  it('8 concurrent identical purchases under one Idempotency-Key: one accepted, the others replay its answer; one volume, operation, hold and audit entry', async () => {
+    const body = { name: 'same-key', region: 'sg-sin', size_gb: 10, term_months: 1, currency: 'USD' };
+    const results = await Promise.all(Array.from({ length: 8 }, () => t.http.post('/v1/volumes').set(rw).set('Idempotency-Key', 'volume-same-key-race').send(body)));
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(202));
+    const first = results.filter((r) => r.headers['idempotent-replayed'] === undefined);
+    expect(first).toHaveLength(1);
+    for (const r of results) {
+      expect(r.body).toEqual(first[0].body);
+      expect(r.headers.location).toBe(`/v1/operations/${first[0].body.operation.id}`);
+      if (r !== first[0]) expect(r.headers['idempotent-replayed']).toBe('true');
+    }
+    expect(
+      await t.sql(
+        `SELECT (SELECT count(*)::int FROM volumes WHERE org_id = 'org_cc' AND name = 'same-key') AS volumes,
+                (SELECT count(*)::int FROM operations o JOIN volumes v ON v.id = o.volume_id WHERE v.name = 'same-key' AND o.type = 'volume.create') AS operations,
+                (SELECT count(*)::int FROM wallet_ledger l JOIN operations o ON o.id = l.operation_id JOIN volumes v ON v.id = o.volume_id WHERE v.name = 'same-key' AND l.kind = 'hold') AS holds,
+                (SELECT count(*)::int FROM audit_log a JOIN volumes v ON v.id = a.target_id WHERE v.name = 'same-key' AND a.action = 'volume.create') AS audited`,
+      ),
+    ).toEqual([{ volumes: 1, operations: 1, holds: 1, audited: 1 }]);
+  });
 });

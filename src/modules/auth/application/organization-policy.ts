@@ -35,7 +35,7 @@ export class OrganizationPolicy {
   async limits(orgId: string): Promise<OrganizationLimitValues> {
     const row = await this.settings.limits(orgId);
     return {
-      servers: row?.serverLimit ?? DEFAULT_ORGANIZATION_LIMITS.servers,
+      servers: serverLimitOf(row?.serverLimit ?? null),
       apiKeys: row?.apiKeyLimit ?? DEFAULT_ORGANIZATION_LIMITS.apiKeys,
       firewallRules: row?.firewallRuleLimit ?? DEFAULT_ORGANIZATION_LIMITS.firewallRules,
     };
@@ -64,6 +64,11 @@ export class OrganizationPolicy {
 }
 
 /** The organization's limits through the policy, or the defaults where none is wired (unit tests of a use case alone). */
+/** The server limit in force for an organization whose own limit (organizations.server_limit) is `stored` (null: the default). */
+export function serverLimitOf(stored: number | null): number {
+  return stored ?? DEFAULT_ORGANIZATION_LIMITS.servers;
+}
+
 export async function limitsOf(policy: OrganizationPolicy | undefined, orgId: string): Promise<OrganizationLimitValues> {
   return policy ? policy.limits(orgId) : { ...DEFAULT_ORGANIZATION_LIMITS };
 }

@@ -26,8 +26,11 @@ export interface IdempotentOptions {
    * The work may run before the key is known to be free, and without a savepoint: every effect
    * of it is in the transaction (a rollback undoes it all), and it writes nothing before it
    * throws a storable error (its writes are its last statement, all or nothing). See run().
+   * `'success'`: only a success is stored that way; any error of the work rolls the attempt back
+   * (nothing of it kept) and the request runs the careful way, so work that writes before it may
+   * throw a storable error (a purchase: its row, then a 402) stores that error with nothing else.
    */
-  optimistic?: boolean;
+  optimistic?: boolean | 'success';
 }
 
 /** The optimistic attempt gives way to the careful one (the key was taken, or the answer could not be stored). */
@@ -53,7 +56,8 @@ class RunCarefully extends Error {}
  *   concurrent one's, which that statement waits for), or the answer cannot be stored (a failed
  *   statement aborted the transaction), the transaction is rolled back, nothing of the work is
  *   kept, and the request runs the careful way above: a repeat is replayed (or answered 409
- *   idempotency_conflict), anything else executed again in a savepoint.
+ *   idempotency_conflict), anything else executed again in a savepoint. With `optimistic:
+ *   'success'` an error of the work does the same (its answer then comes from the careful run).
  */
 @Injectable()
 export class IdempotentExecution {
@@ -85,6 +89,7 @@ export class IdempotentExecution {
           try {
             response = await work();
           } catch (err) {
+            if (options.optimistic === 'success') throw new RunCarefully();
             const stored = storable(err);
             if (!stored) throw err;
             response = stored;

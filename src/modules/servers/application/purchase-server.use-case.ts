@@ -1,4 +1,4 @@
-import { OrganizationPolicy, limitsOf } from '../../auth/application/organization-policy';
+import { DEFAULT_ORGANIZATION_LIMITS, OrganizationPolicy, serverLimitOf } from '../../auth/application/organization-policy';
 import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../shared/database/unit-of-work';
 import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
@@ -6,9 +6,8 @@ import { DomainError, invalidRequest, notFound } from '../../../shared/kernel/er
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
 import { InjectedKey, ServerAccess } from '../../access/application/server-access';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
-import { OperationRepository } from '../../operations/application/operations.port';
+import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { Operation } from '../../operations/domain/operation';
 import { unknownRegion, unknownZone } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
@@ -19,7 +18,6 @@ import { RENEWAL_TERMS, TermMonths, termAmount } from '../../prepaid/domain/term
 import { AutoRenewInput, checkAutoRenew } from '../../prepaid/domain/auto-renew';
 import { Settings } from '../../../shared/config/settings';
 import { Labels, checkLabels } from '../../prepaid/domain/labels';
-import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { Server, nameTaken } from '../domain/server';
 import { ServerQuote, applyServerQuote, checkServerQuoteMatches } from '../domain/server-quote';
@@ -29,7 +27,7 @@ import { OrganizationImages } from './organization-images.port';
 import { createServerParams } from './server-operation-params';
 import { ServerLifecycle } from './server-lifecycle.port';
 import { ServerQuotes } from './server-quotes.port';
-import { ServerReads, ServerWrites } from './servers.port';
+import { ServerWrites } from './servers.port';
 import { checkServerName } from './update-server.use-case';
 
 /** An organization's image id (`img_…`), rather than a catalog image's. */
@@ -55,7 +53,7 @@ export interface PurchaseServerInput {
 }
 
 /** What the 400 checks found, for the transaction to use. */
-interface Checked {
+export interface Checked {
   name: string;
   labels: Labels;
   userData: string | null;
@@ -68,7 +66,7 @@ interface Checked {
 
 /**
  * POST /v1/servers (servers.md "Server and buying"), errors in its order: 400 (checkBody, which
- * the controller runs before the Idempotency-Key is looked at, and again here) → 404 → 503
+ * the controller runs before the Idempotency-Key is looked at and passes in; else run here) → 404 → 503
  * purchases_paused (nothing reserved) → 409 quote_expired, quote used (invalid_state), name taken
  * (conflict), no free vCPUs or zone not available (out_of_stock), 25 live servers (quota_exceeded,
  * counted under the organization row's lock) → 402 → 503 provider_unavailable (the compute
@@ -87,12 +85,9 @@ export class PurchaseServer {
     private readonly catalog: Catalog,
     private readonly access: ServerAccess,
     private readonly lifecycle: ServerLifecycle,
-    private readonly reads: ServerReads,
     private readonly writes: ServerWrites,
     private readonly quotes: ServerQuotes,
-    private readonly operations: OperationRepository,
-    private readonly wallet: WalletLedger,
-    private readonly audit: AuditTrail,
+    private readonly acceptance: OperationAcceptance,
     private readonly health: ComputeHealth,
     private readonly clock: Clock,
     private readonly images: ServableImages,
@@ -132,9 +127,10 @@ export class PurchaseServer {
     return { name, labels, userData, keys, offer: sells, zone: found && { id: found.id, regionId: found.regionId, available: found.available }, quote, autoRenew };
   }
 
-  async execute(principal: Principal, input: PurchaseServerInput, ip: string | null): Promise<{ server: Server; operation: Operation }> {
+  /** `checked`: checkBody's answer for this input, read just before (else read here, in the transaction). */
+  async execute(principal: Principal, input: PurchaseServerInput, ip: string | null, checked?: Checked): Promise<{ server: Server; operation: Operation }> {
     return this.uow.run(async () => {
-      const c = await this.checkBody(principal, input);
+      const c = checked ?? (await this.checkBody(principal, input));
       const order = { regionId: input.regionId, planId: input.planId, termMonths: input.termMonths, currency: input.currency };
 
       // 404.
@@ -166,14 +162,15 @@ export class PurchaseServer {
       if (!zone) throw new DomainError('out_of_stock', `Region ${input.regionId} has no zone to put a server in`);
 
       // The organization's row locked: the name and the quota count below hold until commit.
-      const live = await this.lifecycle.lockOrgAndCountLive(principal.orgId);
-      const holder = await this.writes.liveIdByName(principal.orgId, c.name);
+      // Its server limit read with the lock, the live servers and the name's holder in one read after it.
+      const { serverLimit: storedLimit, live, holder } = await this.lifecycle.lockOrgForPurchase(principal.orgId, c.name);
       if (holder !== undefined) throw nameTaken(c.name, holder);
       // The region's vCPUs as the offer was read: a region without room is refused here, before
       // anything is written; the counter's CHECK at the server's insert (last) decides a race.
       if (c.offer.vcpuCapacity - c.offer.vcpusUsed < plan.vcpus) throw outOfVcpus(input.regionId, plan.vcpus, plan.id);
       if (!zone.available) throw new DomainError('out_of_stock', `Zone ${zone.id} does not accept new servers at the moment; choose another zone`);
-      const serverLimit = (await limitsOf(this.policy, principal.orgId)).servers;
+      // Without the organization policy (a narrowed module), the defaults, as limitsOf answers.
+      const serverLimit = this.policy ? serverLimitOf(storedLimit) : DEFAULT_ORGANIZATION_LIMITS.servers;
       if (live + 1 > serverLimit) throw serverQuotaReached(serverLimit);
       const serverId = newId('vm');
 
@@ -197,18 +194,20 @@ export class PurchaseServer {
         }),
         createdAt: now,
       });
-      await this.operations.create(operation);
       if (c.quote && !(await this.quotes.markUsedByServer(c.quote.id, serverId, now))) {
         throw new DomainError('invalid_state', `Quote ${c.quote.id} was already used by another purchase; request a new one`);
       }
-      // Then the server's row: its insert moves the region's vCPU counter (a trigger, under the
-      // region row's lock and its CHECK), the one row every purchase in the region shares, held
-      // from here to the commit only: after the reads, the operation and the quote, before the
-      // wallet's row and the audit head (every transaction takes region, wallet, audit head in
-      // that order: the audit head, locked until commit, is the last lock taken). The name's unique index (conflict: a rename that raced this
-      // purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs) decide here.
+      // Then the server's row (the quote references it: a foreign key checked at commit): its
+      // insert moves the region's vCPU counter (a trigger, under the region row's lock and its
+      // CHECK), the one row every purchase in the region shares, held from here to the commit
+      // only: after the reads and the quote, before the wallet's row and the audit head (every
+      // transaction takes region, wallet, audit head in that order: the audit head, locked until
+      // commit, is the last lock taken). The name's unique index (conflict: a rename that raced
+      // this purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs)
+      // decide here.
+      let server: Server;
       try {
-        await this.uow.savepoint(() =>
+        server = await this.uow.savepoint(() =>
           this.lifecycle.insert({
             id: serverId,
             orgId: principal.orgId,
@@ -235,38 +234,44 @@ export class PurchaseServer {
         if (err instanceof DomainError && err.code === 'conflict') throw nameTaken(c.name, await this.writes.liveIdByName(principal.orgId, c.name));
         throw err;
       }
-      if (amount.minor > 0n) {
-        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
-        if (!hold.held) throw insufficientBalance(amount, hold.available);
-      }
-      await this.audit.record({
-        orgId: principal.orgId,
-        ...auditActor(principal),
-        action: 'server.create',
-        targetId: serverId,
-        ipAddress: ip,
-        data: {
-          operation_id: operation.id,
-          name: c.name,
-          region: input.regionId,
-          zone: zone.id,
-          plan: plan.id,
-          image: input.image,
-          term_months: input.termMonths,
-          currency: amount.currency,
-          amount: amount.format(),
-          ssh_key_ids: c.keys.map((k) => k.id),
-          // Never the content: its size only.
-          user_data_bytes: c.userData === null ? 0 : Buffer.byteLength(c.userData, 'utf8'),
-          labels: c.labels,
-          delete_protection: input.deleteProtection ?? false,
-          quote_id: input.quoteId ?? null,
+      // Then, in one statement (OperationAcceptance), the wallet's row locked and the hold (402
+      // when it does not cover the price: nothing written), the vm.create operation (its foreign
+      // key to the server checked at commit) and the audit entry (the audit head last): region,
+      // wallet, audit head, the order every transaction takes them in.
+      const accepted = await this.acceptance.accept({
+        operation,
+        hold: amount,
+        audit: {
+          orgId: principal.orgId,
+          ...auditActor(principal),
+          action: 'server.create',
+          targetId: serverId,
+          ipAddress: ip,
+          data: {
+            operation_id: operation.id,
+            name: c.name,
+            region: input.regionId,
+            zone: zone.id,
+            plan: plan.id,
+            image: input.image,
+            term_months: input.termMonths,
+            currency: amount.currency,
+            amount: amount.format(),
+            ssh_key_ids: c.keys.map((k) => k.id),
+            // Never the content: its size only.
+            user_data_bytes: c.userData === null ? 0 : Buffer.byteLength(c.userData, 'utf8'),
+            labels: c.labels,
+            delete_protection: input.deleteProtection ?? false,
+            quote_id: input.quoteId ?? null,
+          },
         },
       });
+      if (accepted.kind === 'insufficient') throw insufficientBalance(amount, accepted.available);
+      // A new server has no other operation: never busy.
+      if (accepted.kind === 'busy') throw new Error(`Server ${serverId} has an unfinished operation ${accepted.operationId}`);
       // Last: while the compute provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw computeUnavailable();
-      const server = await this.reads.findInOrg(principal.orgId, serverId);
-      return { server: server!, operation };
+      return { server, operation };
     });
   }
 }

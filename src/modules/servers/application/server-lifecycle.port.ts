@@ -35,11 +35,16 @@ export abstract class ServerLifecycle {
   /**
    * Inserts the server (its vCPUs reserved by the region counter's trigger). 409 conflict when
    * the name is taken among the organization's live servers (details.existing_id), 409
-   * out_of_stock when the region's free vCPUs are below the plan's (the CHECK decides).
+   * out_of_stock when the region's free vCPUs are below the plan's (the CHECK decides). Answers
+   * the server as inserted (as ServerReads.findInOrg would read it in this transaction).
    */
-  abstract insert(server: NewServer): Promise<void>;
-  /** Locks the organization's row and counts its live servers (the 25-server quota, counted under that lock). */
-  abstract lockOrgAndCountLive(orgId: string): Promise<number>;
+  abstract insert(server: NewServer): Promise<Server>;
+  /**
+   * Locks the organization's row (its server limit read from the locked, latest version: null
+   * when the organization has none of its own), then, in one read after the lock, counts its live
+   * servers (the quota, counted under that lock) and finds the live server holding `name`.
+   */
+  abstract lockOrgForPurchase(orgId: string, name: string): Promise<{ serverLimit: number | null; live: number; holder: string | undefined }>;
   /** The server, locked until the transaction ends (any organization: the worker's executors); undefined when absent. */
   abstract lock(id: string): Promise<Server | undefined>;
   /**

@@ -10,6 +10,7 @@ import { OPERATION_INSERT_COLUMNS, operationValues } from '../../operations/infr
 import { TermMonths } from '../../prepaid/domain/term';
 import { NewServer, ServerLifecycle } from '../application/server-lifecycle.port';
 import { ServerReads } from '../application/servers.port';
+import { SERVER_READ_COLUMNS, ServerRow, toServer } from './typeorm-server-reads';
 import { Server, ServerStatus, nameTaken } from '../domain/server';
 
 @Injectable()
@@ -22,19 +23,24 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
     super();
   }
 
-  async insert(s: NewServer): Promise<void> {
+  async insert(s: NewServer): Promise<Server> {
     try {
-      await this.db.query(
-        `INSERT INTO servers (id, org_id, name, region_id, zone_id, status, plan_id, vcpus, memory_gb, disk_gb, image_id, ipv4, term_months,
+      // Read back by the insert's own statement (RETURNING, as findInOrg reads it: a new server has no network, disk or reserved address yet).
+      const row = await this.db.one<ServerRow>(
+        `WITH s AS (INSERT INTO servers (id, org_id, name, region_id, zone_id, status, plan_id, vcpus, memory_gb, disk_gb, image_id, ipv4, term_months,
                               billing_currency, billing_amount, price_usd_minor, price_idr_minor, expires_at, labels, delete_protection, created_at, ssh_key_ids,
                               auto_renew_enabled, auto_renew_term_months, auto_renew_lead_s)
-         VALUES ($1, $2, $3, $4, $5, 'creating', $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20::text[], $21, $22, $23)`,
+         VALUES ($1, $2, $3, $4, $5, 'creating', $6, $7, $8, $9, $10, NULL, $11, $12, $13, $14, $15, $16, $17::jsonb, $18, $19, $20::text[], $21, $22, $23)
+         RETURNING *)
+         SELECT ${SERVER_READ_COLUMNS} FROM s`,
         [
           s.id, s.orgId, s.name, s.regionId, s.zoneId, s.planId, s.vcpus, s.memoryGb, s.diskGb, s.image, s.termMonths, s.billing.currency,
           s.billing.minor.toString(), s.price.USD.minor.toString(), s.price.IDR.minor.toString(), s.expiresAt, JSON.stringify(s.labels),
           s.deleteProtection, s.createdAt, s.sshKeyIds, s.autoRenew?.enabled ?? false, s.autoRenew?.termMonths ?? null, s.autoRenew?.leadS ?? 259_200,
         ],
+        'servers_purchase_insert',
       );
+      return toServer(row!);
     } catch (err) {
       if (sqlState(err) === UNIQUE_VIOLATION && constraintOf(err) === 'servers_org_name_live_key') {
         const holder = await this.db.one<{ id: string }>('SELECT id FROM servers WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL', [s.orgId, s.name]).catch(() => undefined);
@@ -49,10 +55,20 @@ export class TypeOrmServerLifecycle extends ServerLifecycle {
     }
   }
 
-  async lockOrgAndCountLive(orgId: string): Promise<number> {
-    await this.db.query('SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
-    const row = await this.db.one<{ n: number }>('SELECT count(*)::int AS n FROM servers WHERE org_id = $1 AND deleted_at IS NULL', [orgId], 'servers_count_live');
-    return row?.n ?? 0;
+  async lockOrgForPurchase(orgId: string, name: string): Promise<{ serverLimit: number | null; live: number; holder: string | undefined }> {
+    const org = await this.db.one<{ server_limit: number | null }>(
+      'SELECT server_limit FROM organizations WHERE id = $1 FOR NO KEY UPDATE',
+      [orgId],
+      'organizations_lock_for_purchase',
+    );
+    // A statement of its own, after the lock: its snapshot sees every server committed by the purchases that held the row before.
+    const row = await this.db.one<{ n: number; holder: string | null }>(
+      `SELECT (SELECT count(*)::int FROM servers WHERE org_id = $1 AND deleted_at IS NULL) AS n,
+              (SELECT id FROM servers WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL LIMIT 1) AS holder`,
+      [orgId, name],
+      'servers_count_live_and_holder',
+    );
+    return { serverLimit: org?.server_limit ?? null, live: row?.n ?? 0, holder: row?.holder ?? undefined };
   }
 
   async lock(id: string): Promise<Server | undefined> {

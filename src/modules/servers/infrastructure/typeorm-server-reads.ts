@@ -7,7 +7,7 @@ import { Server, ServerFilter, ServerStatus } from '../domain/server';
 import { DeletedReason } from '../../prepaid/domain/term';
 import { AutoRenewRow, autoRenewColumns, toAutoRenew } from '../../prepaid/infrastructure/auto-renew-columns';
 
-interface ServerRow extends AutoRenewRow {
+export interface ServerRow extends AutoRenewRow {
   id: string;
   org_id: string;
   name: string;
@@ -45,7 +45,8 @@ interface ServerRow extends AutoRenewRow {
 }
 
 /** Every column a Server needs, its live volumes by id (the id's bytes) and the cursor's created_at with microseconds. */
-const COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
+/** A server's columns as toServer reads them, from `s` (the servers table, or a CTE of its rows). */
+export const SERVER_READ_COLUMNS = `s.id, s.org_id, s.name, s.status, s.region_id, s.zone_id, s.plan_id, s.vcpus, s.memory_gb, s.disk_gb, s.image_id,
   s.ipv4, s.ipv6, s.term_months, s.billing_currency, s.billing_amount::text, s.price_usd_minor::text, s.price_idr_minor::text,
   s.expires_at, s.labels, s.delete_protection, s.created_at, s.deleted_at, s.instance_missing_since, s.resize_reserved_vcpus, s.ssh_key_ids, s.suspended_at, s.release_at, s.deleted_reason, s.power_before,
   ${autoRenewColumns('s')},
@@ -100,14 +101,14 @@ export class TypeOrmServerReads extends ServerReads {
   }
 
   async findInOrg(orgId: string, id: string): Promise<Server | undefined> {
-    const row = await this.db.one<ServerRow>(`SELECT ${COLUMNS} FROM servers s WHERE s.org_id = $1 AND s.id = $2`, [orgId, id], 'servers_find_in_org');
+    const row = await this.db.one<ServerRow>(`SELECT ${SERVER_READ_COLUMNS} FROM servers s WHERE s.org_id = $1 AND s.id = $2`, [orgId, id], 'servers_find_in_org');
     return row && toServer(row);
   }
 
   async findManyInOrgs(refs: readonly { orgId: string; id: string }[]): Promise<Server[]> {
     if (refs.length === 0) return [];
     const rows = await this.db.query<ServerRow>(
-      `SELECT ${COLUMNS} FROM servers s JOIN unnest($1::text[], $2::text[]) AS r(org_id, id) ON r.org_id = s.org_id AND r.id = s.id`,
+      `SELECT ${SERVER_READ_COLUMNS} FROM servers s JOIN unnest($1::text[], $2::text[]) AS r(org_id, id) ON r.org_id = s.org_id AND r.id = s.id`,
       [refs.map((r) => r.orgId), refs.map((r) => r.id)],
       'servers_find_many_in_orgs',
     );
@@ -135,7 +136,7 @@ export class TypeOrmServerReads extends ServerReads {
       where.push(`(s.created_at, s.id) < ($${params.length - 1}::timestamptz, $${params.length})`);
     }
     params.push(query.limit + 1);
-    const sql = `SELECT ${COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`;
+    const sql = `SELECT ${SERVER_READ_COLUMNS} FROM servers s WHERE ${where.join(' AND ')} ORDER BY s.created_at DESC, s.id DESC LIMIT $${params.length}`;
     // The filters present decide the SQL text: each combination is its own prepared statement.
     const rows = await this.db.query<ServerRow>(sql, params, this.db.statementName('servers_list', sql));
     return toPage(rows, query.limit, (r) => ({ createdAt: r.created_at_text, id: r.id }), toServer);

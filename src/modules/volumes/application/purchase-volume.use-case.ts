@@ -4,14 +4,12 @@ import { Clock, addMonthsClamped } from '../../../shared/kernel/clock/clock';
 import { DomainError, invalidRequest, invalidState, notFound } from '../../../shared/kernel/errors/domain-error';
 import { newId } from '../../../shared/kernel/ids/ids';
 import { Currency, Money, PricePair } from '../../../shared/kernel/money/money';
-import { AuditTrail } from '../../audit/application/audit-trail.port';
 import { Principal } from '../../auth/domain/principal';
-import { OperationRepository } from '../../operations/application/operations.port';
+import { OperationAcceptance } from '../../operations/application/operation-acceptance.port';
 import { Operation } from '../../operations/domain/operation';
 import { unknownRegion, unknownZone } from '../../options/domain/unknown-place';
 import { Catalog } from '../../options/application/catalog.port';
 import { VolumeType, Zone } from '../../options/domain/catalog';
-import { WalletLedger } from '../../wallet/application/wallet.port';
 import { insufficientBalance } from '../../wallet/domain/wallet-errors';
 import { OrderTerms, applyQuote, checkOrderAgainstOffer, checkQuoteMatches, orderAmount } from '../domain/quote';
 import { Server } from '../domain/server';
@@ -59,12 +57,13 @@ export const providerUnavailable = (): DomainError =>
  * lifecycle.md (400 → 404 → 409 quote, conflict, out_of_stock, quota_exceeded → 402 → 503):
  * the offer, the places (zone, server: the server's row locked, so its slot count below holds
  * until commit) and the quote are looked up together, then every 400 they allow judging, then
- * the 404s, then the quote's 409s; then the name and the region's free capacity (one read:
- * conflict, out_of_stock), the zone's availability, the server's free slot, the volume.create
- * operation, the quote marked used, then the volume row (`creating`, price frozen, expires_at =
- * now + term): its insert's regions.used_gb trigger reserves the capacity under the region row's
+ * the 404s, then the quote's 409s; then the name, the region's free capacity and its zones (one
+ * read: conflict, out_of_stock), the zone's availability, the server's free slot, the quote
+ * marked used, then the volume row (`creating`, price frozen, expires_at = now + term), read back
+ * by its own insert: its regions.used_gb trigger reserves the capacity under the region row's
  * lock, held from there to the commit (the unique name index and the counter's CHECK decide
- * purchases that raced past the read); then the hold (402), the audit row, and the provider's
+ * purchases that raced past the read); then one statement (OperationAcceptance) for the hold
+ * (402, nothing written), the volume.create operation and the audit row; then the provider's
  * health (while it is down the transaction is rolled back, so nothing is reserved).
  */
 @Injectable()
@@ -75,9 +74,7 @@ export class PurchaseVolume {
     private readonly volumes: VolumeRepository,
     private readonly servers: ServerRepository,
     private readonly quotes: QuoteRepository,
-    private readonly operations: OperationRepository,
-    private readonly wallet: WalletLedger,
-    private readonly audit: AuditTrail,
+    private readonly acceptance: OperationAcceptance,
     private readonly health: ProviderHealth,
     private readonly clock: Clock,
     private readonly settings: Settings,
@@ -168,9 +165,11 @@ export class PurchaseVolume {
         throw invalidState(`Server ${server.id} is ${server.status} and cannot take a disk`);
       }
 
+      // The name, the region's free room and its zones in one read (no lock).
+      const room = await this.volumes.purchaseRoom(principal.orgId, name, order.regionId);
       if (!zone) {
         // Default: the first zone by id that is available (else the first one: out_of_stock below).
-        const zones = await this.catalog.zonesOf(order.regionId);
+        const zones = room.zones ?? (await this.catalog.zonesOf(order.regionId));
         zone = zones.find((z) => z.available) ?? zones[0];
         if (!zone) throw new DomainError('out_of_stock', `Region ${order.regionId} has no zone to put a disk in`);
       }
@@ -179,7 +178,6 @@ export class PurchaseVolume {
       const volumeId = newId('vol');
       // 409 conflict, then out_of_stock, as the volume's insert would decide them; the insert
       // itself comes last (below), and decides again for purchases that race.
-      const room = await this.volumes.purchaseRoom(principal.orgId, name, order.regionId);
       if (room.nameTaken) throw nameTaken(name);
       if (room.freeGb !== null && room.freeGb < order.sizeGb) throw regionFull(order.regionId, order.sizeGb);
       if (!zone.available) {
@@ -209,16 +207,14 @@ export class PurchaseVolume {
         }),
         createdAt: now,
       });
-      await this.operations.create(operation);
       if (input.quoteId !== undefined && !(await this.quotes.markUsed(input.quoteId, volumeId, now))) {
         throw invalidState(`Quote ${input.quoteId} was already used by another purchase; request a new one`);
       }
-      // Then the volume's row (its operation and quote reference it: foreign keys checked at
-      // commit): its insert moves the region's used_gb counter (a trigger, under the region row's
-      // lock and its CHECK), the one row every purchase in the region shares, held from here to
-      // the commit only: after the reads, the operation and the quote, before the wallet's row
-      // and the audit head (region, wallet, audit head: the order every transaction takes them in). The name's unique index (conflict), then the CHECK (out_of_stock) decide
-      // purchases that raced past the checks above.
+      // Then the volume's row (the quote references it: a foreign key checked at commit), read
+      // back by its insert: the insert moves the region's used_gb counter (a trigger, under the
+      // region row's lock and its CHECK), the one row every purchase in the region shares, held
+      // from here to the commit only. The name's unique index (conflict), then the CHECK
+      // (out_of_stock) decide purchases that raced past the checks above.
       const volume = await this.volumes.create({
         id: volumeId,
         orgId: principal.orgId,
@@ -241,32 +237,39 @@ export class PurchaseVolume {
         ...(autoRenew ? { autoRenew: { enabled: autoRenew.enabled, termMonths: autoRenew.termMonths ?? null, leadS: this.settings.autoRenewLeadS } } : {}),
         createdAt: now,
       });
-      if (amount.minor > 0n) {
-        const hold = await this.wallet.hold(principal.orgId, amount, operation.id);
-        if (!hold.held) throw insufficientBalance(amount, hold.available);
-      }
-      await this.audit.record({
-        orgId: principal.orgId,
-        ...auditActor(principal),
-        action: 'volume.create',
-        targetId: volumeId,
-        ipAddress: ip,
-        data: {
-          operation_id: operation.id,
-          name,
-          region: order.regionId,
-          zone: zone.id,
-          type: order.type,
-          size_gb: order.sizeGb,
-          term_months: order.termMonths,
-          currency: amount.currency,
-          amount: amount.format(),
-          server_id: server?.id ?? null,
-          mount_path: mountPath,
-          quote_id: input.quoteId ?? null,
-          ...(snapshot ? { snapshot_id: snapshot.id } : {}),
+      // Then, in one statement (OperationAcceptance), the wallet's row locked and the hold (402
+      // when it does not cover the price: nothing written), the volume.create operation (its
+      // foreign key to the volume checked at commit) and the audit entry (the audit head last):
+      // region, wallet, audit head, the order every transaction takes them in.
+      const accepted = await this.acceptance.accept({
+        operation,
+        hold: amount,
+        audit: {
+          orgId: principal.orgId,
+          ...auditActor(principal),
+          action: 'volume.create',
+          targetId: volumeId,
+          ipAddress: ip,
+          data: {
+            operation_id: operation.id,
+            name,
+            region: order.regionId,
+            zone: zone.id,
+            type: order.type,
+            size_gb: order.sizeGb,
+            term_months: order.termMonths,
+            currency: amount.currency,
+            amount: amount.format(),
+            server_id: server?.id ?? null,
+            mount_path: mountPath,
+            quote_id: input.quoteId ?? null,
+            ...(snapshot ? { snapshot_id: snapshot.id } : {}),
+          },
         },
       });
+      if (accepted.kind === 'insufficient') throw insufficientBalance(amount, accepted.available);
+      // A new volume has no other operation: never busy.
+      if (accepted.kind === 'busy') throw new Error(`Volume ${volumeId} has an unfinished operation ${accepted.operationId}`);
       // Last: while the provider is known to be down, the whole transaction rolls back (nothing reserved).
       if (this.health.isDown()) throw providerUnavailable();
       return { volume, operation };

@@ -27,11 +27,12 @@ export abstract class VolumeRepository {
   abstract create(volume: NewVolume): Promise<Volume>;
   /**
    * What a purchase checks before it writes anything (one read, no lock): whether the name is
-   * taken among the organization's volumes not deleted, and the region's free capacity in GB
-   * (null: no such region). create() decides again, under the unique index and the region
+   * taken among the organization's volumes not deleted, the region's free capacity in GB
+   * (null: no such region) and, when the adapter reads them in the same statement, the region's
+   * zones by id (as Catalog.zonesOf). create() decides again, under the unique index and the region
    * counter's CHECK, for purchases that race.
    */
-  abstract purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null }>;
+  abstract purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null; zones?: { id: string; available: boolean }[] }>;
   /**
    * Creates the volumes in one statement (the seed loader's bulk path: the region counters move
    * once per statement). All or none; the same errors as create, without naming the volume.

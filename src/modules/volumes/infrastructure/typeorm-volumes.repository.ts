@@ -96,7 +96,14 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
 
   async create(v: NewVolume): Promise<Volume> {
     try {
-      await this.db.query(`INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(1)}`, insertParams(v), 'volumes_create');
+      // The row read back in the insert's own statement (RETURNING, joined as VOLUME_SELECT: a new volume has no server yet).
+      const row = await this.db.one<VolumeRow>(
+        `WITH inserted AS (INSERT INTO volumes (${INSERT_COLUMNS}) VALUES ${valuesList(1)} RETURNING *)
+         ${VOLUME_SELECT.replace('FROM volumes v', 'FROM inserted v')}`,
+        insertParams(v),
+        'volumes_create',
+      );
+      return toVolume(row!);
     } catch (err) {
       if (isNameTaken(err)) throw nameTaken(v.name);
       if (sqlState(err) === UNIQUE_VIOLATION) throw conflict(`Volume ${v.id} exists already`);
@@ -105,17 +112,17 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
       }
       throw err;
     }
-    return (await this.findInOrg(v.orgId, v.id))!;
   }
 
-  async purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null }> {
-    const row = await this.db.one<{ taken: boolean; free: string | null }>(
+  async purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null; zones: { id: string; available: boolean }[] }> {
+    const row = await this.db.one<{ taken: boolean; free: string | null; zones: { id: string; available: boolean }[] }>(
       `SELECT EXISTS (SELECT 1 FROM volumes WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL) AS taken,
-              (SELECT capacity_gb - used_gb FROM regions WHERE id = $3)::text AS free`,
+              (SELECT capacity_gb - used_gb FROM regions WHERE id = $3)::text AS free,
+              (SELECT coalesce(json_agg(json_build_object('id', id, 'available', available) ORDER BY id), '[]'::json) FROM zones WHERE region_id = $3) AS zones`,
       [orgId, name, regionId],
       'volumes_purchase_room',
     );
-    return { nameTaken: row?.taken === true, freeGb: row?.free == null ? null : Number(row.free) };
+    return { nameTaken: row?.taken === true, freeGb: row?.free == null ? null : Number(row.free), zones: row?.zones ?? [] };
   }
 
   async createMany(volumes: NewVolume[]): Promise<void> {

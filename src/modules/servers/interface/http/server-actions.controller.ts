@@ -7,10 +7,10 @@ import { DomainError, ErrorCode } from '../../../../shared/kernel/errors/domain-
 import type { Principal } from '../../../auth/domain/principal';
 import { WRITER_ROLES } from '../../../auth/domain/principal';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
-import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
+import { IdempotentExecution, IdempotentOptions } from '../../../idempotency/application/idempotent-execution';
 import { idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { presentOperation } from '../../../operations/interface/http/operation.presenter';
-import { PurchaseServer, PurchaseServerInput } from '../../application/purchase-server.use-case';
+import { Checked, PurchaseServer, PurchaseServerInput } from '../../application/purchase-server.use-case';
 import { PowerServer, RenewServer, ServerActionResult } from '../../application/server-power.use-cases';
 import { PowerAction } from '../../domain/server-actions';
 import { presentServer } from './server.presenter';
@@ -58,7 +58,7 @@ export class ServerActionsController {
   ) {}
 
   /** 202 {server, operation} with Location; with an Idempotency-Key its 2xx, 402, 404 and 409 answers are stored and replayed. */
-  private async accept(req: Request, res: Response, principal: Principal, work: () => Promise<ServerActionResult>): Promise<void> {
+  private async accept(req: Request, res: Response, principal: Principal, work: () => Promise<ServerActionResult>, options: IdempotentOptions = {}): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);
     const outcome = await this.idempotent.run(
       scope,
@@ -67,6 +67,7 @@ export class ServerActionsController {
         return jsonResponse(202, { server: presentServer(server), operation: presentOperation(operation) }, { Location: `/v1/operations/${operation.id}` });
       },
       storableErrors(req, STORED_CODES),
+      options,
     );
     sendOutcome(res, outcome);
   }
@@ -119,8 +120,9 @@ export class ServerActionsController {
     };
     // Every 400 first, before the Idempotency-Key is looked at (servers.md check order).
     const scope = idempotencyScope(req, principal.orgId);
+    let checked: Checked;
     try {
-      await this.purchaseServer.checkBody(principal, input);
+      checked = await this.purchaseServer.checkBody(principal, input);
     } catch (bad) {
       if (!scope || !(bad instanceof DomainError) || bad.code !== 'invalid_request') throw bad;
       // A repeat of an accepted purchase still replays its answer (an SSH key it named may have been
@@ -130,7 +132,10 @@ export class ServerActionsController {
       sendOutcome(res, replay);
       return;
     }
-    await this.accept(req, res, principal, () => this.purchaseServer.execute(principal, input, ip));
+    // The body as just checked (no second read of the offer, the SSH keys and the quote); its
+    // effects are all in its transaction, and it writes (the server's row) before it may refuse
+    // (402): only a success is stored optimistically.
+    await this.accept(req, res, principal, () => this.purchaseServer.execute(principal, input, ip, checked), { optimistic: 'success' });
   }
 
   private power(principal: Principal, id: string, type: PowerAction, flag: boolean, ip: string | null, req: Request, res: Response): Promise<void> {

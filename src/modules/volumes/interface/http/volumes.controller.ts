@@ -5,7 +5,7 @@ import type { Principal } from '../../../auth/domain/principal';
 import { ANY_ROLE, WRITER_ROLES } from '../../../auth/domain/principal';
 import { ApiAuthenticated, ApiErrors, ApiIdempotencyKey, RATE_LIMITED_RESPONSE_HEADERS } from '../../../../shared/http/openapi';
 import { ClientIp, CurrentPrincipal, RequireAccess } from '../../../auth/interface/http/access.decorators';
-import { IdempotentExecution } from '../../../idempotency/application/idempotent-execution';
+import { IdempotentExecution, IdempotentOptions } from '../../../idempotency/application/idempotent-execution';
 import { STORED_ERROR_STATUSES, idempotencyScope, jsonResponse, sendOutcome, storableErrors } from '../../../idempotency/interface/http/idempotent-request';
 import { ErrorCode } from '../../../../shared/kernel/errors/domain-error';
 import { RequestValidationPipe } from '../../../../shared/http/validation.pipe';
@@ -54,7 +54,7 @@ export class VolumesController {
    * lifecycle.md: every action answers 202 {volume, operation} with Location; with an
    * Idempotency-Key its 2xx, 402, 404 and 409 answers are stored and replayed.
    */
-  private async accept(req: Request, res: Response, principal: Principal, work: () => Promise<VolumeActionResult>): Promise<void> {
+  private async accept(req: Request, res: Response, principal: Principal, work: () => Promise<VolumeActionResult>, options: IdempotentOptions = {}): Promise<void> {
     const scope = idempotencyScope(req, principal.orgId);
     const outcome = await this.idempotent.run(
       scope,
@@ -67,6 +67,7 @@ export class VolumesController {
         );
       },
       storableErrors(req, ACTION_STORED_ERROR_CODES),
+      options,
     );
     sendOutcome(res, outcome);
   }
@@ -135,6 +136,8 @@ export class VolumesController {
         },
         ip,
       ),
+      // Its effects are all in its transaction; it writes (the volume's row) before it may refuse (402): only a success is stored optimistically.
+      { optimistic: 'success' },
     );
   }
 
