@@ -55,6 +55,27 @@ describe('inRounds (the term sweep\'s rounds)', () => {
     expect(log).toEqual(['disks:10', 'servers:0', 'disks:10', 'disks:10', 'servers:3', 'disks:10', 'disks:0', 'servers:0']);
   });
 
+  it('rests restPct of a round\'s time after each round that left work due, not after the last one', async () => {
+    const log: string[] = [];
+    let t = 0;
+    let disks = 25;
+    const rests: number[] = [];
+    const done = await inRounds(
+      [{ batch: 10, steps: [transition('disks', log, () => Math.min(10, disks), (n) => { disks -= n; t += 200; })] }],
+      () => false,
+      () => t,
+      50,
+      async (ms) => {
+        rests.push(ms);
+        t += ms;
+      },
+    );
+    expect(done).toBe(25);
+    expect(log).toEqual(['disks:10', 'disks:10', 'disks:5']);
+    // Two full rounds of 200 ms each: 100 ms of rest after each; none after the round that came back short.
+    expect(rests).toEqual([100, 100]);
+  });
+
   it('stops between batches once stopping() is true', async () => {
     const log: string[] = [];
     let calls = 0;

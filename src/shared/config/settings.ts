@@ -99,6 +99,8 @@ export interface Settings {
   ipCooldownS: number;
   /** terms.md: how often each worker process runs the term sweeps (notices, suspension, release). */
   termSweepMs: number;
+  /** terms.md: after a round of the term sweep that left work due, the rest it takes, in percent of that round's time. */
+  termSweepPausePct: number;
   /** terms.md: the offsets (seconds before expires_at) of the expiry notices, largest first. */
   expiryNoticesS: number[];
   /** terms.md: how long before expires_at an automatic renewal is attempted. */
@@ -451,6 +453,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     serverRetentionS: int(env, 'SERVER_RETENTION_S', 604_800, 0, 31_536_000),
     volumeRetentionS: int(env, 'VOLUME_RETENTION_S', 604_800, 0, 31_536_000),
     termSweepMs: int(env, 'TERM_SWEEP_MS', 5_000, 100, 3_600_000),
+    termSweepPausePct: int(env, 'TERM_SWEEP_PAUSE_PCT', 50, 0, 400),
     ipCooldownS: int(env, 'IP_COOLDOWN_S', 86_400, 0, 31_536_000),
     expiryNoticesS: offsets(env, 'EXPIRY_NOTICES_S', [604_800, 259_200, 86_400]),
     autoRenewLeadS: int(env, 'AUTO_RENEW_LEAD_S', 259_200, 0, 31_536_000),

@@ -18,13 +18,22 @@ export const SWEEP_REPOLL_MS = 1000;
  * the suspensions (terms.md: every deadline within 120 s, whatever is due beside it). A
  * transition that came back short is asked again, while others are still busy, once
  * SWEEP_REPOLL_MS has passed (what comes due meanwhile), not every round: its claim may scan
- * many rows to find none (a notice offset over every resource expiring within it). How many rows
- * the steps handled in all.
+ * many rows to find none (a notice offset over every resource expiring within it). After a round
+ * that left work due, the sweep rests `restPct` percent of that round's time (TERM_SWEEP_PAUSE_PCT
+ * in the worker's sweep; `rest` waits that long): a backlog then shares the cores with the API's
+ * requests and the worker instead of taking them whole. How many rows the steps handled in all.
  */
-export async function inRounds(groups: readonly SizedSteps[], stopping: () => boolean, now: () => number = Date.now): Promise<number> {
+export async function inRounds(
+  groups: readonly SizedSteps[],
+  stopping: () => boolean,
+  now: () => number = Date.now,
+  restPct = 0,
+  rest: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<number> {
   const steps = groups.flatMap(({ batch, steps }) => steps.map((run) => ({ batch, run, idleSince: -Infinity })));
   let done = 0;
   for (let more = true; more && !stopping(); ) {
+    const roundStart = now();
     more = false;
     for (const step of steps) {
       if (stopping()) break;
@@ -34,6 +43,7 @@ export async function inRounds(groups: readonly SizedSteps[], stopping: () => bo
       if (n >= step.batch) more = true;
       else step.idleSince = now();
     }
+    if (more && restPct > 0 && !stopping()) await rest(((now() - roundStart) * restPct) / 100);
   }
   return done;
 }

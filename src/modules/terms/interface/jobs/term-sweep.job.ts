@@ -15,6 +15,8 @@ import { ReservedIpTerms } from '../../../reserved-ips/application/reserved-ip-t
 export class TermSweepJob extends PeriodicJob {
   protected readonly removed = 'resources claimed for an automatic renewal, expiry notices sent, resources suspended or released';
 
+  private readonly restPct: number;
+
   constructor(
     settings: Settings,
     scheduler: SchedulerRegistry,
@@ -26,6 +28,7 @@ export class TermSweepJob extends PeriodicJob {
     private readonly reservedIps: ReservedIpTerms,
   ) {
     super('term-sweep', settings.termSweepMs, settings, scheduler);
+    this.restPct = settings.termSweepPausePct;
   }
 
   protected async runOnce(stopping: () => boolean): Promise<number> {
@@ -34,7 +37,8 @@ export class TermSweepJob extends PeriodicJob {
     // own modules'); reserved addresses' (ReservedIpTerms); AUTO_RENEW_ROUND automatic renewal attempts of each kind (one transaction, one
     // acceptance statement): a backlog of one takes its share of every round without holding the
     // others back. A resource whose attempt is due is not suspended before it (claimExpired*),
-    // and a renewal accepted keeps its resource from both.
+    // and a renewal accepted keeps its resource from both. Between rounds of a backlog, a rest of
+    // TERM_SWEEP_PAUSE_PCT of the round's time leaves the cores to requests and the worker.
     return inRounds(
       [
         { batch: TERM_SWEEP_BATCH, steps: this.notices.steps(TERM_SWEEP_BATCH) },
@@ -45,6 +49,8 @@ export class TermSweepJob extends PeriodicJob {
         { batch: AUTO_RENEW_ROUND, steps: this.autoRenew.steps(AUTO_RENEW_ROUND) },
       ],
       stopping,
+      Date.now,
+      this.restPct,
     );
   }
 }
