@@ -44,3 +44,19 @@ export async function asyncRefusal(work: () => Promise<unknown>): Promise<{ code
   }
   throw new Error('the work was accepted');
 }
+
+/**
+ * Concurrent identical requests under one Idempotency-Key: every one answered 202 with the same
+ * body and Location; exactly one without `Idempotent-Replayed` (the one that ran), the others
+ * replaying it (`Idempotent-Replayed: true`).
+ */
+export function expectOneAcceptedOthersReplayed(results: Response[]): void {
+  expect(results.map((r) => r.status)).toEqual(Array(results.length).fill(202));
+  const first = results.filter((r) => r.headers['idempotent-replayed'] === undefined);
+  expect(first).toHaveLength(1);
+  for (const r of results) {
+    expect(r.body).toEqual(first[0].body);
+    expect(r.headers.location).toBe(`/v1/operations/${first[0].body.operation.id}`);
+    if (r !== first[0]) expect(r.headers['idempotent-replayed']).toBe('true');
+  }
+}
