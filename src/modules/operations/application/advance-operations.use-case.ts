@@ -208,22 +208,7 @@ export class AdvanceOperations {
             later.push(op.id);
           } else groups.set(step, [...(groups.get(step) ?? []), op]);
         }
-        for (const [step, group] of groups) {
-          const results = step.commitMany ? await step.commitMany(group) : new Map<string, JsonObject>();
-          for (const op of group) {
-            const result = results.get(op.id);
-            if (result !== undefined) {
-              stepDone(op, result);
-              continue;
-            }
-            try {
-              stepDone(op, await this.uow.savepoint(() => step.commit(op, undefined)));
-            } catch (err) {
-              if (!(err instanceof DomainError)) throw err;
-              failed(op, err);
-            }
-          }
-        }
+        await this.commitGroups(groups, undefined, stepDone, failed);
         // The same statement tells which ended operations' webhook events an enabled endpoint
         // subscribes to; only those are built and recorded (no endpoint: nothing more is sent).
         await this.operations.saveMany(changed, done.map(endedEvent));
@@ -507,25 +492,12 @@ export class AdvanceOperations {
             (following.commitMany ? round : later).push(op.id);
           } else later.push(op.id);
         };
-        for (const [step, group] of groups) {
-          const results = await step.commitMany!(group, performed);
-          for (const op of group) {
-            const result = results.get(op.id);
-            if (result !== undefined) {
-              stepDone(op, result);
-              continue;
-            }
-            try {
-              stepDone(op, await this.uow.savepoint(() => step.commit(op, performed.get(op.id))));
-            } catch (err) {
-              if (!(err instanceof DomainError)) throw err;
-              op.fail({ code: err.code, message: err.message }, this.clock.now());
-              outcomes.set(op.id, 'failed');
-              done.push(op);
-              changed.push(op);
-            }
-          }
-        }
+        await this.commitGroups(groups, performed, stepDone, (op, err) => {
+          op.fail({ code: err.code, message: err.message }, this.clock.now());
+          outcomes.set(op.id, 'failed');
+          done.push(op);
+          changed.push(op);
+        });
         await this.operations.saveMany(changed, done.map(endedEvent));
         await this.signals.announceEnded(done.map((op) => op.id));
         await this.wallet.settleMany(
@@ -545,6 +517,36 @@ export class AdvanceOperations {
     for (const op of ended) this.reportEnded(op);
     rest.push(...alone);
     return again;
+  }
+
+  /**
+   * In the caller's transaction, each group's step committed set-based: `commitMany` for the
+   * group (with what each `perform` returned, when the step called out), then `commit()` in a
+   * savepoint for each operation it left out, whose DomainError fails that operation alone
+   * (`failed`; its writes undone). Any other error rolls the caller's transaction back.
+   */
+  private async commitGroups(
+    groups: ReadonlyMap<OperationStepExecutor, Operation[]>,
+    performed: ReadonlyMap<string, JsonObject> | undefined,
+    stepDone: (op: Operation, result: JsonObject | void) => void,
+    failed: (op: Operation, err: DomainError) => void,
+  ): Promise<void> {
+    for (const [step, group] of groups) {
+      const results = step.commitMany ? await step.commitMany(group, performed) : new Map<string, JsonObject>();
+      for (const op of group) {
+        const result = results.get(op.id);
+        if (result !== undefined) {
+          stepDone(op, result);
+          continue;
+        }
+        try {
+          stepDone(op, await this.uow.savepoint(() => step.commit(op, performed?.get(op.id))));
+        } catch (err) {
+          if (!(err instanceof DomainError)) throw err;
+          failed(op, err);
+        }
+      }
+    }
   }
 
   /**
