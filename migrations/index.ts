@@ -42,6 +42,7 @@ import { PurchaseDeferredKeys1764000000450 } from './1764000000450-purchase-defe
 import { ServerImages1764000000460 } from './1764000000460-server-images';
 import { Networks1764000000480 } from './1764000000480-networks';
 import { ReservedIps1764000000490 } from './1764000000490-reserved-ips';
+import { RegionSlots1764000000500 } from './1764000000500-region-slots';
 import { ServerSshKeyIds1764000000360 } from './1764000000360-server-ssh-key-ids';
 import { LoginFailuresByEmail1764000000350 } from './1764000000350-login-failures-by-email';
 import { WebhookDeliveriesDuePerEndpoint1764000000351 } from './1764000000351-webhook-deliveries-due-per-endpoint';
@@ -93,4 +94,5 @@ export const MIGRATIONS = [
   ServerImages1764000000460,
   Networks1764000000480,
   ReservedIps1764000000490,
+  RegionSlots1764000000500,
 ];

@@ -547,7 +547,7 @@ describe('admin API: catalog, capacity, prices, purchases and retention', () => 
         if (res.status === 400) expect([where, typeof res.body.error.details.field]).toEqual([where, 'string']);
       }
       expect(await region()).toMatchObject({ id: 'id-jkt', disk_used_gb: expect.any(Number) });
-      const [row] = await t.sql<{ ok: boolean }>("SELECT used_gb <= capacity_gb AND vcpus_used <= vcpu_capacity AS ok FROM regions WHERE id = 'id-jkt'");
+      const [row] = await t.sql<{ ok: boolean }>("SELECT used_gb <= capacity_gb AND vcpus_used <= vcpu_capacity AS ok FROM region_usage WHERE id = 'id-jkt'");
       expect(row.ok).toBe(true);
     });
   });

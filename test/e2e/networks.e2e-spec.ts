@@ -9,6 +9,7 @@ import { apiToken, bearer, organization } from '../support/fixtures';
 import { IMAGES, ISO, OP_ID, SERVER_PLANS, serverRegion } from '../support/servers';
 import { TestApp, startTestApp } from '../support/test-app';
 import { expectVerified } from '../support/verify';
+import { exhaustRegionIpv6 } from '../support/region-slots';
 
 const NOW = '2026-11-23T10:00:00.000Z';
 const NET_ID = /^net_[A-Za-z0-9]{24}$/;
@@ -289,9 +290,9 @@ describe('networks', () => {
   });
 
   it('a region whose /48 has handed out its last /64 refuses a server purchase 409 out_of_stock naming the region; nothing is written', async () => {
-    const [{ used }] = await t.sql<{ used: number }>("SELECT ipv6_subnets_used AS used FROM regions WHERE id = 'sg-sin'");
-    // The last /64 of the prefix taken (the counter at its CHECK's limit), as a region that sold 65535 servers.
-    await t.sql("UPDATE regions SET ipv6_subnets_used = 65535 WHERE id = 'sg-sin'");
+    const [{ used }] = await t.sql<{ used: number }>("SELECT ipv6_subnets_used AS used FROM region_usage WHERE id = 'sg-sin'");
+    // The last /64 of the prefix taken (every slot's range used up), as a region that sold 65535 servers.
+    const giveBack = await exhaustRegionIpv6(t, 'sg-sin');
     const count = async () =>
       (await t.sql<{ servers: number; operations: number; holds: number; audits: number; reserved: string }>(
         `SELECT (SELECT count(*)::int FROM servers) AS servers, (SELECT count(*)::int FROM operations) AS operations,
@@ -306,9 +307,9 @@ describe('networks', () => {
         body: errorBody(res, 'out_of_stock', 'Region sg-sin has no IPv6 /64 left for a new server; nothing was reserved. Choose another region'),
       });
       expect(await count()).toEqual(before);
-      expect(await t.sql("SELECT ipv6_subnets_used AS used, vcpus_used::int AS vcpus_used FROM regions WHERE id = 'sg-sin'")).toEqual([{ used: 65535, vcpus_used: 0 }]);
+      expect(await t.sql("SELECT ipv6_subnets_used AS used, vcpus_used::int AS vcpus_used FROM region_usage WHERE id = 'sg-sin'")).toEqual([{ used: 65535, vcpus_used: 0 }]);
     } finally {
-      await t.sql("UPDATE regions SET ipv6_subnets_used = $1 WHERE id = 'sg-sin'", [used]);
+      await giveBack();
     }
     // With its /64s back, the region sells again: the next /64.
     const ok = await t.http.post('/v1/servers').set(rw).send({ name: 'sin-1', region: 'sg-sin', plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' });

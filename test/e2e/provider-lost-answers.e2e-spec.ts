@@ -113,7 +113,7 @@ describe('lost provider answers: failed operations follow the provider, the reco
     await t.sql(`UPDATE provider_disks SET deleted_at = now() WHERE volume_id = $1`, [gone]);
     await t.sql(`UPDATE provider_disks SET server_id = NULL, mount_path = NULL, mounted = false WHERE volume_id = $1`, [detached]);
     await t.sql(`UPDATE provider_disks SET server_id = 'vm_laweb1', mount_path = '/mnt/x', mounted = true WHERE volume_id = $1`, [stray]);
-    const usedBefore = (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`))[0].used_gb;
+    const usedBefore = (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`))[0].used_gb;
 
     expect(await t.app.get(ReconcileVolumesWithProvider).execute()).toBe(3);
 
@@ -123,7 +123,7 @@ describe('lost provider answers: failed operations follow the provider, the reco
       { id: stray, status: 'available', server_id: null, mounted: false, deleted: false },
     ]);
     expect(await t.sql(`SELECT server_id, mounted FROM provider_disks WHERE volume_id = $1`, [stray])).toEqual([{ server_id: null, mounted: false }]);
-    expect((await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`))[0].used_gb).toBe(String(Number(usedBefore) - 10));
+    expect((await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`))[0].used_gb).toBe(String(Number(usedBefore) - 10));
     const audit = await t.sql(
       `SELECT target_id, actor_type, actor_id, data->>'reason' AS reason FROM audit_log WHERE action = 'volume.reconciled' AND target_id = ANY($1::text[]) ORDER BY target_id`,
       [[gone, detached, stray]],

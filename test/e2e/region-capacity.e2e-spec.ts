@@ -8,6 +8,13 @@ import { UnitOfWork } from '../../src/shared/database/unit-of-work';
 import { Money } from '../../src/shared/kernel/money/money';
 import { tempDir } from '../support/processes';
 import { TestApp, startTestApp } from '../support/test-app';
+import { driftRegionCounter } from '../support/region-slots';
+import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
+import { TypeOrmInvariantChecks } from '../../src/modules/verification/infrastructure/typeorm-invariant-checks';
+import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../src/shared/database/transaction';
+import { BlockStorage } from '../../src/modules/storage-provider/application/block-storage.port';
+import { ComputeProvider } from '../../src/modules/servers/application/compute-provider.port';
+import { SystemClock } from '../../src/shared/kernel/clock/clock';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
 
 /**
@@ -26,7 +33,7 @@ describe('region capacity counter (regions.used_gb)', () => {
   const rw = bearer(apiToken('cap', 'rw'));
   const counters = async () =>
     Object.fromEntries(
-      (await t.sql<{ id: string; capacity_gb: string; used_gb: string }>('SELECT id, capacity_gb::text, used_gb::text FROM regions ORDER BY id')).map((r) => [
+      (await t.sql<{ id: string; capacity_gb: string; used_gb: string }>('SELECT id, capacity_gb::text, used_gb::text FROM region_usage ORDER BY id')).map((r) => [
         r.id,
         { capacity: Number(r.capacity_gb), used: Number(r.used_gb) },
       ]),
@@ -208,9 +215,58 @@ describe('region capacity counter (regions.used_gb)', () => {
   });
 
   it('the invariant query names a region whose counter was broken by hand', async () => {
-    await t.sql("UPDATE regions SET used_gb = used_gb + 1 WHERE id = 'au-syd'");
+    const undo = await driftRegionCounter(t, 'au-syd', 'used_gb', 1);
     expect(await mismatches()).toEqual([{ region_id: 'au-syd', used_gb: '31', live_gb: '30' }]);
-    await t.sql("UPDATE regions SET used_gb = used_gb - 1 WHERE id = 'au-syd'");
+    await undo();
+    expect(await mismatches()).toEqual([]);
+  });
+
+  it('is spread over 16 slots: their shares sum to the capacity, a disk no slot holds alone rebalances them, a deletion gives back to its slot, verify names a slot that drifted', async () => {
+    const slots = async () =>
+      (await t.sql<{ share: string; used: string }>("SELECT gb_share::text AS share, used_gb::text AS used FROM region_slots WHERE region_id = 'au-syd' ORDER BY slot")).map((r) => ({
+        share: Number(r.share),
+        used: Number(r.used),
+      }));
+    const total = (rows: { share: number; used: number }[]) => rows.reduce((n, r) => ({ share: n.share + r.share, used: n.used + r.used }), { share: 0, used: 0 });
+    // A change of capacity spreads the room left evenly over the slots (deletions give room back to their own slot).
+    await t.sql("UPDATE regions SET capacity_gb = 51 WHERE id = 'au-syd'");
+    await t.sql("UPDATE regions SET capacity_gb = 50 WHERE id = 'au-syd'");
+    const before = await slots();
+    expect(before).toHaveLength(16);
+    expect(total(before)).toEqual({ share: 50, used: 30 });
+    expect(Math.max(...before.map((r) => r.share - r.used))).toBeLessThan(15);
+    // 15 GB fits the region (20 left) but no slot alone: the room is spread again, and the disk counted in one slot.
+    await insertSql('vol_spread', 'au-syd', 15);
+    const [{ slot }] = await t.sql<{ slot: number }>("SELECT region_slot AS slot FROM volumes WHERE id = 'vol_spread'");
+    const after = await slots();
+    expect(total(after)).toEqual({ share: 50, used: 45 });
+    expect(after[slot].used - before[slot].used).toBe(15);
+    expect(after.every((r) => r.used <= r.share)).toBe(true);
+    expect(await mismatches()).toEqual([]);
+    // 6 GB more does not fit (5 left): refused under the region's constraint, nothing written.
+    const refused = await insertSql('vol_spread2', 'au-syd', 6).then(() => undefined, (e: unknown) => e);
+    expect({ state: sqlState(refused), constraint: constraintOf(refused) }).toEqual({ state: CHECK_VIOLATION, constraint: 'regions_used_within_capacity' });
+    expect(total(await slots())).toEqual({ share: 50, used: 45 });
+    // A disk whose row names another slot than the one counting it: verify names both slots.
+    const verify = new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock());
+    const findings = async () => (await verify.execute()).violations.filter((v) => v.check === 'regions.used_gb_matches_volumes');
+    const other = (slot + 1) % 16;
+    await t.sql("UPDATE volumes SET region_slot = $1 WHERE id = 'vol_spread'", [other]);
+    const held = (n: number) => String(after[n].used + (n === other ? 15 : n === slot ? -15 : 0));
+    expect(await findings()).toEqual(
+      [slot, other].sort((a, b) => a - b).map((n) => ({
+        check: 'regions.used_gb_matches_volumes',
+        subject: 'au-syd',
+        message: `slot ${n} counts ${after[n].used} GB but the live volumes counted in it hold ${held(n)} GB`,
+        details: { slot: n, used_gb: String(after[n].used), live_gb: held(n) },
+      })),
+    );
+    await t.sql("UPDATE volumes SET region_slot = $1 WHERE id = 'vol_spread'", [slot]);
+    expect(await findings()).toEqual([]);
+    // Its deletion gives the 15 GB back to its slot.
+    await t.sql("UPDATE volumes SET deleted_at = now(), status = 'deleted' WHERE id = 'vol_spread'");
+    expect((await slots())[slot].used).toBe(before[slot].used);
+    expect(total(await slots())).toEqual({ share: 50, used: 30 });
     expect(await mismatches()).toEqual([]);
   });
 });

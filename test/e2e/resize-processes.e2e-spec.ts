@@ -33,7 +33,7 @@ describeOnPostgres('disk resizes survive a SIGKILLed worker (PostgreSQL)', () =>
   });
 
   it('every resize ends once: the disk grown, one provider call each, each hold captured once, verify clean', async () => {
-    const usedBefore = Number((await t.sql<{ n: string }>(`SELECT used_gb::text AS n FROM regions WHERE id = 'id-jkt'`))[0].n);
+    const usedBefore = Number((await t.sql<{ n: string }>(`SELECT used_gb::text AS n FROM region_usage WHERE id = 'id-jkt'`))[0].n);
     const a = await workers.start();
     const accepted = await Promise.all(
       Array.from({ length: N }, async (_, i) => {
@@ -52,7 +52,7 @@ describeOnPostgres('disk resizes survive a SIGKILLed worker (PostgreSQL)', () =>
     expect(await t.sql(`SELECT size_gb, resize_reserved_gb, count(*)::int AS n FROM volumes WHERE org_id = 'org_kr' GROUP BY size_gb, resize_reserved_gb`)).toEqual([
       { size_gb: 200, resize_reserved_gb: 0, n: N },
     ]);
-    expect(Number((await t.sql<{ n: string }>(`SELECT used_gb::text AS n FROM regions WHERE id = 'id-jkt'`))[0].n)).toBe(usedBefore + N * 100);
+    expect(Number((await t.sql<{ n: string }>(`SELECT used_gb::text AS n FROM region_usage WHERE id = 'id-jkt'`))[0].n)).toBe(usedBefore + N * 100);
     // At the provider: each disk grown by one recorded call, under its operation's key.
     expect(await t.sql(`SELECT count(*)::int AS n FROM provider_disks WHERE volume_id LIKE 'vol_krv%' AND size_gb = 200`)).toEqual([{ n: N }]);
     const calls = await t.sql<{ volume_id: string; step: string }>(`SELECT volume_id, step FROM provider_calls WHERE action = 'resize' ORDER BY volume_id`);

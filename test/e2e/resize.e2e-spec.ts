@@ -66,7 +66,7 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
     t.sql(`SELECT currency, available::text AS available, reserved::text AS reserved FROM wallet_balances WHERE org_id = $1 ORDER BY currency`, [orgId]);
   const ledger = (orgId: string) =>
     t.sql(`SELECT kind, currency, amount::text AS amount, operation_id FROM wallet_ledger WHERE org_id = $1 AND kind <> 'credit' ORDER BY id`, [orgId]);
-  const usedGb = async (regionId = 'id-jkt') => Number((await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = $1`, [regionId]))[0].used_gb);
+  const usedGb = async (regionId = 'id-jkt') => Number((await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = $1`, [regionId]))[0].used_gb);
   const runWorker = () => t.app.get(AdvanceOperations).runUntilIdle();
   /** `cli verify`'s checks in this process: the violations whose subject is one of `subjects`. */
   const violationsOf = async (...subjects: string[]) => {
@@ -192,8 +192,8 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
     });
 
     it('409 out_of_stock when the region cannot hold the added gigabytes; nothing reserved or held', async () => {
-      const [{ used }] = await t.sql<{ used: string }>(`SELECT used_gb::text AS used FROM regions WHERE id = 'id-jkt'`);
-      await t.sql(`UPDATE regions SET capacity_gb = used_gb + 50 WHERE id = 'id-jkt'`);
+      const [{ used }] = await t.sql<{ used: string }>(`SELECT used_gb::text AS used FROM region_usage WHERE id = 'id-jkt'`);
+      await t.sql(`UPDATE regions SET capacity_gb = (SELECT used_gb FROM region_usage WHERE id = 'id-jkt') + 50 WHERE id = 'id-jkt'`);
       try {
         const res = await resize('rfsd', { size_gb: 200 });
         expect(res.status).toBe(409);
@@ -282,7 +282,7 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
   describe('POST /v1/servers/{id}/resize and /rebuild', () => {
     const rw = bearer(apiToken('srv', 'rw'));
     const ids: Record<string, string> = {};
-    const vcpusUsed = async () => Number((await t.sql<{ n: string }>(`SELECT vcpus_used::text AS n FROM regions WHERE id = 'id-jkt'`))[0].n);
+    const vcpusUsed = async () => Number((await t.sql<{ n: string }>(`SELECT vcpus_used::text AS n FROM region_usage WHERE id = 'id-jkt'`))[0].n);
     const server = async (id: string) => (await t.http.get(`/v1/servers/${id}`).set(rw)).body;
     const action = (id: string, what: string, body: object) => t.http.post(`/v1/servers/${id}/${what}`).set(rw).send(body);
 
@@ -373,8 +373,8 @@ describe('resize: grow a disk, change a plan, reinstall', () => {
     });
 
     it('409 out_of_stock when the region has not the vCPUs the plan adds; nothing reserved or held', async () => {
-      const [{ used }] = await t.sql<{ used: string }>(`SELECT vcpus_used::text AS used FROM regions WHERE id = 'id-jkt'`);
-      await t.sql(`UPDATE regions SET vcpu_capacity = vcpus_used + 1 WHERE id = 'id-jkt'`);
+      const [{ used }] = await t.sql<{ used: string }>(`SELECT vcpus_used::text AS used FROM region_usage WHERE id = 'id-jkt'`);
+      await t.sql(`UPDATE regions SET vcpu_capacity = (SELECT vcpus_used FROM region_usage WHERE id = 'id-jkt') + 1 WHERE id = 'id-jkt'`);
       try {
         const res = await action(ids.a, 'resize', { plan: 'cx4' });
         expect(res.status).toBe(409);

@@ -9,6 +9,7 @@ import { ComputeProvider } from '../../src/modules/servers/application/compute-p
 import { VerifyInvariants } from '../../src/modules/verification/application/verify-invariants.use-case';
 import { ExpireTerms } from '../../src/modules/terms/application/expire-terms.use-case';
 import { AdvanceOperations } from '../../src/modules/operations/application/advance-operations.use-case';
+import { exhaustRegionIpv6 } from '../support/region-slots';
 
 const NOW = new Date('2027-01-31T10:00:00.000Z');
 const sha256 = (token: string): Buffer => createHash('sha256').update(token).digest();
@@ -241,7 +242,7 @@ describe('seed files: bought servers (terms.md)', () => {
     const instance = await t.app.get(ComputeProvider).getInstance('vm_sbuyapp');
     expect(instance).toMatchObject({ power: 'running', ipv4: res.body.ipv4, vcpus: 2, memoryGb: 4, diskGb: 80, image: 'debian-12' });
     // Both bought servers' vCPUs are counted in the region (2 + 1 of 4); the unbought one counts none.
-    expect(await t.sql("SELECT vcpu_capacity::int, vcpus_used::int FROM regions WHERE id = 'sv-jkt'")).toEqual([{ vcpu_capacity: 4, vcpus_used: 3 }]);
+    expect(await t.sql("SELECT vcpu_capacity::int, vcpus_used::int FROM region_usage WHERE id = 'sv-jkt'")).toEqual([{ vcpu_capacity: 4, vcpus_used: 3 }]);
     // Nothing was charged: the seed's wallet is the balance.
     expect(await t.sql("SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_sbuy' ORDER BY currency")).toEqual([
       { currency: 'USD', available: '10000000', reserved: '0' },
@@ -280,10 +281,9 @@ describe('seed files: bought servers (terms.md)', () => {
     // No room: 3 of 4 vCPUs are taken, a cx2 needs 2.
     await expect(refusal(() => t.seed({ regions: [], organizations: [server({ plan: 'cx2', image: 'debian-12', term_months: 1, currency: 'USD' })] }))).resolves.toMatchObject({ code: 'out_of_stock' });
     expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_sbad'")).toEqual([]);
-    expect(await t.sql("SELECT vcpus_used::int FROM regions WHERE id = 'sv-jkt'")).toEqual([{ vcpus_used: 3 }]);
+    expect(await t.sql("SELECT vcpus_used::int FROM region_usage WHERE id = 'sv-jkt'")).toEqual([{ vcpus_used: 3 }]);
     // No IPv6 /64 left in the region's prefix: a server, seeded or bought, is refused as a purchase is (409 out_of_stock), nothing written.
-    const [{ used }] = await t.sql<{ used: number }>("SELECT ipv6_subnets_used AS used FROM regions WHERE id = 'sv-jkt'");
-    await t.sql("UPDATE regions SET ipv6_subnets_used = 65535 WHERE id = 'sv-jkt'");
+    const giveBack = await exhaustRegionIpv6(t, 'sv-jkt');
     try {
       for (const extra of [{}, { plan: 'cx1', image: 'debian-12', term_months: 1, currency: 'USD' }]) {
         const err = await t.seed({ regions: [], organizations: [server(extra)] }).then(() => undefined, (e: DomainError) => e);
@@ -293,7 +293,7 @@ describe('seed files: bought servers (terms.md)', () => {
       }
       expect(await t.sql("SELECT id FROM organizations WHERE id = 'org_sbad'")).toEqual([]);
     } finally {
-      await t.sql("UPDATE regions SET ipv6_subnets_used = $1 WHERE id = 'sv-jkt'", [used]);
+      await giveBack();
     }
   });
 });

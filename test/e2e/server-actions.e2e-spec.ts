@@ -210,7 +210,7 @@ describe('server actions', () => {
       expect(await opCount()).toBe(before);
       expect(await t.sql('SELECT * FROM wallet_balances ORDER BY org_id, currency')).toEqual(balances);
       expect(await status()).toBe('running');
-      expect((await t.sql<{ u: string }>(`SELECT vcpus_used::text AS u FROM regions WHERE id = 'id-jkt'`))[0].u).toBe('1');
+      expect((await t.sql<{ u: string }>(`SELECT vcpus_used::text AS u FROM region_usage WHERE id = 'id-jkt'`))[0].u).toBe('1');
       const renew = await post(`/v1/servers/${serverId}/renew`, { term_months: 1, currency: 'USD' });
       expect(renew.status).toBe(202);
       await advance.runUntilIdle();
@@ -277,7 +277,7 @@ describe('server actions', () => {
   });
 
   describe('a failed purchase gives back vCPUs and the hold, and deletes any instance made', () => {
-    const vcpus = async () => (await t.sql<{ u: string }>(`SELECT vcpus_used::text AS u FROM regions WHERE id = 'id-jkt'`))[0].u;
+    const vcpus = async () => (await t.sql<{ u: string }>(`SELECT vcpus_used::text AS u FROM region_usage WHERE id = 'id-jkt'`))[0].u;
     const usd = async () => (await t.sql<{ a: string; r: string }>(`SELECT available::text AS a, reserved::text AS r FROM wallet_balances WHERE org_id = 'org_sa' AND currency = 'USD'`))[0];
 
     it('booting fails (a forced failing step): the instance made is deleted, the server deleted, vCPUs and hold back, the quote used', async () => {

@@ -56,7 +56,7 @@ describe('server catalog', () => {
     }
   };
   const vcpus = async (id = 'id-jkt') =>
-    (await t.sql<{ c: string; u: string }>('SELECT vcpu_capacity::text AS c, vcpus_used::text AS u FROM regions WHERE id = $1', [id]))[0];
+    (await t.sql<{ c: string; u: string }>('SELECT vcpu_capacity::text AS c, vcpus_used::text AS u FROM region_usage WHERE id = $1', [id]))[0];
 
   beforeAll(async () => {
     t = await startTestApp();

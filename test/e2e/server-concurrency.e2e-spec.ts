@@ -54,7 +54,7 @@ describeOnPostgres('servers under concurrency (PostgreSQL)', () => {
     const [row] = await t.sql<{ used: string; live: string; holds: number }>(
       `SELECT r.vcpus_used::text AS used, (SELECT coalesce(sum(vcpus), 0)::text FROM servers WHERE region_id = 'sg-sin' AND deleted_at IS NULL) AS live,
               (SELECT count(*)::int FROM wallet_ledger l JOIN operations o ON o.id = l.operation_id WHERE o.type = 'vm.create' AND l.kind = 'hold') AS holds
-         FROM regions r WHERE r.id = 'sg-sin'`,
+         FROM region_usage r WHERE r.id = 'sg-sin'`,
     );
     expect(row).toEqual({ used: '10', live: '10', holds: 5 });
   });

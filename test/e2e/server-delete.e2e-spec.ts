@@ -85,7 +85,7 @@ describe('DELETE /v1/servers/{id}', () => {
   const getVolume = async (id: string) => (await t.http.get(`/v1/volumes/${id}`).set(rw)).body;
   const getOp = async (id: string) => (await t.http.get(`/v1/operations/${id}`).set(rw)).body;
   const audit = async (query: string) => (await t.http.get(`/v1/audit-log?${query}`).set(owner).expect(200)).body.entries as Record<string, unknown>[];
-  const vcpusUsed = async () => (await t.sql<{ u: number }>("SELECT vcpus_used::int AS u FROM regions WHERE id = 'id-jkt'"))[0].u;
+  const vcpusUsed = async () => (await t.sql<{ u: number }>("SELECT vcpus_used::int AS u FROM region_usage WHERE id = 'id-jkt'"))[0].u;
   const counts = async () =>
     (await t.sql<{ ops: number; audits: number; keys: number }>(
       `SELECT (SELECT count(*)::int FROM operations) AS ops, (SELECT count(*)::int FROM audit_log) AS audits,

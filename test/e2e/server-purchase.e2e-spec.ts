@@ -49,7 +49,7 @@ describe('POST /v1/servers (purchase)', () => {
 
   const buy = (body: object, headers = rw) => t.http.post('/v1/servers').set(headers).send(body);
   const balances = (org = 'org_sp') => t.sql(`SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = $1 ORDER BY currency`, [org]);
-  const vcpusUsed = async (id = 'id-jkt') => (await t.sql<{ u: string }>('SELECT vcpus_used::text AS u FROM regions WHERE id = $1', [id]))[0].u;
+  const vcpusUsed = async (id = 'id-jkt') => (await t.sql<{ u: string }>('SELECT vcpus_used::text AS u FROM region_usage WHERE id = $1', [id]))[0].u;
   const counts = async () =>
     (
       await t.sql<{ servers: number; operations: number; ledger: number; audit: number }>(

@@ -40,7 +40,7 @@ describe('the server reconciliation sweep', () => {
       `SELECT status, ipv4, deleted_at IS NOT NULL AS deleted, instance_missing_since IS NOT NULL AS instance_missing FROM servers WHERE id = $1`,
       [id],
     ).then((r) => r[0]);
-  const vcpusUsed = async () => (await t.sql<{ u: number }>(`SELECT vcpus_used::int AS u FROM regions WHERE id = 'id-jkt'`))[0].u;
+  const vcpusUsed = async () => (await t.sql<{ u: number }>(`SELECT vcpus_used::int AS u FROM region_usage WHERE id = 'id-jkt'`))[0].u;
   const audits = (id: string) =>
     t.sql<Record<string, unknown>>(
       `SELECT org_id, actor_type, actor_id, action, target_type, target_id, ip_address, request_id, data FROM audit_log

@@ -98,7 +98,7 @@ describe('servers: reads and edits', () => {
     const db = await t.http.get('/v1/servers/vm_srdb1').set(rw);
     expect(db.body).toEqual(seeded('vm_srdb1', 'db-1.internal', '100.64.0.2', 'id-jkt-b', [], '2001:db8:1:2::1'));
     // Seeded servers count no vCPUs.
-    expect(await t.sql("SELECT vcpus_used::int AS u FROM regions WHERE id = 'id-jkt'")).toEqual([{ u: 2 }]);
+    expect(await t.sql("SELECT vcpus_used::int AS u FROM region_usage WHERE id = 'id-jkt'")).toEqual([{ u: 2 }]);
   });
 
   it('a bought server shows its frozen plan, image, term, billing, price and expiry', async () => {
@@ -170,7 +170,7 @@ describe('servers: reads and edits', () => {
     const ids = async (query: string) => (await t.http.get(`/v1/servers?${query}`).set(rw)).body.servers.map((s: { id: string }) => s.id);
     expect(await ids('')).toEqual(['vm_srweb1', 'vm_srdb1']);
     expect(await ids('status=deleted')).toEqual(['vm_srbought']);
-    expect(await t.sql("SELECT vcpus_used::int AS u FROM regions WHERE id = 'id-jkt'")).toEqual([{ u: 0 }]);
+    expect(await t.sql("SELECT vcpus_used::int AS u FROM region_usage WHERE id = 'id-jkt'")).toEqual([{ u: 0 }]);
   });
 
   it('another organization\'s server is 404; bad filters are 400 naming the parameter; 401 and 403 as every GET', async () => {

@@ -32,7 +32,7 @@ describe('volume.create / attach / detach / delete executed by the worker', () =
   const SERVER = 'vm_exweb1';
   const SERVER2 = 'vm_exweb2';
   const verify = () => new VerifyInvariants(t.app.get(UnitOfWork), new TypeOrmInvariantChecks(t.app.get(Db), t.app.get(BlockStorage), t.app.get(ComputeProvider)), new SystemClock()).execute();
-  const usedGb = async () => Number((await t.sql<{ u: string }>(`SELECT used_gb::text AS u FROM regions WHERE id = 'id-jkt'`))[0].u);
+  const usedGb = async () => Number((await t.sql<{ u: string }>(`SELECT used_gb::text AS u FROM region_usage WHERE id = 'id-jkt'`))[0].u);
   const ledger = async (opId: string) => (await t.sql<{ kind: string }>(`SELECT kind FROM wallet_ledger WHERE operation_id = $1 ORDER BY id`, [opId])).map((r) => r.kind);
   const wallet = async () => (await t.sql(`SELECT available::text AS available, reserved::text AS reserved FROM wallet_balances WHERE org_id = $1 AND currency = 'USD'`, [ORG]))[0];
   const volumeRow = async (id: string) =>

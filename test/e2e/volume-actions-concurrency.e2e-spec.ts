@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { usingPostgres } from '../support/database';
 import { expectOneAcceptedOthersReplayed } from '../support/assertions';
 import { apiToken, bearer, organization, region } from '../support/fixtures';
@@ -65,7 +66,7 @@ describeOnPostgres('purchases and attaches under concurrency (PostgreSQL)', () =
         error: { code: 'out_of_stock', message: 'Region id-jkt has less than 100 GB of disk capacity left', request_id: r.headers['x-request-id'], details: {} },
       });
     }
-    expect(await t.sql(`SELECT capacity_gb::text, used_gb::text FROM regions WHERE id = 'id-jkt'`)).toEqual([{ capacity_gb: '600', used_gb: '600' }]);
+    expect(await t.sql(`SELECT capacity_gb::text, used_gb::text FROM region_usage WHERE id = 'id-jkt'`)).toEqual([{ capacity_gb: '600', used_gb: '600' }]);
     expect(await t.sql(`SELECT COALESCE(sum(size_gb), 0)::text AS live FROM volumes WHERE region_id = 'id-jkt' AND deleted_at IS NULL`)).toEqual([{ live: '600' }]);
     expect(await t.sql(`SELECT count(*)::int AS n FROM operations WHERE type = 'volume.create'`)).toEqual([{ n: 5 }]);
     // 5 holds of 2.00000 USD, and nothing else.
@@ -73,6 +74,33 @@ describeOnPostgres('purchases and attaches under concurrency (PostgreSQL)', () =
     expect(await t.sql(`SELECT count(*)::int AS n FROM wallet_ledger WHERE kind = 'hold'`)).toEqual([{ n: 5 }]);
     const options = await t.http.get('/v1/volume-options?region=id-jkt').set(rw);
     expect(options.body.in_stock).toBe(false);
+  });
+
+  it('two transactions buying in one region at once take different slots of its counter: neither waits for the other', async () => {
+    const usage = async () => t.sql(`SELECT used_gb::text FROM region_usage WHERE id = 'sg-sin'`);
+    const before = await usage();
+    const insert = (c: Client, id: string) =>
+      c.query(
+        `INSERT INTO volumes (id, org_id, name, status, type, region_id, zone_id, size_gb, term_months, billing_currency,
+                              billing_amount, price_usd_minor, price_idr_minor, expires_at)
+         VALUES ($1, 'org_cc', $1, 'creating', 'premium', 'sg-sin', 'sg-sin-a', 10, 1, 'USD', 0, 0, 0, now() + interval '1 month')
+         RETURNING region_slot`,
+        [id],
+      );
+    const [a, b] = [new Client({ connectionString: t.settings.databaseUrl }), new Client({ connectionString: t.settings.databaseUrl })];
+    await Promise.all([a.connect(), b.connect()]);
+    try {
+      await a.query('BEGIN');
+      await b.query("BEGIN; SET LOCAL lock_timeout = '2s'");
+      const first = await insert(a, 'vol_slot_a');
+      // The first still holds its slot: the second, waiting for it, would end at lock_timeout.
+      const second = await insert(b, 'vol_slot_b');
+      expect(second.rows[0].region_slot).not.toBe(first.rows[0].region_slot);
+      await Promise.all([a.query('ROLLBACK'), b.query('ROLLBACK')]);
+    } finally {
+      await Promise.all([a.end(), b.end()]);
+    }
+    expect(await usage()).toEqual(before);
   });
 
   it('10 concurrent attaches to a server with 2 free slots: exactly 2 accepted, 8 quota_exceeded', async () => {

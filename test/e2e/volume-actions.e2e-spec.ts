@@ -222,7 +222,7 @@ describe('attach, detach, delete', () => {
     });
 
     it('202 for a detached volume: deleting at once, steps [deleting]; again is 409; the capacity stays counted until it is deleted', async () => {
-      const used = await t.sql(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`);
+      const used = await t.sql(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`);
       const res = await remove('vol_acfree3');
       expect(res.status).toBe(202);
       expect(res.headers.location).toBe(`/v1/operations/${res.body.operation.id}`);
@@ -233,7 +233,7 @@ describe('attach, detach, delete', () => {
       expect(await auditOf('vol_acfree3')).toEqual([
         { action: 'volume.delete', actor_type: 'api_key', data: { operation_id: res.body.operation.id, detach: false, server_id: null, size_gb: 100 } },
       ]);
-      expect(await t.sql(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`)).toEqual(used);
+      expect(await t.sql(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`)).toEqual(used);
       await finish(res.body.operation.id);
       const again = await remove('vol_acfree3');
       expect(again.status).toBe(409);

@@ -58,7 +58,7 @@ describe('a disk from purchase to deletion, over HTTP', () => {
   });
 
   const wallet = async () => (await t.http.get('/v1/wallet').set(rw)).body.balances;
-  const usedGb = async () => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`))[0].used_gb;
+  const usedGb = async () => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`))[0].used_gb;
   const options = async () => (await t.http.get('/v1/volume-options?region=id-jkt').set(rw)).body;
   const getOp = async (id: string) => (await t.http.get(`/v1/operations/${id}`).set(rw)).body;
   const getVolume = async (id: string) => (await t.http.get(`/v1/volumes/${id}`).set(rw)).body;

@@ -37,7 +37,7 @@ describe('disk lifecycle through the worker and the provider: purchase, attach, 
     return t.app.get(AdvanceOperations).runUntilIdle();
   };
   const wallet = async () => (await t.sql(`SELECT available::text, reserved::text FROM wallet_balances WHERE org_id = 'org_lc' AND currency = 'USD'`))[0];
-  const usedGb = async () => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = 'id-jkt'`))[0].used_gb;
+  const usedGb = async () => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = 'id-jkt'`))[0].used_gb;
   const ledger = async (opId: string) => (await t.sql<{ kind: string; amount: string }>(`SELECT kind, amount::text FROM wallet_ledger WHERE operation_id = $1 ORDER BY id`, [opId]));
   const getOp = (id: string) => t.http.get(`/v1/operations/${id}`).set(rw);
   const getVolume = (id: string) => t.http.get(`/v1/volumes/${id}`).set(rw);

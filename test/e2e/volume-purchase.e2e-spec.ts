@@ -70,7 +70,7 @@ describe('POST /v1/volumes (purchase)', () => {
   const buy = (body: object, headers = rw) => t.http.post('/v1/volumes').set(headers).send(body);
   const balances = (org = 'org_pu') =>
     t.sql(`SELECT currency, available::text, reserved::text FROM wallet_balances WHERE org_id = $1 ORDER BY currency`, [org]);
-  const usedGb = async (id: string) => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM regions WHERE id = $1`, [id]))[0].used_gb;
+  const usedGb = async (id: string) => (await t.sql<{ used_gb: string }>(`SELECT used_gb::text FROM region_usage WHERE id = $1`, [id]))[0].used_gb;
   const counts = async () =>
     (
       await t.sql<{ volumes: number; operations: number; ledger: number; audit: number }>(

@@ -53,7 +53,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
 
   /**
    * One statement, so the capacity and the server list come from one snapshot. Free capacity is
-   * the region's counter (capacity_gb - used_gb, kept by the volumes trigger), never a sum over
+   * the region's counter (capacity_gb - used_gb of region_usage: the sum over its slots, kept by the volumes triggers), never a sum over
    * its volumes; a server's data disks are the volumes not deleted attached to it
    * (volumes_server_live_idx, servers_org_zone_idx): the work grows with the organization's
    * servers in the region, not with the region. A named prepared statement.
@@ -67,7 +67,7 @@ export class TypeOrmCatalogQueries extends CatalogQueries {
                            AND s.status NOT IN ('creating', 'deleting')
                            AND (${SERVER_SLOTS_TAKEN('s.id')}) < $3),
                        '[]'::json) AS servers
-         FROM regions r
+         FROM region_usage r
         WHERE r.id = $1`,
       [regionId, orgId, perServerLimit],
       'catalog_region_load',

@@ -128,15 +128,15 @@ export class TypeOrmCatalog extends Catalog {
   }
 
   async setRegionCapacity(regionId: string, capacityGb: number): Promise<CapacityChange<{ id: string; name: string; capacityGb: number }> | undefined> {
-    // Never below what the region's live volumes use (regions_used_within_capacity): the
-    // conditional UPDATE takes the row lock, so no purchase slips in between check and write.
-    const row = await this.db.one<{ id: string; name: string; capacity_gb: string }>(
-      'UPDATE regions SET capacity_gb = $2 WHERE id = $1 AND used_gb <= $2 RETURNING id, name, capacity_gb::text',
+    // Never below what the region's live volumes use: region_capacity_set locks the region's row
+    // and its slots, so no purchase slips in between check and write, and changes nothing below.
+    const row = await this.db.one<{ done: boolean; used_gb: string; id: string; name: string; capacity_gb: string }>(
+      'SELECT done, used_gb::text, $1::text AS id, name, capacity_gb::text FROM region_capacity_set($1, $2, NULL)',
       [regionId, capacityGb],
     );
-    if (row) return { set: true, id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
-    const current = await this.db.one<{ used_gb: string }>('SELECT used_gb::text FROM regions WHERE id = $1', [regionId]);
-    return current && { set: false, inUse: Number(current.used_gb) };
+    if (!row) return undefined;
+    if (row.done) return { set: true, id: row.id, name: row.name, capacityGb: Number(row.capacity_gb) };
+    return { set: false, inUse: Number(row.used_gb) };
   }
 
   async createServerPlan(plan: ServerPlan): Promise<void> {
@@ -162,15 +162,15 @@ export class TypeOrmCatalog extends Catalog {
   }
 
   async setRegionVcpus(regionId: string, vcpus: number): Promise<CapacityChange<{ id: string; name: string; vcpuCapacity: number; vcpusUsed: number }> | undefined> {
-    // Never below the vCPUs of its live servers (regions_vcpus_within_capacity); the conditional
-    // UPDATE takes the row lock, so no purchase slips in between check and write.
-    const row = await this.db.one<{ id: string; name: string; vcpu_capacity: string; vcpus_used: string }>(
-      'UPDATE regions SET vcpu_capacity = $2 WHERE id = $1 AND vcpus_used <= $2 RETURNING id, name, vcpu_capacity::text, vcpus_used::text',
+    // Never below the vCPUs of its live servers: region_capacity_set locks the region's row and
+    // its slots, so no purchase slips in between check and write, and changes nothing below.
+    const row = await this.db.one<{ done: boolean; vcpus_used: string; id: string; name: string; vcpu_capacity: string }>(
+      'SELECT done, vcpus_used::text, $1::text AS id, name, vcpu_capacity::text FROM region_capacity_set($1, NULL, $2)',
       [regionId, vcpus],
     );
-    if (row) return { set: true, id: row.id, name: row.name, vcpuCapacity: Number(row.vcpu_capacity), vcpusUsed: Number(row.vcpus_used) };
-    const current = await this.db.one<{ vcpus_used: string }>('SELECT vcpus_used::text FROM regions WHERE id = $1', [regionId]);
-    return current && { set: false, inUse: Number(current.vcpus_used) };
+    if (!row) return undefined;
+    if (row.done) return { set: true, id: row.id, name: row.name, vcpuCapacity: Number(row.vcpu_capacity), vcpusUsed: Number(row.vcpus_used) };
+    return { set: false, inUse: Number(row.vcpus_used) };
   }
 
   async setPurchasesPaused(regionId: string | null, paused: boolean): Promise<PurchaseSwitches | undefined> {
@@ -195,18 +195,18 @@ export class TypeOrmCatalog extends Catalog {
       plan_prices: { plan_id: string; usd: string; idr: string }[];
       ipv6_prefix: string; ipv6_subnets_used: number; rip_usd: string | null; rip_idr: string | null; pool_addresses: number; pool_held: number;
     }>(
-      `SELECT r.id, r.name, r.capacity_gb::text, r.used_gb::text, r.vcpu_capacity::text, r.vcpus_used::text, r.purchases_paused,
+      `SELECT r.id, r.name, r.capacity_gb::text, u.used_gb::text, r.vcpu_capacity::text, u.vcpus_used::text, r.purchases_paused,
               COALESCE((SELECT json_agg(json_build_object('id', z.id, 'available', z.available) ORDER BY z.id COLLATE "C")
                           FROM zones z WHERE z.region_id = r.id), '[]'::json) AS zones,
               COALESCE((SELECT json_agg(json_build_object('type', o.type, 'usd', o.price_usd_minor::text, 'idr', o.price_idr_minor::text) ORDER BY o.type COLLATE "C")
                           FROM volume_offers o WHERE o.region_id = r.id), '[]'::json) AS volume_prices,
               COALESCE((SELECT json_agg(json_build_object('plan_id', p.plan_id, 'usd', p.price_usd_minor::text, 'idr', p.price_idr_minor::text) ORDER BY p.plan_id COLLATE "C")
                           FROM server_offer_plans p WHERE p.region_id = r.id), '[]'::json) AS plan_prices,
-              r.ipv6_prefix::text AS ipv6_prefix, r.ipv6_subnets_used,
+              r.ipv6_prefix::text AS ipv6_prefix, u.ipv6_subnets_used,
               r.reserved_ipv4_price_usd_minor::text AS rip_usd, r.reserved_ipv4_price_idr_minor::text AS rip_idr,
               (SELECT count(*) FROM reserved_ip_pool p WHERE p.region_id = r.id)::int AS pool_addresses,
               (SELECT count(*) FROM reserved_ip_pool p WHERE p.region_id = r.id AND p.reserved_ip_id IS NOT NULL)::int AS pool_held
-         FROM regions r
+         FROM regions r JOIN region_usage u ON u.id = r.id
         WHERE $1::text IS NULL OR r.id = $1
         ORDER BY r.id COLLATE "C"`,
       [regionId ?? null],

@@ -198,10 +198,10 @@ export class PurchaseServer {
         throw new DomainError('invalid_state', `Quote ${c.quote.id} was already used by another purchase; request a new one`);
       }
       // Then the server's row (the quote references it: a foreign key checked at commit): its
-      // insert moves the region's vCPU counter (a trigger, under the region row's lock and its
-      // CHECK), the one row every purchase in the region shares, held from here to the commit
-      // only: after the reads and the quote, before the wallet's row and the audit head (every
-      // transaction takes region, wallet, audit head in that order: the audit head, locked until
+      // insert moves the region's vCPU counter and takes its IPv6 /64 (a trigger, in one of the
+      // region's 16 slot rows that no other purchase holds, under that slot's CHECK), held from
+      // here to the commit only: after the reads and the quote, before the wallet's row and the
+      // audit head (every transaction takes region slot, wallet, audit head in that order: the audit head, locked until
       // commit, is the last lock taken). The name's unique index (conflict: a rename that raced
       // this purchase), then the CHECK (out_of_stock: purchases that raced for the last vCPUs)
       // decide here.

@@ -2,7 +2,7 @@ import { AutoRenewOncePerTermCheck, SuspendedVolumeDetachedCheck, TermDeadlinesC
 import { Injectable, Optional } from '@nestjs/common';
 import { Settings, loadSettings } from '../../../shared/config/settings';
 import { Db } from '../../../shared/database/transaction';
-import { REGION_USED_GB_MISMATCHES } from '../../options/infrastructure/region-capacity.sql';
+import { REGION_USED_GB_MISMATCHES, SlotMismatch, regionSlotMismatches } from '../../options/infrastructure/region-capacity.sql';
 import { BlockStorage } from '../../storage-provider/application/block-storage.port';
 import { Finding, InvariantCheck, InvariantChecks } from '../application/invariant-checks.port';
 import { ProviderDisksCheck } from './provider-disks-check';
@@ -241,11 +241,19 @@ export class RegionUsedGbCheck extends SqlCheck {
 
   async findViolations(): Promise<Finding[]> {
     const rows = await this.db.query<{ region_id: string; used_gb: string; live_gb: string }>(REGION_USED_GB_MISMATCHES);
-    return rows.map((r) => ({
-      subject: r.region_id,
-      message: `used_gb is ${r.used_gb} but its live volumes hold ${r.live_gb} GB`,
-      details: { used_gb: r.used_gb, live_gb: r.live_gb },
-    }));
+    const slots = await this.db.query<SlotMismatch>(regionSlotMismatches('volumes', 'used_gb', 'size_gb + resize_reserved_gb'));
+    return [
+      ...rows.map((r) => ({
+        subject: r.region_id,
+        message: `used_gb is ${r.used_gb} but its live volumes hold ${r.live_gb} GB`,
+        details: { used_gb: r.used_gb, live_gb: r.live_gb },
+      })),
+      ...slots.map((r) => ({
+        subject: r.region_id,
+        message: `slot ${r.slot} counts ${r.counted} GB but the live volumes counted in it hold ${r.held} GB`,
+        details: { slot: r.slot, used_gb: r.counted, live_gb: r.held },
+      })),
+    ];
   }
 }
 

@@ -60,8 +60,8 @@ export const providerUnavailable = (): DomainError =>
  * the 404s, then the quote's 409s; then the name, the region's free capacity and its zones (one
  * read: conflict, out_of_stock), the zone's availability, the server's free slot, the quote
  * marked used, then the volume row (`creating`, price frozen, expires_at = now + term), read back
- * by its own insert: its regions.used_gb trigger reserves the capacity under the region row's
- * lock, held from there to the commit (the unique name index and the counter's CHECK decide
+ * by its own insert: its trigger reserves the capacity in one of the region's slot rows (one no
+ * other purchase holds), locked from there to the commit (the unique name index and the counter decide
  * purchases that raced past the read); then one statement (OperationAcceptance) for the hold
  * (402, nothing written), the volume.create operation and the audit row; then the provider's
  * health (while it is down the transaction is rolled back, so nothing is reserved).
@@ -211,9 +211,9 @@ export class PurchaseVolume {
         throw invalidState(`Quote ${input.quoteId} was already used by another purchase; request a new one`);
       }
       // Then the volume's row (the quote references it: a foreign key checked at commit), read
-      // back by its insert: the insert moves the region's used_gb counter (a trigger, under the
-      // region row's lock and its CHECK), the one row every purchase in the region shares, held
-      // from here to the commit only. The name's unique index (conflict), then the CHECK
+      // back by its insert: the insert moves the region's used_gb counter (a trigger, in one of
+      // the region's slot rows that no other purchase holds, under its CHECK), held from here to
+      // the commit only. The name's unique index (conflict), then the counter
       // (out_of_stock) decide purchases that raced past the checks above.
       const volume = await this.volumes.create({
         id: volumeId,

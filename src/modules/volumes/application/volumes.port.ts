@@ -22,7 +22,7 @@ export abstract class VolumeRepository {
   /**
    * Creates the volume; conflict when the id exists or the name is taken among the organization's
    * volumes not deleted; out_of_stock when a live volume does not fit its region's free capacity
-   * (the region's used_gb counter grows with it, in the same transaction).
+   * (the region's used_gb counter, spread over its slot rows, grows with it in the same transaction).
    */
   abstract create(volume: NewVolume): Promise<Volume>;
   /**

@@ -3,7 +3,7 @@ import { CHECK_VIOLATION, Db, constraintOf, sqlState } from '../../../shared/dat
 import { VolumeResizes } from '../application/volume-resizes.port';
 import { noCapacityForResize } from '../domain/volume-resize';
 
-/** VolumeResizes on the volumes row: the region counter's trigger moves used_gb with resize_reserved_gb and size_gb. */
+/** VolumeResizes on the volumes row: the region counter's trigger moves used_gb (in the volume's slot) with resize_reserved_gb and size_gb. */
 @Injectable()
 export class TypeOrmVolumeResizes extends VolumeResizes {
   constructor(private readonly db: Db) {

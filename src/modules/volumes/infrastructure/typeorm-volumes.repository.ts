@@ -117,7 +117,7 @@ export class TypeOrmVolumeRepository extends VolumeRepository {
   async purchaseRoom(orgId: string, name: string, regionId: string): Promise<{ nameTaken: boolean; freeGb: number | null; zones: { id: string; available: boolean }[] }> {
     const row = await this.db.one<{ taken: boolean; free: string | null; zones: { id: string; available: boolean }[] }>(
       `SELECT EXISTS (SELECT 1 FROM volumes WHERE org_id = $1 AND name = $2 AND deleted_at IS NULL) AS taken,
-              (SELECT capacity_gb - used_gb FROM regions WHERE id = $3)::text AS free,
+              (SELECT capacity_gb - used_gb FROM region_usage WHERE id = $3)::text AS free,
               (SELECT coalesce(json_agg(json_build_object('id', id, 'available', available) ORDER BY id), '[]'::json) FROM zones WHERE region_id = $3) AS zones`,
       [orgId, name, regionId],
       'volumes_purchase_room',
