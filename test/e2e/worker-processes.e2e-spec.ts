@@ -1,4 +1,5 @@
 import { usingPostgres } from '../support/database';
+import { scaled } from '../support/deadlines';
 import { apiToken, orgWithDetachedVolumes, region } from '../support/fixtures';
 import { validatedFetch } from '../support/openapi-validation';
 import type { Server } from 'node:http';
@@ -115,7 +116,7 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
   it('two processes finish 200 operations, each executed exactly once', async () => {
     const [a, b] = await Promise.all([start(0), start(0)]);
     await renewAll([a.url, b.url], 'two', 200);
-    await waitFor('200 operations to end', async () => (await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_two' AND finished_at IS NULL`)) === 0, 60000);
+    await waitFor('200 operations to end', async () => (await count(`SELECT count(*) AS n FROM operations WHERE org_id = 'org_two' AND finished_at IS NULL`)) === 0, scaled(60000));
 
     await expectSettled('org_two', 200, '200000');
     // Each claimed once, and both processes did some of the work.
@@ -125,7 +126,9 @@ describeOnPostgres('the worker in several server processes (PostgreSQL)', () => 
     );
     expect(workers).toHaveLength(2);
     expect(workers.every((w) => w.locked_by.includes(`:${a.child.pid}:`) || w.locked_by.includes(`:${b.child.pid}:`))).toBe(true);
-  });
+    // Two server processes started, 200 renewals and their worker steps: 36 to 38 s alone on the
+    // 2-core machine, past the default deadline when Jest's other workers share it.
+  }, scaled(150_000));
 
   it('a process killed (SIGKILL) while operations run: after a restart every operation ends and the money adds up', async () => {
     // Created while no worker runs (through the in-process app, which runs none), then one worker
