@@ -18,7 +18,7 @@ interface SnapshotRow {
 
 /** "By id" is by the id's bytes (COLLATE "C"), whatever the database's collation. */
 const SNAPSHOT = `
-  SELECT r.id AS region_id, o.terms, r.vcpu_capacity::text, (SELECT sum(vcpus_used) FROM region_slots WHERE region_id = r.id)::text AS vcpus_used,
+  SELECT r.id AS region_id, o.terms, r.vcpu_capacity::text, (SELECT vcpus_used FROM region_usage WHERE id = r.id)::text AS vcpus_used,
          (r.purchases_paused OR COALESCE((SELECT paused FROM purchase_switches WHERE scope = 'global'), false)) AS purchases_paused,
          COALESCE((SELECT json_agg(json_build_object('id', z.id, 'available', z.available) ORDER BY z.id COLLATE "C")
                      FROM zones z WHERE z.region_id = r.id), '[]'::json) AS zones,
