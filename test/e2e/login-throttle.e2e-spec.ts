@@ -17,9 +17,13 @@ import { TestApp, startTestApp } from '../support/test-app';
 describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: many client addresses)', () => {
   let t: TestApp;
   const clock = new FixedClock(new Date());
-  /** When the last failed login was recorded (the database's clock), in ms since the epoch. */
+  /**
+   * When the last failed login was recorded (the database's clock, in microseconds), in ms since
+   * the epoch, rounded up: the throttle counts whole milliseconds since then, so `at + 999` is
+   * still within a 1 s wait and `at + 1000` is past it, whatever the microseconds were.
+   */
   const lastFailureAt = async () =>
-    Number((await t.sql<{ ms: string }>(`SELECT (extract(epoch FROM max(created_at)) * 1000)::bigint::text AS ms FROM audit_log WHERE action = 'auth.login_failed'`))[0].ms);
+    Number((await t.sql<{ ms: string }>(`SELECT ceil(extract(epoch FROM max(created_at)) * 1000)::bigint::text AS ms FROM audit_log WHERE action = 'auth.login_failed'`))[0].ms);
   const clockAt = (ms: number) => clock.set(new Date(ms));
   const loginFrom = (ip: string, password: string, email = 'owner@thr.test') => t.http.post('/v1/auth/login').set('X-Forwarded-For', ip).send({ email, password });
   const failures = async () => Number((await t.sql<{ n: string }>(`SELECT count(*) AS n FROM audit_log WHERE action = 'auth.login_failed'`))[0].n);
@@ -79,6 +83,32 @@ describe('per-account login throttle (X-Forwarded-For behind a trusted proxy: ma
     const back = await loginFrom('192.0.2.10', OWNER_PASSWORD);
     expect(back.status).toBe(200);
     expect(back.body.user.email).toBe('owner@thr.test');
+  });
+
+  it('a wait ends once it has wholly passed: failures stamped half a millisecond into a millisecond still wait 999.5 ms after, and not 1000.5 ms after', async () => {
+    const email = 'half@edge.test';
+    for (let i = 0; i < 5; i++) expect((await loginFrom(`203.0.113.${60 + i}`, `wrong ${i}`, email)).status).toBe(401);
+    // The database stamps in microseconds: move the five to 500 µs into the millisecond `at` (the
+    // log refuses updates: the test lifts that for this setup only).
+    const at = Date.parse('2026-11-29T10:00:00.000Z');
+    await t.sql(`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`);
+    try {
+      const moved = await t.sql(
+        `WITH m AS (UPDATE audit_log SET created_at = to_timestamp($1::numeric / 1000000)
+                     WHERE action = 'auth.login_failed' AND ip_address LIKE '203.0.113.6_' RETURNING created_at)
+         SELECT count(*)::int AS n, min(extract(microseconds FROM created_at))::int % 1000 AS micros FROM m`,
+        [String(BigInt(at) * 1000n + 500n)],
+      );
+      expect(moved).toEqual([{ n: 5, micros: 500 }]);
+    } finally {
+      await t.sql(`ALTER TABLE audit_log ENABLE TRIGGER audit_log_no_update`);
+    }
+    clockAt(at + 1000); // 999.5 ms after them
+    const early = await loginFrom('203.0.113.70', 'wrong 5', email);
+    expect({ status: early.status, retryAfter: early.headers['retry-after'], code: early.body.error?.code }).toEqual({ status: 429, retryAfter: '1', code: 'rate_limited' });
+    clockAt(at + 1001); // 1000.5 ms after them
+    const past = await loginFrom('203.0.113.71', 'wrong 6', email);
+    expect({ status: past.status, code: past.body.error?.code }).toEqual({ status: 401, code: 'invalid_credentials' });
   });
 
   it('an email without an account answers exactly as one with an account: 401 five times, then 429 with the same Retry-After and body', async () => {
