@@ -13,7 +13,10 @@ describe('concurrent requests', () => {
   const N = 40;
 
   beforeAll(async () => {
-    t = await startTestApp();
+    // The 40 renewals take turns on the organization's row, each holding a pool connection while it
+    // waits; on a loaded machine the last requests wait for a connection longer than the default
+    // 5 s (a 500: the server's overload, not what this file tests). A minute here.
+    t = await startTestApp({ dbConnectTimeoutMs: 60_000 });
     await t.seed({ regions: [region()], organizations: [orgWithDetachedVolumes('cc', N)] });
   });
   afterAll(async () => t?.close());
