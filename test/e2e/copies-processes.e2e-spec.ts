@@ -46,8 +46,7 @@ describeOnPostgres('server images and disk snapshots survive a SIGKILLed worker 
   });
 
   it('every image and snapshot ends once: one copy at the provider each, each hold captured once, verify clean', async () => {
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed mid-step (on a loaded machine the answers to 16 requests took longer than the worker's work).
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const post = async (path: string, name: string) => {
       const res = await validatedFetch(`${api.url}${path}`, {
         method: 'POST',
@@ -61,7 +60,7 @@ describeOnPostgres('server images and disk snapshots survive a SIGKILLed worker 
       Promise.all(Array.from({ length: N }, (_, i) => post(`/v1/volumes/vol_kid${i + 1}/snapshots`, `snap-${i + 1}`))),
     ]);
     expect([...images, ...snapshots].map((r) => r.status)).toEqual(Array(2 * N).fill(202));
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 1);
+    await workers.killMidStepAndFinish(t.sql, 1);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status ORDER BY type`)).toEqual([
       { type: 'image.create', status: 'succeeded', n: N },

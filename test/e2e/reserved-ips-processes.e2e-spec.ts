@@ -71,8 +71,7 @@ describeOnPostgres('reserved IPs: the pool under concurrency, assignments throug
     expect(reserve.map((r) => r.status)).toEqual(Array(N).fill(202));
     expect(await t.app.get(AdvanceOperations).runUntilIdle()).toMatchObject({ succeeded: N, failed: 0 });
     const ids = reserve.map((r) => r.body.reserved_ip.id as string);
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed mid-step.
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const assigned = await Promise.all(
       ids.map(async (id, i) => {
         const res = await validatedFetch(`${api.url}/v1/reserved-ips/${id}/assign`, {
@@ -84,7 +83,7 @@ describeOnPostgres('reserved IPs: the pool under concurrency, assignments throug
       }),
     );
     expect(assigned).toEqual(Array(N).fill(202));
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 1);
+    await workers.killMidStepAndFinish(t.sql, 1);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status ORDER BY type`)).toEqual([
       { type: 'ip.assign', status: 'succeeded', n: N },

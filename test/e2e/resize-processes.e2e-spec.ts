@@ -34,9 +34,7 @@ describeOnPostgres('disk resizes survive a SIGKILLed worker (PostgreSQL)', () =>
 
   it('every resize ends once: the disk grown, one provider call each, each hold captured once, verify clean', async () => {
     const usedBefore = Number((await t.sql<{ n: string }>(`SELECT used_gb::text AS n FROM region_usage WHERE id = 'id-jkt'`))[0].n);
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed
-    // mid-step (on a loaded machine the answers took longer than the worker's work).
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const accepted = await Promise.all(
       Array.from({ length: N }, async (_, i) => {
         const res = await validatedFetch(`${api.url}/v1/volumes/vol_krv${i + 1}/resize`, {
@@ -48,7 +46,7 @@ describeOnPostgres('disk resizes survive a SIGKILLed worker (PostgreSQL)', () =>
       }),
     );
     expect(accepted.map((r) => r.status)).toEqual(Array(N).fill(202));
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 1);
+    await workers.killMidStepAndFinish(t.sql, 1);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status`)).toEqual([{ type: 'volume.resize', status: 'succeeded', n: N }]);
     expect(await t.sql(`SELECT size_gb, resize_reserved_gb, count(*)::int AS n FROM volumes WHERE org_id = 'org_kr' GROUP BY size_gb, resize_reserved_gb`)).toEqual([

@@ -33,9 +33,7 @@ describeOnPostgres('server purchases survive a SIGKILLed worker (PostgreSQL)', (
   });
 
   it('every purchase ends once: running with its own ipv4, one instance each, each hold captured once, verify clean', async () => {
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed
-    // mid-step (on a loaded machine the answers took longer than the worker's work).
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const bought = await Promise.all(
       Array.from({ length: N }, async (_, i) => {
         const res = await validatedFetch(`${api.url}/v1/servers`, {
@@ -47,7 +45,7 @@ describeOnPostgres('server purchases survive a SIGKILLed worker (PostgreSQL)', (
       }),
     );
     expect(bought.map((b) => b.status)).toEqual(Array(N).fill(202));
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 2);
+    await workers.killMidStepAndFinish(t.sql, 2);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status`)).toEqual([{ type: 'vm.create', status: 'succeeded', n: N }]);
     const ids = bought.map((b) => b.body.server.id);

@@ -41,14 +41,12 @@ describeOnPostgres('template operations survive a SIGKILLed worker (PostgreSQL)'
   });
 
   it('every operation ends once, each app installed once, the deployments active', async () => {
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed
-    // mid-step (on a loaded machine the answers took longer than the worker's work).
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const deployed = await Promise.all(
       SERVERS.map((s, i) => call(api.url, `/v1/servers/${s}/deployments`, i % 2 === 0 ? { template: 'postgres', variables: { password: `pw-${i}` } } : { template: 'wordpress', variables: { admin_email: 'a@kt.test', admin_password: `pw-${i}` } })),
     );
     for (const r of deployed) expect(r.status).toBe(202);
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 2);
+    await workers.killMidStepAndFinish(t.sql, 2);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status`)).toEqual([{ type: 'template.deploy', status: 'succeeded', n: 4 }]);
     expect(await t.sql(`SELECT DISTINCT status FROM deployments`)).toEqual([{ status: 'active' }]);

@@ -55,9 +55,7 @@ describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', ()
   });
 
   it('every operation ends once, nothing created or attached twice, every hold settled once', async () => {
-    // Accepted by a process that runs no worker, so none can end before the worker below is killed
-    // mid-step (on a loaded machine the answers took longer than the worker's work).
-    const api = await workers.start({ WORKER_ENABLED: 'false' });
+    const api = await workers.api();
     const accepted: string[] = [];
     const expect202 = (r: { status: number; body: { operation: { id: string } } }) => {
       expect(r.status).toBe(202);
@@ -75,7 +73,7 @@ describeOnPostgres('disk operations survive a SIGKILLed worker (PostgreSQL)', ()
     expect202(await call(api.url, 'DELETE', '/v1/volumes/vol_kpfree2'));
 
     // Kill the process while several operations are inside a step (the provider call in flight).
-    await workers.killMidStepAndFinish(t.sql, await workers.start(), 3);
+    await workers.killMidStepAndFinish(t.sql, 3);
 
     expect(await t.sql(`SELECT type, status, count(*)::int AS n FROM operations GROUP BY type, status ORDER BY type, status`)).toEqual([
       { type: 'volume.attach', status: 'succeeded', n: 1 },

@@ -215,38 +215,42 @@ const countOf = async (sql: Sql, where: string): Promise<number> => Number((awai
 /**
  * Worker processes on one test database for the SIGKILL tests: each runs the operations worker
  * every 50 ms with a 2 s lease and a compute/storage provider whose calls take 300 ms, so that a
- * kill lands while operations are mid-step. `killMidStepAndFinish` waits until `midStep`
- * operations are inside a step, SIGKILLs `victim` (ended by the signal, with operations left
- * unfinished), starts another worker and waits until every operation has ended. `killAll()`
- * (afterAll) SIGKILLs whatever is left.
+ * kill lands while operations are mid-step. A test accepts its operations through `api()`, a
+ * process that runs no worker, so none can end before a worker is killed mid-step (on a loaded
+ * machine the answers took longer than the worker's work). `killMidStepAndFinish` then starts a
+ * worker, waits until `midStep` operations are inside a step, SIGKILLs it (ended by the signal,
+ * with operations left unfinished), starts another and waits until every operation has ended.
+ * `killAll()` (afterAll) SIGKILLs whatever is left.
  */
 export function slowProviderWorkers(databaseUrl: () => string | undefined): {
-  /** A process of the cluster; `env` overrides its settings (WORKER_ENABLED: 'false' for one that only answers the API). */
-  start(env?: NodeJS.ProcessEnv): Promise<ServerProcess>;
-  killMidStepAndFinish(sql: Sql, victim: ServerProcess, midStep: number): Promise<void>;
+  /** A process of the cluster that answers the API and runs no worker. */
+  api(): Promise<ServerProcess>;
+  killMidStepAndFinish(sql: Sql, midStep: number): Promise<void>;
   killAll(): Promise<void>;
 } {
   const running: ServerProcess[] = [];
+  const start = async (env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> => {
+    const p = await startServerProcess({
+      DATABASE_URL: databaseUrl(),
+      DEMO_SEED: 'false',
+      WORKER_ENABLED: 'true',
+      WORKER_INTERVAL_MS: '50',
+      WORKER_LEASE_MS: '2000',
+      PROVIDER_LATENCY_MS: '300',
+      DB_POOL_SIZE: '5',
+      ...env,
+    });
+    running.push(p);
+    return p;
+  };
   return {
-    async start(env: NodeJS.ProcessEnv = {}) {
-      const p = await startServerProcess({
-        DATABASE_URL: databaseUrl(),
-        DEMO_SEED: 'false',
-        WORKER_ENABLED: 'true',
-        WORKER_INTERVAL_MS: '50',
-        WORKER_LEASE_MS: '2000',
-        PROVIDER_LATENCY_MS: '300',
-        DB_POOL_SIZE: '5',
-        ...env,
-      });
-      running.push(p);
-      return p;
-    },
-    async killMidStepAndFinish(sql, victim, midStep) {
+    api: () => start({ WORKER_ENABLED: 'false' }),
+    async killMidStepAndFinish(sql, midStep) {
+      const victim = await start();
       await waitFor('operations mid-step', async () => (await countOf(sql, `status = 'running' AND steps @> '[{"status": "running"}]'`)) >= midStep, 30_000, 10);
       expect(await victim.stop('SIGKILL')).toBeNull();
       expect(await countOf(sql, `status IN ('pending', 'running')`)).toBeGreaterThan(0);
-      await this.start();
+      await start();
       await waitFor('every operation to end', async () => (await countOf(sql, `status IN ('pending', 'running')`)) === 0, 90_000, 100);
     },
     async killAll() {
